@@ -1,0 +1,87 @@
+/**
+ * buildApp: the whole API as a fastify instance that never listens. main.ts listens;
+ * tests call `inject`.
+ */
+import Fastify, {
+  type FastifyInstance,
+  type FastifySchemaCompiler,
+  type FastifyServerOptions,
+} from 'fastify';
+import { serializerCompiler } from 'fastify-type-provider-zod';
+import type { ZodType } from 'zod';
+import type { Config } from './config.js';
+import { RequestValidationError } from './errors.js';
+import { loggerOptions } from './logger.js';
+import authPlugin from './plugins/auth.js';
+import dbPlugin from './plugins/db.js';
+import errorsPlugin from './plugins/errors.js';
+import healthPlugin from './plugins/health.js';
+import metricsPlugin from './plugins/metrics.js';
+import multipartPlugin from './plugins/multipart.js';
+import openapiPlugin from './plugins/openapi.js';
+import rateLimitPlugin from './plugins/rate-limit.js';
+import routes from './routes/index.js';
+import { openDatabase, type DatabaseHandle } from './storage/create-db.js';
+
+export interface BuildAppOptions {
+  config: Config;
+  /** An open, migrated database; when absent the app opens (and closes) its own from config. */
+  database?: DatabaseHandle;
+  clock?: () => Date;
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** zod validation that keeps the issues, so the error plugin can name every field. */
+const validatorCompiler: FastifySchemaCompiler<ZodType> =
+  ({ schema }) =>
+  (data) => {
+    const result = schema.safeParse(data);
+    return result.success
+      ? { value: result.data }
+      : { error: new RequestValidationError(result.error.issues) };
+  };
+
+/** Builds the API. The caller owns `listen`/`close`. */
+export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  const { config } = options;
+  const owned = options.database === undefined;
+  const handle =
+    options.database ??
+    (await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      poolMax: config.dbPoolMax,
+    }));
+
+  const app = Fastify({
+    logger: options.logger ?? loggerOptions(config.logLevel),
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    return503OnClosing: true,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  // The CLI sends `null` (or nothing) with Content-Type application/json on writes without a payload.
+  const defaultJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (typeof body === 'string' && body.trim() === '') {
+      done(null, null);
+      return;
+    }
+    void defaultJson(request, typeof body === 'string' ? body : body.toString('utf8'), done);
+  });
+
+  await app.register(dbPlugin, { handle, owned, config, clock: options.clock ?? (() => new Date()) });
+  await app.register(errorsPlugin);
+  await app.register(metricsPlugin);
+  await app.register(openapiPlugin);
+  await app.register(authPlugin);
+  await app.register(rateLimitPlugin);
+  await app.register(multipartPlugin);
+  await app.register(healthPlugin);
+  await app.register(routes, { prefix: '/api/v2' });
+  return app;
+}

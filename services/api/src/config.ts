@@ -1,0 +1,160 @@
+/**
+ * Process configuration, parsed once from the environment with zod.
+ * Every bad variable is reported at once; secrets may come from files (`NAME_FILE`).
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import { OrgName } from '../../shared/contract/common.js';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const intVar = (def: number, min: number, max: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return def;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `must be an integer between ${min} and ${max}, got '${v}'` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const boolVar = (def: boolean) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return def;
+      const s = v.trim().toLowerCase();
+      if (['1', 'true', 'yes', 'on'].includes(s)) return true;
+      if (['0', 'false', 'no', 'off'].includes(s)) return false;
+      ctx.addIssue({ code: 'custom', message: `must be true or false, got '${v}'` });
+      return z.NEVER;
+    });
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const urlVar = (protocols: string[]) =>
+  optionalString.refine(
+    (v) => {
+      if (v === undefined) return true;
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { message: `must be a URL (${protocols.join(', ')})` },
+  );
+
+const EnvSchema = z
+  .object({
+    PORT: intVar(8080, 0, 65535),
+    HOST: optionalString.transform((v) => v ?? '0.0.0.0'),
+    DATABASE_URL: urlVar(['postgres:', 'postgresql:']),
+    VERITY_DB_POOL_MAX: intVar(10, 1, 500),
+    VERITY_DATA_DIR: optionalString.transform((v) => v ?? './data'),
+    LOG_LEVEL: z.enum(LOG_LEVELS).optional().default('info'),
+    VERITY_BOOTSTRAP_ORG: optionalString.pipe(OrgName.optional()),
+    VERITY_BOOTSTRAP_API_KEY: optionalString.refine((v) => v === undefined || v.length >= 20, {
+      message: 'must be at least 20 characters',
+    }),
+    VERITY_PUBLIC_URL: urlVar(['http:', 'https:']),
+    VERITY_BODY_LIMIT_BYTES: intVar(10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    VERITY_UPLOAD_LIMIT_BYTES: intVar(10 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
+    VERITY_RATE_LIMIT_PER_MINUTE: intVar(3000, 0, 10_000_000),
+    VERITY_SHUTDOWN_TIMEOUT_MS: intVar(10_000, 0, 600_000),
+    VERITY_TRUST_PROXY: boolVar(false),
+  })
+  .superRefine((env, ctx) => {
+    if (env.VERITY_BOOTSTRAP_API_KEY && !env.VERITY_BOOTSTRAP_ORG) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['VERITY_BOOTSTRAP_API_KEY'],
+        message: 'needs VERITY_BOOTSTRAP_ORG to name the organization the key administers',
+      });
+    }
+  });
+
+/** The parsed configuration of the API process. */
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  dbPoolMax: number;
+  dataDir: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  bootstrapOrg: string | undefined;
+  bootstrapApiKey: string | undefined;
+  publicUrl: string;
+  bodyLimitBytes: number;
+  /** Largest file part of a multipart upload (templates, evidence, policies). */
+  uploadLimitBytes: number;
+  rateLimitPerMinute: number;
+  shutdownTimeoutMs: number;
+  trustProxy: boolean;
+}
+
+/** Raised with every problem found in the environment. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Variables that may instead be read from the file named by `<NAME>_FILE`. */
+const FILE_VARS = ['DATABASE_URL', 'VERITY_BOOTSTRAP_API_KEY'] as const;
+
+/** Parse the environment; throws {@link ConfigError} listing every bad variable. */
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  readFile: (path: string) => string = (p) => readFileSync(p, 'utf8'),
+): Config {
+  const problems: string[] = [];
+  const merged: Record<string, string | undefined> = { ...env };
+  for (const name of FILE_VARS) {
+    const file = env[`${name}_FILE`];
+    if (!file) continue;
+    if (env[name]) {
+      problems.push(`${name}: set both ${name} and ${name}_FILE; use one`);
+      continue;
+    }
+    try {
+      merged[name] = readFile(file).trim();
+    } catch (err) {
+      problems.push(`${name}_FILE: cannot read '${file}': ${(err as Error).message}`);
+    }
+  }
+  const parsed = EnvSchema.safeParse(merged);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const name = issue.path.join('.') || '(environment)';
+      problems.push(`${name}: ${issue.message}`);
+    }
+  }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dbPoolMax: e.VERITY_DB_POOL_MAX,
+    dataDir: e.VERITY_DATA_DIR,
+    logLevel: e.LOG_LEVEL,
+    bootstrapOrg: e.VERITY_BOOTSTRAP_ORG,
+    bootstrapApiKey: e.VERITY_BOOTSTRAP_API_KEY,
+    publicUrl: (e.VERITY_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    bodyLimitBytes: e.VERITY_BODY_LIMIT_BYTES,
+    uploadLimitBytes: e.VERITY_UPLOAD_LIMIT_BYTES,
+    rateLimitPerMinute: e.VERITY_RATE_LIMIT_PER_MINUTE,
+    shutdownTimeoutMs: e.VERITY_SHUTDOWN_TIMEOUT_MS,
+    trustProxy: e.VERITY_TRUST_PROXY,
+  };
+}

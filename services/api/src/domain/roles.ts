@@ -1,0 +1,71 @@
+/**
+ * Roles and what they allow (semantics.md section 2). Pure: the auth plugin asks, this answers.
+ */
+
+export const ROLES = ['reader', 'snapshotter', 'member', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Things a route may require. `authenticated` needs a valid key and nothing more. */
+export const PERMISSIONS = [
+  'authenticated',
+  'read',
+  'snapshot:report',
+  'environment:create',
+  'service-account:manage-own',
+  'service-account:manage',
+  'evidence:write',
+  'flow:write',
+  'environment:write',
+  'environment:delete',
+  'policy:write',
+  'action:write',
+  'attestation-type:write',
+  'control:write',
+  'org:admin',
+] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+const READER: Permission[] = ['authenticated', 'read'];
+const SNAPSHOTTER: Permission[] = [
+  ...READER,
+  'snapshot:report',
+  'environment:create',
+  'service-account:manage-own',
+];
+const MEMBER: Permission[] = [
+  ...SNAPSHOTTER,
+  'evidence:write',
+  'flow:write',
+  'environment:write',
+  'policy:write',
+  'action:write',
+  'attestation-type:write',
+];
+const ADMIN: Permission[] = [...PERMISSIONS];
+
+const GRANTS: Record<Role, ReadonlySet<Permission>> = {
+  reader: new Set(READER),
+  snapshotter: new Set(SNAPSHOTTER),
+  member: new Set(MEMBER),
+  admin: new Set(ADMIN),
+};
+
+/** True when `role` may do what `permission` names. */
+export function roleAllows(role: Role, permission: Permission): boolean {
+  return GRANTS[role].has(permission);
+}
+
+/** Roles ordered by reach: reader < snapshotter < member < admin. */
+export function roleRank(role: Role): number {
+  return ROLES.indexOf(role);
+}
+
+/** A principal may hand out no more than it holds: no key ever escalates its creator. */
+export function canGrant(granter: Role, privilege: Role): boolean {
+  return roleRank(privilege) <= roleRank(granter);
+}
+
+/** The permission an HTTP method needs by default: reads need `read`. */
+export function isReadMethod(method: string): boolean {
+  return method === 'GET' || method === 'HEAD';
+}

@@ -1,0 +1,165 @@
+/**
+ * Authentication and authorization for every `/api/v2` route (semantics.md section 2).
+ * Bearer keys everywhere; HTTP Basic only where a route allows it (endpoint 1). A route declares
+ * `config.auth`: `'public'` or the permission it needs; a route that declares nothing does not start.
+ * A key never reaches another organization: such requests get 403 before any handler runs.
+ */
+import fp from 'fastify-plugin';
+import type { FastifyRequest } from 'fastify';
+import { PERMISSIONS, roleAllows, type Permission, type Role } from '../domain/roles.js';
+import { ForbiddenError, UnauthorizedError } from '../errors.js';
+import { apiKeysRepository, type ApiKeyWithOwner } from '../storage/repositories/api-keys.js';
+import { usersRepository } from '../storage/repositories/users.js';
+import { hashKey, hashesEqual } from '../usecases/api-keys.js';
+import type { OrgContext, Principal } from '../usecases/principal.js';
+
+export type RouteAuth = 'public' | { permission: Permission; basic?: boolean };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: RouteAuth;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+    org: OrgContext | null;
+    role: Role | null;
+  }
+}
+
+/** How often `last_used_at` is written for one key: once a minute is precise enough. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** The organization of an org-scoped request; throws if the route has none. */
+export function requireOrg(request: FastifyRequest): OrgContext {
+  if (!request.org) throw new Error(`route ${request.routeOptions.url} has no organization context`);
+  return request.org;
+}
+
+/** The authenticated caller; throws on a public route. */
+export function requirePrincipal(request: FastifyRequest): Principal {
+  if (!request.principal) throw new Error(`route ${request.routeOptions.url} is not authenticated`);
+  return request.principal;
+}
+
+/** The caller's role in the request's organization. */
+export function requireRole(request: FastifyRequest): Role {
+  if (!request.role) throw new Error(`route ${request.routeOptions.url} has no role context`);
+  return request.role;
+}
+
+/** Candidate keys in an Authorization header: the bearer token, or Basic username then password. */
+function presentedKeys(header: string | undefined, allowBasic: boolean): string[] {
+  if (!header) return [];
+  const [scheme, ...rest] = header.trim().split(/\s+/);
+  const value = rest.join(' ');
+  if (!scheme || !value) return [];
+  if (scheme.toLowerCase() === 'bearer') return [value];
+  if (scheme.toLowerCase() === 'basic' && allowBasic) {
+    const decoded = Buffer.from(value, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    const user = colon >= 0 ? decoded.slice(0, colon) : decoded;
+    const pass = colon >= 0 ? decoded.slice(colon + 1) : '';
+    return [user, pass].filter((k) => k.length > 0);
+  }
+  return [];
+}
+
+export default fp(
+  (app, _opts, done) => {
+    app.decorateRequest('principal', null);
+    app.decorateRequest('org', null);
+    app.decorateRequest('role', null);
+
+    app.addHook('onRoute', (route) => {
+      if (!route.url.startsWith('/api/v2')) return;
+      const auth = route.config?.auth;
+      if (auth === undefined) {
+        throw new Error(`Route ${String(route.method)} ${route.url} declares no config.auth`);
+      }
+      if (auth === 'public') return;
+      if (!PERMISSIONS.includes(auth.permission)) {
+        throw new Error(
+          `Route ${String(route.method)} ${route.url} names unknown permission ${auth.permission}`,
+        );
+      }
+      if (!route.url.includes(':org') && auth.permission !== 'authenticated') {
+        throw new Error(
+          `Route ${String(route.method)} ${route.url} has no :org but requires ${auth.permission}`,
+        );
+      }
+    });
+
+    const authenticate = async (request: FastifyRequest, allowBasic: boolean): Promise<ApiKeyWithOwner> => {
+      const candidates = presentedKeys(request.headers.authorization, allowBasic);
+      if (candidates.length === 0) {
+        throw new UnauthorizedError("Missing API key: send the header 'Authorization: Bearer <API key>'");
+      }
+      const now = app.clock();
+      let found: ApiKeyWithOwner | undefined;
+      for (const key of candidates) {
+        const hash = hashKey(key);
+        const row = await apiKeysRepository.findByHash(app.db, hash);
+        if (row && hashesEqual(row.key_hash, hash)) {
+          found = row;
+          break;
+        }
+      }
+      if (!found) throw new UnauthorizedError('Invalid API key');
+      if (found.revoked_at !== null) throw new UnauthorizedError('API key has been revoked');
+      if (found.expires_at !== null && found.expires_at.getTime() <= now.getTime()) {
+        throw new UnauthorizedError('API key has expired');
+      }
+      if (!found.last_used_at || now.getTime() - found.last_used_at.getTime() > LAST_USED_RESOLUTION_MS) {
+        const keyId = found.id;
+        apiKeysRepository.touchLastUsed(app.db, keyId, now).catch((err: unknown) => {
+          request.log.warn({ err, keyId }, 'could not record key use');
+        });
+      }
+      return found;
+    };
+
+    app.addHook('onRequest', async (request) => {
+      const auth = request.routeOptions.config.auth;
+      if (auth === undefined || auth === 'public') return;
+      const key = await authenticate(request, auth.basic === true);
+
+      const principal: Principal =
+        key.service_account_id !== null
+          ? {
+              kind: 'service_account',
+              id: key.service_account_id,
+              name: key.sa_name ?? 'unknown',
+              keyId: key.id,
+              homeOrg: {
+                id: key.org_id ?? '',
+                name: key.org_name ?? '',
+                experimentalFeaturesEnabled: key.org_experimental_features_enabled === true,
+              },
+              privilege: key.sa_privilege ?? 'reader',
+            }
+          : { kind: 'user', id: key.user_id ?? '', name: key.user_name ?? 'unknown', keyId: key.id };
+      request.principal = principal;
+
+      const orgName = (request.params as Record<string, string | undefined>).org;
+      if (orgName === undefined) return;
+      const denied = () => new ForbiddenError(`Access denied to ${request.url.split('?')[0]}`);
+      if (principal.kind === 'service_account') {
+        if (principal.homeOrg?.name !== orgName) throw denied();
+        request.org = principal.homeOrg;
+        request.role = principal.privilege ?? 'reader';
+      } else {
+        const membership = await usersRepository.membershipByOrgName(app.db, principal.id, orgName);
+        if (!membership) throw denied();
+        request.org = {
+          id: membership.org_id,
+          name: membership.org_name,
+          experimentalFeaturesEnabled: membership.experimental_features_enabled,
+        };
+        request.role = membership.role;
+      }
+      if (!roleAllows(request.role, auth.permission)) throw new ForbiddenError();
+    });
+    done();
+  },
+  { name: 'auth', dependencies: ['db'] },
+);

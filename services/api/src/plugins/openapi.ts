@@ -1,0 +1,86 @@
+/**
+ * The OpenAPI 3.1 document, generated from the zod contract, at `/api/v2/openapi.json`, with a
+ * docs page at `/api/v2/doc`. Every route is recorded in `app.apiRoutes` so tests can check that
+ * each one is documented and authorized.
+ */
+import fp from 'fastify-plugin';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifySchema, HTTPMethods } from 'fastify';
+import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import type { RouteAuth } from './auth.js';
+
+export interface ApiRoute {
+  method: HTTPMethods;
+  url: string;
+  auth: RouteAuth | undefined;
+  schema: FastifySchema | undefined;
+  hidden: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered under /api/v2, in registration order. */
+    apiRoutes: ApiRoute[];
+  }
+}
+
+const DOCS_PREFIX = '/api/v2/doc';
+
+export default fp(
+  async (app) => {
+    const routes: ApiRoute[] = [];
+    app.decorate('apiRoutes', routes);
+    app.addHook('onRoute', (route) => {
+      if (!route.url.startsWith('/api/v2')) return;
+      if (route.url.startsWith(DOCS_PREFIX)) {
+        route.config = { ...route.config, auth: 'public' };
+        return;
+      }
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      for (const method of methods) {
+        if (method === 'HEAD') continue;
+        routes.push({
+          method: method,
+          url: route.url,
+          auth: route.config?.auth,
+          schema: route.schema,
+          hidden: route.schema?.hide === true,
+        });
+      }
+    });
+
+    await app.register(swagger, {
+      openapi: {
+        openapi: '3.1.0',
+        info: {
+          title: 'Verity API',
+          version: '2.0',
+          description:
+            'Software-delivery compliance evidence: flows, trails, artifacts, attestations, environments, snapshots, policies and actions. Speaks the v2 interface of the kosli CLI.',
+        },
+        servers: [{ url: app.config.publicUrl }],
+        components: {
+          securitySchemes: {
+            bearerAuth: {
+              type: 'http',
+              scheme: 'bearer',
+              description: 'An API key: `Authorization: Bearer <key>`',
+            },
+            basicAuth: { type: 'http', scheme: 'basic', description: 'The API key as username or password' },
+          },
+        },
+        security: [{ bearerAuth: [] }],
+      },
+      transform: jsonSchemaTransform,
+      transformObject: jsonSchemaTransformObject,
+    });
+
+    await app.register(swaggerUi, { routePrefix: DOCS_PREFIX });
+
+    app.get('/api/v2/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () =>
+      app.swagger(),
+    );
+  },
+  { name: 'openapi', dependencies: ['db'] },
+);

@@ -1,0 +1,14 @@
+/** Route-schema pieces every resource uses. */
+import type { FastifyReply } from 'fastify';
+import { z } from 'zod';
+
+/** A route that takes no body still accepts the `null` (or `{}`) the CLI sends on every write. */
+export const NoBody = z.union([z.null(), z.strictObject({})]).optional();
+
+/**
+ * Sends a JSON string body such as "OK" (fastify would send a bare string as text/plain).
+ * Use it wherever the interface answers with a string.
+ */
+export function sendJsonString(reply: FastifyReply, text: string, status = 200): FastifyReply {
+  return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(text));
+}

@@ -1,0 +1,11 @@
+/**
+ * Every migration, listed statically so a compiled build needs no directory scan.
+ * Names sort in the order they apply; shipped migrations are never edited.
+ * Ranges: 0001-0099 identity and platform, 0100-0199 evidence, 0200-0299 runtime.
+ */
+import type { Migration } from 'kysely';
+import * as m0001 from './0001_identity.js';
+
+export const migrations: Record<string, Migration> = {
+  '0001_identity': m0001,
+};

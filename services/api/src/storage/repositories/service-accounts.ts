@@ -1,0 +1,56 @@
+/** Service accounts of an organization. */
+import type { Selectable, Updateable } from 'kysely';
+import type { Db } from '../database.js';
+import type { ServiceAccountsTable } from '../tables/identity.js';
+
+export type ServiceAccountRow = Selectable<ServiceAccountsTable>;
+
+export const serviceAccountsRepository = {
+  async list(db: Db, orgId: string): Promise<ServiceAccountRow[]> {
+    return db
+      .selectFrom('service_accounts')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .orderBy('name')
+      .execute();
+  },
+
+  async findByName(db: Db, orgId: string, name: string): Promise<ServiceAccountRow | undefined> {
+    return db
+      .selectFrom('service_accounts')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .where('name', '=', name)
+      .executeTakeFirst();
+  },
+
+  /** Inserts; returns undefined when the name is taken. */
+  async insert(db: Db, row: Omit<ServiceAccountRow, 'created_at'>): Promise<ServiceAccountRow | undefined> {
+    return db
+      .insertInto('service_accounts')
+      .values(row)
+      .onConflict((oc) => oc.columns(['org_id', 'name']).doNothing())
+      .returningAll()
+      .executeTakeFirst();
+  },
+
+  async update(
+    db: Db,
+    orgId: string,
+    id: string,
+    patch: Updateable<ServiceAccountsTable>,
+  ): Promise<ServiceAccountRow> {
+    return db
+      .updateTable('service_accounts')
+      .set(patch)
+      .where('org_id', '=', orgId)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  },
+
+  /** Deletes the account; its keys go with it. */
+  async delete(db: Db, orgId: string, id: string): Promise<void> {
+    await db.deleteFrom('service_accounts').where('org_id', '=', orgId).where('id', '=', id).execute();
+  },
+};

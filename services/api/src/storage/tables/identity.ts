@@ -1,0 +1,69 @@
+/**
+ * Table types of organizations, users, memberships, service accounts and API keys.
+ * Users and API keys are the only tables without a leading org_id: a personal key spans
+ * the orgs its user belongs to, so it is found by its hash before any org is known.
+ */
+import type { Generated } from 'kysely';
+
+export interface OrgsTable {
+  id: string;
+  name: string;
+  display_name: string;
+  experimental_features_enabled: Generated<boolean>;
+  created_at: Generated<Date>;
+}
+
+export interface UsersTable {
+  id: string;
+  name: string;
+  email: string | null;
+  default_org_id: string | null;
+  created_at: Generated<Date>;
+}
+
+export type Role = 'admin' | 'member' | 'snapshotter' | 'reader';
+
+export interface MembershipsTable {
+  org_id: string;
+  user_id: string;
+  role: Role;
+  created_at: Generated<Date>;
+}
+
+export interface ServiceAccountsTable {
+  org_id: string;
+  id: string;
+  name: string;
+  description: string;
+  privilege: Role;
+  /** `user:<id>`, `service_account:<id>` or `system`: who may manage it besides admins. */
+  created_by_principal: string;
+  created_by_name: string;
+  created_at: Generated<Date>;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  /** sha256 of the key, hex. The key itself is never stored. */
+  key_hash: string;
+  /** Set for service-account keys. */
+  org_id: string | null;
+  service_account_id: string | null;
+  /** Set for personal keys. */
+  user_id: string | null;
+  description: string;
+  created_at: Generated<Date>;
+  expires_at: Date | null;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+  /** The key this one replaced by rotation. */
+  rotated_from: string | null;
+}
+
+export interface IdentityTables {
+  orgs: OrgsTable;
+  users: UsersTable;
+  memberships: MembershipsTable;
+  service_accounts: ServiceAccountsTable;
+  api_keys: ApiKeysTable;
+}

@@ -1,0 +1,51 @@
+/**
+ * Service-account rules: admins manage all accounts, snapshotters and members only those they
+ * created, and nobody creates or raises an account above their own role.
+ */
+import type { ServiceAccount } from '../../../shared/contract/service-accounts.js';
+import { canGrant, roleAllows, type Role } from '../domain/roles.js';
+import { ForbiddenError, NotFoundError } from '../errors.js';
+import { epochSeconds } from '../ids.js';
+import type { Db } from '../storage/database.js';
+import {
+  serviceAccountsRepository,
+  type ServiceAccountRow,
+} from '../storage/repositories/service-accounts.js';
+import { principalRef, type Principal } from './principal.js';
+
+/** The wire form of a service account. */
+export function presentServiceAccount(row: ServiceAccountRow): ServiceAccount {
+  return {
+    name: row.name,
+    description: row.description,
+    privilege: row.privilege,
+    created_at: epochSeconds(row.created_at),
+    created_by: row.created_by_name,
+  };
+}
+
+/** Finds an account by name or fails with the interface's message. */
+export async function getServiceAccount(db: Db, orgId: string, name: string): Promise<ServiceAccountRow> {
+  const row = await serviceAccountsRepository.findByName(db, orgId, name);
+  if (!row) throw new NotFoundError('Service account not found');
+  return row;
+}
+
+/** Throws unless the caller may change this account (or its keys). */
+export function assertCanManage(principal: Principal, role: Role, account: ServiceAccountRow): void {
+  if (roleAllows(role, 'service-account:manage')) return;
+  if (
+    roleAllows(role, 'service-account:manage-own') &&
+    account.created_by_principal === principalRef(principal)
+  ) {
+    return;
+  }
+  throw new ForbiddenError(`You may only manage the service accounts you created`);
+}
+
+/** Throws when the caller would hand out more than its own role. */
+export function assertCanGrant(role: Role, privilege: Role): void {
+  if (!canGrant(role, privilege)) {
+    throw new ForbiddenError(`A ${role} cannot grant the privilege '${privilege}'`);
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Wire building blocks shared by every resource: name patterns, timestamps, the error body.
+ * Patterns are the ones of the v2 interface (spec/api-v2.md, reference/openapi-catalog.md).
+ */
+import { z } from 'zod';
+
+/** Flow, trail and environment names: start with a letter or digit, then letters, digits, `.`, `_`, `~`, `-`. */
+export const NAME_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9._~-]*$/;
+/** Organization names as they appear in the `{org}` path segment. */
+export const ORG_NAME_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9._-]*$/;
+/** A full artifact fingerprint: 64 lowercase hex characters (sha256). */
+export const FINGERPRINT_PATTERN = /^[a-f0-9]{64}$/;
+/** A fingerprint in a path: a prefix of 5 to 64 lowercase hex characters. */
+export const FINGERPRINT_PREFIX_PATTERN = /^[a-f0-9]{5,64}$/;
+/** A full git commit sha1. */
+export const COMMIT_SHA_PATTERN = /^[a-f0-9]{40}$/;
+/** Server-issued ids: 32 characters in 8-4-4-4-8 lowercase hex groups. */
+export const ID_PATTERN = /^[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{8}$/;
+
+/** A resource name following {@link NAME_PATTERN}. */
+export const ResourceName = z
+  .string()
+  .max(255)
+  .regex(NAME_PATTERN, `must match pattern '${NAME_PATTERN.source}'`);
+/** The `{org}` path segment. */
+export const OrgName = z
+  .string()
+  .max(128)
+  .regex(ORG_NAME_PATTERN, `must match pattern '${ORG_NAME_PATTERN.source}'`);
+/** A 64-hex fingerprint. */
+export const Fingerprint = z.string().regex(FINGERPRINT_PATTERN, 'must be 64 lowercase hex characters');
+/** A 40-hex commit sha. */
+export const CommitSha = z.string().regex(COMMIT_SHA_PATTERN, 'must be 40 lowercase hex characters');
+/** Seconds since the epoch; fractional allowed. */
+export const EpochSeconds = z.number();
+
+/** The error body of every failed request (spec: Errors). */
+export const ErrorBody = z
+  .object({
+    message: z.string(),
+    errors: z.record(z.string(), z.string()).nullable().optional(),
+  })
+  .meta({ id: 'ErrorBody', description: 'Every error: a message, and per-field reasons for invalid input.' });
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+/** Success bodies that the interface declares as a JSON string (e.g. "OK"). */
+export const OkString = z.string().meta({ description: 'A JSON string, e.g. "OK".' });
+
+/** Every status an API route may answer with an error body. */
+export const ERROR_STATUSES = [400, 401, 403, 404, 409, 413, 429] as const;
+
+/** Error responses for a route schema: the same ErrorBody for every error status. */
+export const errorResponses = Object.fromEntries(
+  ERROR_STATUSES.map((status) => [status, ErrorBody]),
+) as Record<(typeof ERROR_STATUSES)[number], typeof ErrorBody>;
+
+/** Path parameters of routes scoped to an organization. */
+export const OrgParams = z.strictObject({ org: OrgName });
+
+/** Page-number pagination as the interface names it. */
+export const Pagination = z
+  .object({
+    total: z.number().int(),
+    page: z.number().int(),
+    per_page: z.number().int(),
+    page_count: z.number().int(),
+  })
+  .meta({ id: 'Pagination' });
+export type Pagination = z.infer<typeof Pagination>;
+
+/** A query-string integer (query values arrive as strings). */
+export const QueryInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+/** A query-string boolean: accepts true/false (any case) and 1/0. */
+export const QueryBool = z
+  .enum(['true', 'false', 'True', 'False', 'TRUE', 'FALSE', '1', '0'])
+  .transform((v) => v.toLowerCase() === 'true' || v === '1');

@@ -1,0 +1,4 @@
+/** The wire contract: one zod schema per shape, shared by the API, its OpenAPI document and the client. */
+export * from './common.js';
+export * from './organizations.js';
+export * from './service-accounts.js';

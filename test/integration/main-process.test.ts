@@ -1,0 +1,89 @@
+/**
+ * The process the README starts: first start prints an org and an admin key that work at once;
+ * a restart prints nothing new; SIGTERM shuts down cleanly; bad configuration exits listing problems.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { onPostgres } from '../helpers/database.js';
+
+const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
+const MAIN = join(process.cwd(), 'services', 'api', 'src', 'main.ts');
+const dir = mkdtempSync(join(tmpdir(), 'verity-main-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function start(port: number) {
+  const child = spawn(TSX, [MAIN], {
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      VERITY_DATA_DIR: dir,
+      DATABASE_URL: '',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const deadline = Date.now() + 60_000;
+  while (!out.includes('Server listening') && Date.now() < deadline && child.exitCode === null) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  const stop = async () => {
+    child.kill('SIGTERM');
+    return new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  };
+  return { output: () => out, stop };
+}
+
+describe.skipIf(onPostgres)('the API process', () => {
+  it('prints a working admin key on first start only, and exits cleanly on SIGTERM', async () => {
+    const port = await freePort();
+    const first = await start(port);
+    const key = /API key: +(vty_\S+)/.exec(first.output())?.[1];
+    expect(key, first.output()).toBeDefined();
+    expect(first.output()).toContain(
+      `curl -H 'Authorization: Bearer ${key}' http://localhost:${port}/api/v2/organizations/default`,
+    );
+    const res = await fetch(`http://127.0.0.1:${port}/api/v2/organizations/default`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { name: string }).name).toBe('default');
+    expect(await first.stop()).toBe(0);
+
+    const second = await start(port);
+    expect(second.output()).not.toContain('API key:');
+    const again = await fetch(`http://127.0.0.1:${port}/api/v2/organizations/default`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(again.status).toBe(200);
+    expect(await second.stop()).toBe(0);
+  }, 120_000);
+
+  it('exits with every configuration problem listed', () => {
+    const result = spawnSync(TSX, [MAIN], {
+      env: { ...process.env, PORT: 'x', LOG_LEVEL: 'loud', DATABASE_URL: 'ftp://nope' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('Invalid configuration:');
+    for (const name of ['PORT', 'LOG_LEVEL', 'DATABASE_URL']) expect(result.stderr).toContain(`- ${name}:`);
+  }, 60_000);
+});

@@ -1,0 +1,85 @@
+/** Configuration: defaults, files for secrets, and every bad variable reported at once. */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../services/api/src/config.js';
+
+describe('loadConfig', () => {
+  it('starts with defaults on an empty environment: port 8080, embedded database in ./data', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      databaseUrl: undefined,
+      dataDir: './data',
+      logLevel: 'info',
+      publicUrl: 'http://localhost:8080',
+      bodyLimitBytes: 10 * 1024 * 1024,
+      rateLimitPerMinute: 3000,
+    });
+  });
+
+  it('lists every bad variable at once', () => {
+    let error: unknown;
+    try {
+      loadConfig({
+        PORT: 'eighty',
+        DATABASE_URL: 'mysql://x',
+        LOG_LEVEL: 'loud',
+        VERITY_BOOTSTRAP_API_KEY: 'short',
+        VERITY_PUBLIC_URL: 'not a url',
+        VERITY_TRUST_PROXY: 'maybe',
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const names = (error as ConfigError).problems.map((p) => p.split(':')[0]).sort();
+    expect(names).toEqual([
+      'DATABASE_URL',
+      'LOG_LEVEL',
+      'PORT',
+      'VERITY_BOOTSTRAP_API_KEY',
+      'VERITY_PUBLIC_URL',
+      'VERITY_TRUST_PROXY',
+    ]);
+    expect((error as ConfigError).message).toMatch(/^Invalid configuration:\n {2}- /);
+  });
+
+  it('requires an organization for a bootstrap key', () => {
+    expect(() => loadConfig({ VERITY_BOOTSTRAP_API_KEY: 'x'.repeat(32) })).toThrow(/VERITY_BOOTSTRAP_ORG/);
+  });
+
+  it('reads secrets from *_FILE variables and refuses both forms at once', () => {
+    const files: Record<string, string> = {
+      '/run/secrets/key': 'k'.repeat(40) + '\n',
+      '/run/secrets/db': 'postgres://db/verity',
+    };
+    const read = (p: string) => {
+      const v = files[p];
+      if (v === undefined) throw new Error('ENOENT');
+      return v;
+    };
+    const c = loadConfig(
+      {
+        VERITY_BOOTSTRAP_ORG: 'acme',
+        VERITY_BOOTSTRAP_API_KEY_FILE: '/run/secrets/key',
+        DATABASE_URL_FILE: '/run/secrets/db',
+      },
+      read,
+    );
+    expect(c.bootstrapApiKey).toBe('k'.repeat(40));
+    expect(c.databaseUrl).toBe('postgres://db/verity');
+    expect(() =>
+      loadConfig({ DATABASE_URL: 'postgres://a/b', DATABASE_URL_FILE: '/run/secrets/db' }, read),
+    ).toThrow(/use one/);
+    expect(() => loadConfig({ DATABASE_URL_FILE: '/missing' }, read)).toThrow(/cannot read '\/missing'/);
+  });
+
+  it('trims the public URL and keeps rate limiting switchable', () => {
+    const c = loadConfig({
+      VERITY_PUBLIC_URL: 'https://verity.example.com/',
+      VERITY_RATE_LIMIT_PER_MINUTE: '0',
+    });
+    expect(c.publicUrl).toBe('https://verity.example.com');
+    expect(c.rateLimitPerMinute).toBe(0);
+  });
+});

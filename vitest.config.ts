@@ -1,0 +1,23 @@
+import { defineConfig } from 'vitest/config';
+
+// Two cores on CI: keep parallelism modest so PGlite/PostgreSQL tests do not starve each other.
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    globalSetup: ['test/helpers/global-setup.ts'],
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts'] },
+      },
+      {
+        extends: true,
+        // PGlite compiles its WebAssembly once per process: reuse workers across files.
+        test: { name: 'integration', include: ['test/integration/**/*.test.ts'], isolate: false },
+      },
+    ],
+  },
+});
