@@ -1,7 +1,6 @@
 // Lint with type information, plus the layer boundaries of ARCHITECTURE.md.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import importX from 'eslint-plugin-import-x';
 
 const ioPackages = [
   'fastify',
@@ -13,6 +12,15 @@ const ioPackages = [
   'prom-client',
 ];
 
+/** A no-restricted-imports rule naming layers a folder must not reach. */
+const forbid = (layers, message, extra = {}) => [
+  'error',
+  {
+    patterns: [{ group: layers.map((l) => `**/${l}/**`), message }, ...(extra.patterns ?? [])],
+    ...(extra.paths ? { paths: extra.paths } : {}),
+  },
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'coverage/**', 'data/**', 'charts/**', 'eslint.config.js'] },
   js.configs.recommended,
@@ -21,7 +29,6 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
-    plugins: { 'import-x': importX },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
@@ -31,66 +38,22 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
       'no-eval': 'error',
       'no-new-func': 'error',
-      'no-implied-eval': 'off',
       '@typescript-eslint/no-implied-eval': 'error',
-      'import-x/no-duplicates': 'error',
-      'import-x/no-restricted-paths': [
-        'error',
-        {
-          zones: [
-            // domain is pure: it imports no other layer of the API
-            {
-              target: './services/api/src/domain',
-              from: [
-                './services/api/src/plugins',
-                './services/api/src/routes',
-                './services/api/src/storage',
-                './services/api/src/usecases',
-              ],
-              message: 'domain/ is pure: pass data in, get data out.',
-            },
-            // storage knows nothing of HTTP
-            {
-              target: './services/api/src/storage',
-              from: [
-                './services/api/src/plugins',
-                './services/api/src/routes',
-                './services/api/src/usecases',
-              ],
-              message: 'storage/ must not depend on HTTP or use-case layers.',
-            },
-            // use cases do not reach into HTTP
-            {
-              target: './services/api/src/usecases',
-              from: ['./services/api/src/routes'],
-              message: 'usecases/ must not depend on routes.',
-            },
-            // in-cluster programs speak only the shared contract and client
-            {
-              target: ['./services/reporter', './services/operator'],
-              from: ['./services/api'],
-              message: 'The reporter and operator import only services/shared.',
-            },
-            {
-              target: './services/shared',
-              from: ['./services/api', './services/reporter', './services/operator'],
-              message: 'services/shared depends on no service.',
-            },
-          ],
-        },
-      ],
+      'no-duplicate-imports': ['error', { allowSeparateTypeImports: true }],
     },
   },
   {
+    // domain is pure: no other layer, no I/O, no clock, no randomness
     files: ['services/api/src/domain/**/*.ts'],
     rules: {
-      'no-restricted-imports': [
-        'error',
+      'no-restricted-imports': forbid(
+        ['plugins', 'routes', 'storage', 'usecases', 'notify'],
+        'domain/ is pure: pass data in, get data out.',
         {
           paths: ioPackages.map((name) => ({ name, message: 'domain/ does no I/O.' })),
-          patterns: ['node:*'],
+          patterns: [{ group: ['node:*'], message: 'domain/ does no I/O.' }],
         },
-      ],
+      ),
       'no-restricted-globals': ['error', { name: 'Date', message: 'domain/ takes `now` as an argument.' }],
       'no-restricted-properties': [
         'error',
@@ -99,12 +62,40 @@ export default tseslint.config(
     },
   },
   {
+    files: ['services/api/src/storage/**/*.ts'],
+    rules: {
+      'no-restricted-imports': forbid(
+        ['plugins', 'routes', 'usecases'],
+        'storage/ knows nothing of HTTP or use cases.',
+      ),
+    },
+  },
+  {
+    files: ['services/api/src/usecases/**/*.ts'],
+    rules: { 'no-restricted-imports': forbid(['routes', 'plugins'], 'usecases/ do not depend on HTTP.') },
+  },
+  {
     files: ['services/api/src/routes/**/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
         { paths: [{ name: 'kysely', message: 'Only storage/ builds SQL.', allowTypeImports: true }] },
       ],
+    },
+  },
+  {
+    files: ['services/reporter/**/*.ts', 'services/operator/**/*.ts'],
+    rules: {
+      'no-restricted-imports': forbid(['api'], 'The reporter and operator import only services/shared.'),
+    },
+  },
+  {
+    files: ['services/shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': forbid(
+        ['api', 'reporter', 'operator'],
+        'services/shared depends on no service.',
+      ),
     },
   },
   {
