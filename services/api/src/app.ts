@@ -14,6 +14,7 @@ import { RequestValidationError } from './errors.js';
 import { loggerOptions } from './logger.js';
 import authPlugin from './plugins/auth.js';
 import dbPlugin from './plugins/db.js';
+import domainEventsPlugin from './plugins/domain-events.js';
 import errorsPlugin from './plugins/errors.js';
 import healthPlugin from './plugins/health.js';
 import metricsPlugin from './plugins/metrics.js';
@@ -75,6 +76,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
 
   await app.register(dbPlugin, { handle, owned, config, clock: options.clock ?? (() => new Date()) });
+  await app.register(domainEventsPlugin);
   await app.register(errorsPlugin);
   await app.register(metricsPlugin);
   await app.register(openapiPlugin);

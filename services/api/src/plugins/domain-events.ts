@@ -1,0 +1,17 @@
+/** The app's domain event bus (see usecases/domain-events.ts). */
+import fp from 'fastify-plugin';
+import { DomainEventBus } from '../usecases/domain-events.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    domainEvents: DomainEventBus;
+  }
+}
+
+export default fp(
+  (app, _opts, done) => {
+    app.decorate('domainEvents', new DomainEventBus());
+    done();
+  },
+  { name: 'domain-events' },
+);
