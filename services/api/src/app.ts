@@ -20,9 +20,11 @@ import healthPlugin from './plugins/health.js';
 import metricsPlugin from './plugins/metrics.js';
 import multipartPlugin from './plugins/multipart.js';
 import openapiPlugin from './plugins/openapi.js';
+import provenancePlugin from './plugins/provenance.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
 import routes from './routes/index.js';
 import { openDatabase, type DatabaseHandle } from './storage/create-db.js';
+import { noProvenance } from './usecases/provenance.js';
 
 export interface BuildAppOptions {
   config: Config;
@@ -77,6 +79,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   await app.register(dbPlugin, { handle, owned, config, clock: options.clock ?? (() => new Date()) });
   await app.register(domainEventsPlugin);
+  // The evidence area replaces this with the port over its flows, trails and artifacts.
+  await app.register(provenancePlugin, { port: noProvenance });
   await app.register(errorsPlugin);
   await app.register(metricsPlugin);
   await app.register(openapiPlugin);

@@ -2,3 +2,4 @@
 export * from './common.js';
 export * from './organizations.js';
 export * from './service-accounts.js';
+export * from './environment-reports.js';
