@@ -7,8 +7,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import Ajv from 'ajv';
-import addFormats from 'ajv-formats';
+import { Ajv } from 'ajv';
+import formats from 'ajv-formats';
 import { parseAllDocuments } from 'yaml';
 import { run as runCel } from '@bufbuild/cel';
 import { API_VERSION, KINDS, type KindName } from '../../services/operator/src/crds.js';
@@ -33,7 +33,8 @@ const invalid = readdirSync(join(root, 'test', 'fixtures', 'crds-invalid')).map(
 }));
 
 const ajv = new Ajv({ strict: false, allErrors: true, useDefaults: true });
-addFormats(ajv);
+// ajv-formats is CommonJS: its function is the default export's default under NodeNext.
+formats.default(ajv);
 const validators = Object.fromEntries(
   Object.entries(crds).map(([kind, crd]) => [kind, ajv.compile(crd.spec.versions[0].schema.openAPIV3Schema)]),
 ) as Record<KindName, ReturnType<typeof ajv.compile>>;
