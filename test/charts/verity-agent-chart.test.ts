@@ -6,6 +6,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
+import { Ajv } from 'ajv';
 import { chartDir, expectRefused, render, type K8sObject } from './helm.js';
 
 const CHART = 'verity-agent';
@@ -58,6 +59,28 @@ describe('the CRDs in the agent chart', async () => {
       delete copy.metadata.annotations;
       expect(copy, f).toEqual(source);
     }
+  });
+
+  it('accept every sample of crds/samples/ (the schemas the cluster will enforce)', () => {
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    const samples = readdirSync(join(root, 'crds', 'samples')).flatMap((f) =>
+      parseAllDocuments(readFileSync(join(root, 'crds', 'samples', f), 'utf8'))
+        .map((d) => d.toJS())
+        .filter((d) => d?.apiVersion === 'verity.dev/v1alpha1'),
+    );
+    expect(new Set(samples.map((d) => d.kind))).toEqual(new Set(['Environment', 'Policy', 'Action']));
+    for (const sample of samples) {
+      const crd = rendered.find((c) => c.spec.names.kind === sample.kind)!;
+      const validate = ajv.compile(crd.spec.versions[0].schema.openAPIV3Schema);
+      expect(
+        validate(sample),
+        `${sample.kind}/${sample.metadata.name}: ${JSON.stringify(validate.errors)}`,
+      ).toBe(true);
+    }
+    const broken = structuredClone(samples.find((d) => d.kind === 'Environment'));
+    broken.spec.type = 'mainframe';
+    const crd = rendered.find((c) => c.spec.names.kind === 'Environment')!;
+    expect(ajv.compile(crd.spec.versions[0].schema.openAPIV3Schema)(broken)).toBe(false);
   });
 
   it('lose the keep annotation with crds.keep=false, and are not rendered with crds.enabled=false', async () => {
