@@ -18,6 +18,11 @@ export default defineConfig({
         // PGlite compiles its WebAssembly once per process: reuse workers across files.
         test: { name: 'integration', include: ['test/integration/**/*.test.ts'], isolate: false },
       },
+      {
+        extends: true,
+        // helm lint/template of charts/ with a real helm binary (test/charts/helm.ts).
+        test: { name: 'charts', include: ['test/charts/**/*.test.ts'] },
+      },
     ],
   },
 });

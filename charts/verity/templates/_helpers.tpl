@@ -1,0 +1,125 @@
+{{/*
+Names, labels and the checks every template relies on. Names follow the helm create starter:
+the full name is "<release>-<chart>" unless the release name already holds the chart name.
+*/}}
+
+{{- define "verity.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "verity.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "verity.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "verity.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "verity.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: api
+{{- end -}}
+
+{{- define "verity.labels" -}}
+helm.sh/chart: {{ include "verity.chart" . }}
+{{ include "verity.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: verity
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{- define "verity.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "verity.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "verity.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* True (non-empty) when the API uses PostgreSQL rather than the embedded database. */}}
+{{- define "verity.postgres" -}}
+{{- if or .Values.database.url .Values.database.existingSecret -}}true{{- end -}}
+{{- end -}}
+
+{{/* Secret holding the PostgreSQL URL, and its key. */}}
+{{- define "verity.databaseSecretName" -}}
+{{- default (printf "%s-database" (include "verity.fullname" .)) .Values.database.existingSecret -}}
+{{- end -}}
+{{- define "verity.databaseSecretKey" -}}
+{{- if .Values.database.existingSecret -}}{{ .Values.database.existingSecretKey }}{{- else -}}database-url{{- end -}}
+{{- end -}}
+
+{{/* Secret holding the bootstrap admin key, and its key. */}}
+{{- define "verity.bootstrapSecretName" -}}
+{{- default (printf "%s-bootstrap" (include "verity.fullname" .)) .Values.bootstrap.existingSecret -}}
+{{- end -}}
+{{- define "verity.bootstrapSecretKey" -}}
+{{- if .Values.bootstrap.existingSecret -}}{{ .Values.bootstrap.existingSecretKey }}{{- else -}}api-key{{- end -}}
+{{- end -}}
+
+{{/* Secret holding SMTP_URL, and its key. */}}
+{{- define "verity.smtpSecretName" -}}
+{{- default (printf "%s-smtp" (include "verity.fullname" .)) .Values.notifications.smtp.existingSecret -}}
+{{- end -}}
+{{- define "verity.smtpSecretKey" -}}
+{{- if .Values.notifications.smtp.existingSecret -}}{{ .Values.notifications.smtp.existingSecretKey }}{{- else -}}smtp-url{{- end -}}
+{{- end -}}
+
+{{/* The PersistentVolumeClaim of the embedded database. */}}
+{{- define "verity.claimName" -}}
+{{- default (printf "%s-data" (include "verity.fullname" .)) .Values.persistence.existingClaim -}}
+{{- end -}}
+
+{{/*
+Combinations the chart refuses, each with the fix. Called from the Deployment, so a refused
+value set fails `helm install`, `helm template` and `helm lint` alike.
+*/}}
+{{- define "verity.validate" -}}
+{{- if and .Values.database.url .Values.database.existingSecret -}}
+{{- fail "database.url and database.existingSecret are both set: use one of them." -}}
+{{- end -}}
+{{- if and .Values.bootstrap.apiKey .Values.bootstrap.existingSecret -}}
+{{- fail "bootstrap.apiKey and bootstrap.existingSecret are both set: use one of them." -}}
+{{- end -}}
+{{- if and (or .Values.bootstrap.apiKey .Values.bootstrap.existingSecret) (not .Values.bootstrap.org) -}}
+{{- fail "bootstrap.apiKey/existingSecret needs bootstrap.org: the organization the key administers." -}}
+{{- end -}}
+{{- if and .Values.notifications.smtp.url .Values.notifications.smtp.existingSecret -}}
+{{- fail "notifications.smtp.url and notifications.smtp.existingSecret are both set: use one of them." -}}
+{{- end -}}
+{{- if not (include "verity.postgres" .) -}}
+{{- if not .Values.persistence.enabled -}}
+{{- fail "No database: set database.url or database.existingSecret (PostgreSQL), or persistence.enabled=true (the embedded database on a volume)." -}}
+{{- end -}}
+{{- if gt (int .Values.replicaCount) 1 -}}
+{{- fail (printf "replicaCount=%d with the embedded database: it serves one replica only. Set replicaCount=1, or use PostgreSQL (database.url or database.existingSecret)." (int .Values.replicaCount)) -}}
+{{- end -}}
+{{- if .Values.autoscaling.enabled -}}
+{{- fail "autoscaling.enabled with the embedded database: it serves one replica only. Use PostgreSQL (database.url or database.existingSecret) to scale." -}}
+{{- end -}}
+{{- end -}}
+{{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.minReplicas) (int .Values.autoscaling.maxReplicas)) -}}
+{{- fail "autoscaling.minReplicas is greater than autoscaling.maxReplicas." -}}
+{{- end -}}
+{{- end -}}

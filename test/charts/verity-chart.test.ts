@@ -1,0 +1,259 @@
+/**
+ * charts/verity, rendered by a real helm: what the API pod gets (security, probes, storage,
+ * secrets as files), what the chart refuses and why, and the alerts of its PrometheusRule.
+ */
+import { describe, expect, it } from 'vitest';
+import { parser as promql } from '@prometheus-io/lezer-promql';
+import { chartDir, expectRefused, helm, render, type K8sObject } from './helm.js';
+
+const CHART = 'verity';
+const PG = 'postgres://verity:pw@db:5432/verity';
+const find = (objects: K8sObject[], kind: string, name?: string) =>
+  objects.find((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+const apiContainer = (objects: K8sObject[]) => find(objects, 'Deployment')!.spec.template.spec.containers[0];
+const envOf = (objects: K8sObject[]) =>
+  Object.fromEntries(apiContainer(objects).env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
+
+describe('the API chart by default (embedded database)', async () => {
+  const objects = await render(CHART);
+  const deployment = find(objects, 'Deployment')!;
+  const pod = deployment.spec.template.spec;
+  const container = apiContainer(objects);
+
+  it('runs hardened: non-root, read-only root, no escalation, no capabilities, seccomp RuntimeDefault', () => {
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(container.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(container.securityContext.capabilities.add).toBeUndefined();
+    expect(pod.automountServiceAccountToken).toBe(false);
+  });
+
+  it('probes /healthz for liveness and startup and /readyz for readiness on the API port', () => {
+    expect(container.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
+    expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+    expect(container.startupProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+    expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
+  });
+
+  it('keeps the embedded database on a kept claim mounted at VERITY_DATA_DIR, and /tmp on an emptyDir', () => {
+    const env = envOf(objects);
+    expect(env.DATABASE_URL).toBeUndefined();
+    expect(env.DATABASE_URL_FILE).toBeUndefined();
+    const mounts = Object.fromEntries(container.volumeMounts.map((m: any) => [m.name, m.mountPath]));
+    expect(mounts).toEqual({ tmp: '/tmp', data: env.VERITY_DATA_DIR });
+    const volumes = Object.fromEntries(pod.volumes.map((v: any) => [v.name, v]));
+    const claim = find(objects, 'PersistentVolumeClaim')!;
+    expect(volumes.data.persistentVolumeClaim.claimName).toBe(claim.metadata.name);
+    expect(volumes.tmp.emptyDir).toBeDefined();
+    expect(claim.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
+    expect(claim.spec.accessModes).toEqual(['ReadWriteOnce']);
+  });
+
+  it('replaces the pod with Recreate, so two processes never open the data directory', () => {
+    expect(deployment.spec.replicas).toBe(1);
+    expect(deployment.spec.strategy).toEqual({ type: 'Recreate' });
+  });
+
+  it('selects its pods with the Service and the PodDisruptionBudget', () => {
+    const selector = deployment.spec.selector.matchLabels;
+    expect(pod).toBeDefined();
+    expect(deployment.spec.template.metadata.labels).toMatchObject(selector);
+    expect(find(objects, 'Service')!.spec.selector).toEqual(selector);
+    expect(find(objects, 'PodDisruptionBudget')!.spec.selector.matchLabels).toEqual(selector);
+  });
+
+  it('creates neither HPA, NetworkPolicy, ServiceMonitor nor PrometheusRule', () => {
+    const kinds = objects.map((o) => o.kind).sort();
+    expect(kinds).toEqual([
+      'Deployment',
+      'PersistentVolumeClaim',
+      'PodDisruptionBudget',
+      'Service',
+      'ServiceAccount',
+    ]);
+  });
+});
+
+describe('the API chart refuses', () => {
+  it('more than one replica with the embedded database', async () => {
+    await expectRefused(
+      CHART,
+      { replicaCount: 2 },
+      /replicaCount=2 with the embedded database: it serves one replica only/,
+      'template',
+    );
+  });
+
+  it('an autoscaler with the embedded database', async () => {
+    await expectRefused(
+      CHART,
+      { autoscaling: { enabled: true } },
+      /autoscaling.enabled with the embedded database/,
+      'template',
+    );
+  });
+
+  it('neither PostgreSQL nor persistence', async () => {
+    await expectRefused(
+      CHART,
+      { persistence: { enabled: false } },
+      /No database: set database.url or database.existingSecret \(PostgreSQL\), or persistence.enabled=true/,
+      'template',
+    );
+  });
+
+  it('database.url together with database.existingSecret', async () => {
+    await expectRefused(
+      CHART,
+      { database: { url: PG, existingSecret: 'db' } },
+      /database.url and database.existingSecret are both set/,
+      'template',
+    );
+  });
+
+  it('a bootstrap key without the organization it administers', async () => {
+    await expectRefused(CHART, { bootstrap: { existingSecret: 'key' } }, /needs bootstrap.org/, 'template');
+  });
+
+  // values.schema.json: wrong types and unknown keys never reach the templates.
+  it.each([
+    [{ replicaCount: 'two' }, /replicaCount.*want integer|replicaCount.*integer/],
+    [{ replicaCont: 2 }, /additional properties 'replicaCont' not allowed/],
+    [{ config: { logLevel: 'verbose' } }, /logLevel/],
+    [{ config: { trustProxy: 'yes' } }, /trustProxy.*boolean/],
+    [{ service: { port: 70000 } }, /port/],
+    [{ bootstrap: { org: 'acme', apiKey: 'short' } }, /apiKey/],
+    [{ database: { url: 'mysql://db/verity' } }, /database\/url|url/],
+    [{ persistence: { size: 'big' } }, /size/],
+    [{ image: { pullPolicy: 'Sometimes' } }, /pullPolicy/],
+  ])('the wrong value set %j', async (values, message) => {
+    await expectRefused(CHART, values, message, 'schema');
+  });
+});
+
+describe('the API chart on PostgreSQL', async () => {
+  const objects = await render(CHART, {
+    values: { database: { url: PG }, replicaCount: 3, bootstrap: { org: 'acme', apiKey: 'k'.repeat(24) } },
+  });
+  const pod = find(objects, 'Deployment')!.spec.template.spec;
+
+  it('runs the replicas with a rolling update and no claim', () => {
+    expect(find(objects, 'Deployment')!.spec.replicas).toBe(3);
+    expect(find(objects, 'Deployment')!.spec.strategy.type).toBe('RollingUpdate');
+    expect(find(objects, 'PersistentVolumeClaim')).toBeUndefined();
+  });
+
+  it('reads the URL and the bootstrap key from Secrets mounted as files, never from plain env', () => {
+    const env = envOf(objects);
+    expect(env.DATABASE_URL).toBeUndefined();
+    expect(env.VERITY_BOOTSTRAP_API_KEY).toBeUndefined();
+    expect(env.VERITY_BOOTSTRAP_ORG).toBe('acme');
+    const secrets = objects.filter((o) => o.kind === 'Secret');
+    const mountOf = (file: string) => {
+      const dir = file.slice(0, file.lastIndexOf('/'));
+      const mount = apiContainer(objects).volumeMounts.find((m: any) => m.mountPath === dir);
+      const volume = pod.volumes.find((v: any) => v.name === mount.name);
+      const item = volume.secret.items.find((i: any) => `${dir}/${i.path}` === file);
+      const secret = secrets.find((s) => s.metadata.name === volume.secret.secretName);
+      return secret?.stringData?.[item.key];
+    };
+    expect(mountOf(env.DATABASE_URL_FILE)).toBe(PG);
+    expect(mountOf(env.VERITY_BOOTSTRAP_API_KEY_FILE)).toBe('k'.repeat(24));
+  });
+
+  it('uses an existing Secret and key when given, and writes none', async () => {
+    const existing = await render(CHART, {
+      values: { database: { existingSecret: 'pg', existingSecretKey: 'uri' }, replicaCount: 2 },
+    });
+    expect(existing.filter((o) => o.kind === 'Secret')).toEqual([]);
+    const volume = find(existing, 'Deployment')!.spec.template.spec.volumes.find(
+      (v: any) => v.name === 'database',
+    );
+    expect(volume.secret).toMatchObject({ secretName: 'pg', items: [{ key: 'uri', path: 'url' }] });
+  });
+
+  it('scales with an autoscaler instead of a fixed replica count', async () => {
+    const scaled = await render(CHART, {
+      values: { database: { url: PG }, autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 5 } },
+    });
+    expect(find(scaled, 'Deployment')!.spec.replicas).toBeUndefined();
+    expect(find(scaled, 'HorizontalPodAutoscaler')!.spec).toMatchObject({ minReplicas: 2, maxReplicas: 5 });
+  });
+});
+
+describe('the PrometheusRule', async () => {
+  const objects = await render(CHART, {
+    values: {
+      database: { url: PG },
+      prometheusRule: { enabled: true, reporterHeartbeatSeconds: 300 },
+      serviceMonitor: { enabled: true },
+    },
+  });
+  const rules: any[] = find(objects, 'PrometheusRule')!.spec.groups[0].rules;
+  const byAlert = Object.fromEntries(rules.map((r) => [r.alert, r]));
+
+  it('alerts on non-compliance, a silent reporter, failing notifications and the API error rate', () => {
+    expect(Object.keys(byAlert).sort()).toEqual([
+      'VerityApiErrorRate',
+      'VerityEnvironmentNonCompliant',
+      'VerityNotificationsFailing',
+      'VerityReporterSilent',
+    ]);
+    expect(byAlert.VerityEnvironmentNonCompliant.expr).toMatch(/verity_environment_compliant\{.*\}\) == 0$/);
+    expect(byAlert.VerityNotificationsFailing.expr).toMatch(
+      /verity_notifications_total\{.*result="failure"\}/,
+    );
+    expect(byAlert.VerityApiErrorRate.expr).toMatch(/verity_http_requests_total\{.*status=~"5\.\."\}/);
+  });
+
+  it('fires for a reporter silent longer than twice its heartbeat', () => {
+    expect(byAlert.VerityReporterSilent.expr).toMatch(
+      /verity_environment_last_report_age_seconds\{.*\}\) > 600$/,
+    );
+  });
+
+  it('selects the series of this release, as the ServiceMonitor labels them', () => {
+    for (const rule of rules) expect(rule.expr).toContain('job="verity",namespace="verity-system"');
+    const monitor = find(objects, 'ServiceMonitor')!;
+    expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics' })]);
+    expect(monitor.spec.selector.matchLabels).toEqual(find(objects, 'Service')!.spec.selector);
+  });
+
+  it('writes every expression as valid PromQL', () => {
+    const parsesCleanly = (expr: string) => {
+      let ok = true;
+      promql.parse(expr).iterate({ enter: (n) => void (n.type.isError && (ok = false)) });
+      return ok;
+    };
+    expect(parsesCleanly('sum(rate(x{a="b"[5m]))'), 'the PromQL check can fail').toBe(false);
+    for (const rule of rules) expect(parsesCleanly(rule.expr), rule.expr).toBe(true);
+  });
+});
+
+describe('NOTES.txt', () => {
+  it('tells how to reach the API, where the key is, and how to install the agent next', async () => {
+    const result = await helm([
+      'install',
+      'verity',
+      chartDir(CHART),
+      '--dry-run=client',
+      '--namespace',
+      'verity-system',
+    ]);
+    expect(result.code, result.stderr).toBe(0);
+    const notes = result.stdout.slice(result.stdout.indexOf('NOTES:'));
+    expect(notes).toContain('kubectl -n verity-system port-forward svc/verity 8080:8080');
+    expect(notes).toContain('kubectl -n verity-system logs deploy/verity');
+    expect(notes).toContain('helm install verity-agent charts/verity-agent');
+    expect(notes).toContain('--set api.url=http://verity.verity-system.svc:8080');
+  });
+});
