@@ -1,0 +1,119 @@
+/**
+ * Pods to the body of `PUT /environments/{org}/{env}/report/K8S` (spec endpoint 3), as
+ * `kosli snapshot k8s` builds it (reference/cli-requests.md section 4): Running and Failed pods,
+ * their `containerStatuses` only, image as the kubelet reports it -> the last 64 hex characters
+ * of its `imageID`. Unlike the CLI, a pod whose image id is not known yet is left out and named,
+ * never failing the whole environment. Pure: pods in, report out.
+ */
+import type { V1OwnerReference, V1Pod } from '@kubernetes/client-node';
+import type { K8sOwner, K8sPod, K8sReport } from '../../shared/contract/environment-reports.js';
+
+/** A pod left out of a report. */
+export interface PodRef {
+  namespace: string;
+  name: string;
+}
+
+/** A report and what the change filter needs beside it. */
+export interface PodsReport {
+  report: K8sReport;
+  /** The workload of each artifact, in the same order (see {@link workloadOf}). */
+  workloads: string[];
+  /** Running or Failed pods left out because a container has no image id yet. */
+  imageIdUnknown: PodRef[];
+}
+
+const DIGEST_AT_END = /([a-fA-F0-9]{64})$/;
+
+/**
+ * Seconds since the epoch of a timestamp. Pods from a list are deserialised by the client
+ * (a Date); pods from a watch event are plain JSON (an RFC 3339 string).
+ */
+function unixSeconds(value: Date | string | undefined): number {
+  if (value === undefined) return 0;
+  const ms = value instanceof Date ? value.getTime() : Date.parse(value);
+  return Number.isFinite(ms) && ms > 0 ? Math.floor(ms / 1000) : 0;
+}
+
+/** Owner references with the keys apimachinery writes, `controller`/`blockOwnerDeletion` omitted when unset. */
+function serialiseOwners(owners: V1OwnerReference[] | undefined): K8sOwner[] | null {
+  if (!owners || owners.length === 0) return null;
+  return owners.map((o) => ({
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    name: o.name,
+    uid: o.uid,
+    ...(o.controller === undefined || o.controller === null ? {} : { controller: o.controller }),
+    ...(o.blockOwnerDeletion === undefined || o.blockOwnerDeletion === null
+      ? {}
+      : { blockOwnerDeletion: o.blockOwnerDeletion }),
+  }));
+}
+
+/**
+ * What a rollout changes and scaling does not: the controlling owner, with the pod-template hash
+ * cut from a ReplicaSet's name so that a Deployment's successive ReplicaSets are one workload.
+ * A pod without owners is its own workload class `-` (its name never counts).
+ */
+export function workloadOf(pod: V1Pod): string {
+  const owners = pod.metadata?.ownerReferences ?? [];
+  const owner = owners.find((o) => o.controller === true) ?? owners[0];
+  if (!owner) return '-';
+  let name = owner.name;
+  const hash = pod.metadata?.labels?.['pod-template-hash'];
+  if (owner.kind === 'ReplicaSet' && hash && name.endsWith(`-${hash}`))
+    name = name.slice(0, -hash.length - 1);
+  return `${owner.kind}/${name}`;
+}
+
+/** The report of a set of pods: one entry per Running or Failed pod whose image ids are all known. */
+export function podsToK8sReport(pods: Iterable<V1Pod>): PodsReport {
+  const entries: Array<{ entry: K8sPod; workload: string }> = [];
+  const imageIdUnknown: PodRef[] = [];
+  for (const pod of pods) {
+    const phase = pod.status?.phase;
+    if (phase !== 'Running' && phase !== 'Failed') continue;
+    const namespace = pod.metadata?.namespace ?? '';
+    const name = pod.metadata?.name ?? '';
+    const digests: Record<string, string> = {};
+    let known = true;
+    for (const cs of pod.status?.containerStatuses ?? []) {
+      const digest = DIGEST_AT_END.exec(cs.imageID ?? '')?.[1];
+      if (!digest || !cs.image) {
+        known = false;
+        break;
+      }
+      digests[cs.image] = digest.toLowerCase();
+    }
+    if (!known) {
+      imageIdUnknown.push({ namespace, name });
+      continue;
+    }
+    entries.push({
+      entry: {
+        podName: name,
+        namespace,
+        digests,
+        creationTimestamp: unixSeconds(pod.metadata?.creationTimestamp),
+        owners: serialiseOwners(pod.metadata?.ownerReferences),
+      },
+      workload: workloadOf(pod),
+    });
+  }
+  // A stable order: equal states give byte-equal bodies, whatever order the cache lists them in.
+  entries.sort((a, b) =>
+    a.entry.namespace === b.entry.namespace
+      ? a.entry.podName < b.entry.podName
+        ? -1
+        : 1
+      : a.entry.namespace < b.entry.namespace
+        ? -1
+        : 1,
+  );
+  imageIdUnknown.sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+  return {
+    report: { artifacts: entries.map((e) => e.entry) },
+    workloads: entries.map((e) => e.workload),
+    imageIdUnknown,
+  };
+}
