@@ -18,6 +18,11 @@ export default defineConfig({
         // PGlite compiles its WebAssembly once per process: reuse workers across files.
         test: { name: 'integration', include: ['test/integration/**/*.test.ts'], isolate: false },
       },
+      {
+        extends: true,
+        // The reporter (and later the operator) against the Kubernetes API server double over real HTTP.
+        test: { name: 'k8s', include: ['test/k8s/**/*.test.ts'] },
+      },
     ],
   },
 });

@@ -5,8 +5,23 @@
  * of its `imageID`. Unlike the CLI, a pod whose image id is not known yet is left out and named,
  * never failing the whole environment. Pure: pods in, report out.
  */
-import type { V1OwnerReference, V1Pod } from '@kubernetes/client-node';
+import type { V1OwnerReference } from '@kubernetes/client-node';
 import type { K8sOwner, K8sPod, K8sReport } from '../../shared/contract/environment-reports.js';
+
+/**
+ * The fields of a pod a report reads. A pod from a list has a Date creation time (the client
+ * deserialises it); one from a watch event is plain JSON with an RFC 3339 string.
+ */
+export interface PodLike {
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    creationTimestamp?: Date | string;
+    labels?: Record<string, string>;
+    ownerReferences?: V1OwnerReference[];
+  };
+  status?: { phase?: string; containerStatuses?: Array<{ image?: string; imageID?: string }> };
+}
 
 /** A pod left out of a report. */
 export interface PodRef {
@@ -25,10 +40,7 @@ export interface PodsReport {
 
 const DIGEST_AT_END = /([a-fA-F0-9]{64})$/;
 
-/**
- * Seconds since the epoch of a timestamp. Pods from a list are deserialised by the client
- * (a Date); pods from a watch event are plain JSON (an RFC 3339 string).
- */
+/** Seconds since the epoch of a Date or an RFC 3339 string. */
 function unixSeconds(value: Date | string | undefined): number {
   if (value === undefined) return 0;
   const ms = value instanceof Date ? value.getTime() : Date.parse(value);
@@ -55,7 +67,7 @@ function serialiseOwners(owners: V1OwnerReference[] | undefined): K8sOwner[] | n
  * cut from a ReplicaSet's name so that a Deployment's successive ReplicaSets are one workload.
  * A pod without owners is its own workload class `-` (its name never counts).
  */
-export function workloadOf(pod: V1Pod): string {
+export function workloadOf(pod: PodLike): string {
   const owners = pod.metadata?.ownerReferences ?? [];
   const owner = owners.find((o) => o.controller === true) ?? owners[0];
   if (!owner) return '-';
@@ -67,7 +79,7 @@ export function workloadOf(pod: V1Pod): string {
 }
 
 /** The report of a set of pods: one entry per Running or Failed pod whose image ids are all known. */
-export function podsToK8sReport(pods: Iterable<V1Pod>): PodsReport {
+export function podsToK8sReport(pods: Iterable<PodLike>): PodsReport {
   const entries: Array<{ entry: K8sPod; workload: string }> = [];
   const imageIdUnknown: PodRef[] = [];
   for (const pod of pods) {
