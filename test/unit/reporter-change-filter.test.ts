@@ -12,7 +12,7 @@ import {
 import { podsToK8sReport } from '../../services/reporter/src/pods-report.js';
 import { deploymentPods, makePod } from '../k8s/pods.js';
 
-const identity = (pods: Array<Record<string, any>>) => reportIdentity(podsToK8sReport(pods as any));
+const identity = (pods: Array<Record<string, any>>) => reportIdentity(podsToK8sReport(pods));
 const web = (image: string, replicas: number, ns = 'prod') => deploymentPods(ns, 'web', image, replicas);
 const api = deploymentPods('prod', 'api', 'acme/api:3', 2);
 const before = [...web('acme/web:1', 3), ...api];

@@ -126,6 +126,6 @@ describe('workloadOf', () => {
     ['a StatefulSet', { owner: { kind: 'StatefulSet', name: 'db' } }, 'StatefulSet/db'],
     ['no owner', { owner: null }, '-'],
   ])('%s', (_rule, spec, expected) => {
-    expect(workloadOf(makePod({ ...base, ...spec }) as any)).toBe(expected);
+    expect(workloadOf(makePod({ ...base, ...spec }))).toBe(expected);
   });
 });
