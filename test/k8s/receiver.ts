@@ -8,6 +8,7 @@
 import { EventEmitter, once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { K8sReport } from '../../services/shared/contract/environment-reports.js';
 
 export interface Received {
@@ -19,6 +20,8 @@ export interface Received {
   status: number;
   body: any;
   authorization: string | undefined;
+  /** performance.now() when the request had fully arrived, before it was validated or answered. */
+  at: number;
 }
 
 interface Queued {
@@ -87,6 +90,7 @@ export class RecordingReceiver extends EventEmitter<{ request: [Received] }> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      const at = performance.now();
       const text = Buffer.concat(chunks).toString('utf8');
       let body: unknown;
       try {
@@ -108,6 +112,7 @@ export class RecordingReceiver extends EventEmitter<{ request: [Received] }> {
           status,
           body,
           authorization: req.headers.authorization,
+          at,
         };
         this.received.push(r);
         res.writeHead(status, { 'content-type': 'application/json', ...headers });

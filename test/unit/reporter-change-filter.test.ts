@@ -6,13 +6,13 @@ import { describe, expect, it } from 'vitest';
 import {
   decideReport,
   identityChanges,
-  reportIdentity,
+  podsIdentity,
   type LastSubmitted,
 } from '../../services/reporter/src/change-filter.js';
 import { podsToK8sReport } from '../../services/reporter/src/pods-report.js';
 import { deploymentPods, makePod } from '../k8s/pods.js';
 
-const identity = (pods: Array<Record<string, any>>) => reportIdentity(podsToK8sReport(pods));
+const identity = (pods: Array<Record<string, any>>) => podsIdentity(pods).identity;
 const web = (image: string, replicas: number, ns = 'prod') => deploymentPods(ns, 'web', image, replicas);
 const api = deploymentPods('prod', 'api', 'acme/api:3', 2);
 const before = [...web('acme/web:1', 3), ...api];
@@ -48,6 +48,23 @@ describe('the identity of a report', () => {
     const a = identity(before);
     const b = identity(after);
     expect(decideReport({ identity: a, outcome: 'accepted' }, b, false).send).toBe(changed);
+  });
+
+  it('counts what the report would carry and leave out, and its digests are those of the report', () => {
+    const waiting = makePod({
+      namespace: 'prod',
+      name: 'w',
+      containers: [{ image: 'acme/w:1', digest: null }],
+    });
+    const pending = makePod({ namespace: 'prod', name: 'p', phase: 'Pending' });
+    const pods = [...before, waiting, pending];
+    const { identity: id, reported, leftOut } = podsIdentity(pods);
+    const { report, imageIdUnknown } = podsToK8sReport(pods);
+    expect([reported, leftOut]).toEqual([report.artifacts.length, imageIdUnknown.length]);
+    const reportDigests = new Set(
+      report.artifacts.flatMap((a) => Object.entries(a.digests).map(([i, d]) => `${i}@${d}`)),
+    );
+    expect(new Set(id.map((t) => t.split(' ')[2]))).toEqual(reportDigests);
   });
 
   it('names what started and stopped', () => {

@@ -4,19 +4,37 @@
  * replica counts, restarts and timestamps are not part of it, which mirrors what makes the API
  * cut a new snapshot (semantics section 5, rules 3 and 4). Pure.
  */
-import type { PodsReport } from './pods-report.js';
+import { podDigests, workloadOf, type PodLike } from './pods-report.js';
 
 /** The sorted, de-duplicated (namespace, workload, image, digest) tuples of a report. */
 export type ReportIdentity = readonly string[];
 
-/** The identity of a report. */
-export function reportIdentity(r: PodsReport): ReportIdentity {
+/**
+ * The identity of the report `podsToK8sReport` would build from these pods, without building it:
+ * most evaluations end in "unchanged", and a report of every pod is then garbage.
+ */
+export function podsIdentity(pods: Iterable<PodLike>): {
+  identity: ReportIdentity;
+  /** Pods the report would carry. */
+  reported: number;
+  /** Pods it would leave out, their image id not known yet. */
+  leftOut: number;
+} {
   const tuples = new Set<string>();
-  r.report.artifacts.forEach((pod, i) => {
-    for (const [image, digest] of Object.entries(pod.digests))
-      tuples.add(`${pod.namespace} ${r.workloads[i]} ${image}@${digest}`);
-  });
-  return [...tuples].sort();
+  let reported = 0;
+  let leftOut = 0;
+  for (const pod of pods) {
+    const digests = podDigests(pod);
+    if (digests === undefined) continue;
+    if (digests === 'unknown') {
+      leftOut += 1;
+      continue;
+    }
+    reported += 1;
+    const prefix = `${pod.metadata?.namespace ?? ''} ${workloadOf(pod)} `;
+    for (const image in digests) tuples.add(`${prefix}${image}@${digests[image]}`);
+  }
+  return { identity: [...tuples].sort(), reported, leftOut };
 }
 
 /** Whether two identities are the same set. */

@@ -10,7 +10,7 @@ import type { K8sReport } from '../../shared/contract/environment-reports.js';
 import {
   decideReport,
   identityChanges,
-  reportIdentity,
+  podsIdentity,
   type LastSubmitted,
   type ReportIdentity,
   type SendReason,
@@ -190,21 +190,10 @@ export class EnvironmentLoop {
     this.dirtySince = undefined;
     const { metrics, log, events } = this.deps;
     const environment = this.name;
-    const built = podsToK8sReport(this.pods());
-    const identity = reportIdentity(built);
-    metrics.podsLeftOut.set({ environment }, built.imageIdUnknown.length);
-    if (built.imageIdUnknown.length > 0)
-      log.info(
-        { environment, pods: built.imageIdUnknown.slice(0, 20).map((p) => `${p.namespace}/${p.name}`) },
-        'pods left out: image id not known yet',
-      );
+    const { identity, reported, leftOut } = podsIdentity(this.pods());
+    metrics.podsLeftOut.set({ environment }, leftOut);
     const decision = decideReport(this.last, identity, heartbeat);
-    events.emit('evaluated', {
-      environment,
-      decision: decision.reason,
-      pods: built.report.artifacts.length,
-      leftOut: built.imageIdUnknown.length,
-    });
+    events.emit('evaluated', { environment, decision: decision.reason, pods: reported, leftOut });
     if (!decision.send) {
       metrics.skipped.inc({ environment, reason: decision.reason });
       log.debug({ environment, reason: decision.reason }, 'report skipped');
@@ -214,6 +203,12 @@ export class EnvironmentLoop {
       const { started, stopped } = identityChanges(this.last.identity, identity);
       log.info({ environment, started, stopped }, 'running artifacts changed');
     }
+    const built = podsToK8sReport(this.pods());
+    if (built.imageIdUnknown.length > 0)
+      log.info(
+        { environment, pods: built.imageIdUnknown.slice(0, 20).map((p) => `${p.namespace}/${p.name}`) },
+        'pods left out: image id not known yet',
+      );
     this.last = { identity, outcome: 'pending' };
     this.delivery.submit({ report: built.report, identity, reason: decision.reason });
     clearTimeout(this.heartbeatTimer);

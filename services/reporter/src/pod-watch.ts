@@ -11,7 +11,6 @@
  */
 import { EventEmitter } from 'node:events';
 import {
-  CoreV1Api,
   ListWatch,
   Watch,
   type KubeConfig,
@@ -19,6 +18,7 @@ import {
   type V1ContainerStatus,
   type V1Pod,
 } from '@kubernetes/client-node';
+import fetch, { type Headers } from 'node-fetch';
 import type { WatchScope } from './watch-plan.js';
 
 /** A pod as the cache keeps it: a V1Pod holding only what reports and the change filter read. */
@@ -26,9 +26,36 @@ export type CachedPod = V1Pod;
 
 const LIST_PAGE_SIZE = 500;
 
+interface PodListPage {
+  metadata?: { resourceVersion?: string; continue?: string };
+  items?: V1Pod[];
+}
+
 /**
- * The subset of a pod that reports read; everything else is dropped before caching. A watch
- * event's pod is plain JSON (its creation time a string), a listed one deserialised (a Date).
+ * GET a list page as plain JSON, authenticated as the Watch is (same kubeconfig, same fetch).
+ * Not the generated CoreV1Api: it deserialises every field of every pod into model classes,
+ * a cost paid for fields the reporter drops at once.
+ */
+async function getJson<T>(kubeConfig: KubeConfig, path: string): Promise<T> {
+  const server = kubeConfig.getCurrentCluster()?.server;
+  if (!server) throw new Error('no current cluster in the kubeconfig');
+  const init = await kubeConfig.applyToFetchOptions({ method: 'GET' });
+  (init.headers as Headers).set('accept', 'application/json');
+  const res = await fetch(server + path, init);
+  if (res.status !== 200) {
+    // The shape the informer checks: statusCode 410 makes it relist.
+    const err = new Error(`list ${path}: HTTP ${res.status} ${(await res.text()).slice(0, 300)}`) as Error & {
+      statusCode: number;
+    };
+    err.statusCode = res.status;
+    throw err;
+  }
+  return (await res.json()) as T;
+}
+
+/**
+ * The subset of a pod that reports read; everything else is dropped before caching. Pods arrive
+ * as plain JSON (the creation time an RFC 3339 string); the cache keeps a Date, as V1Pod types it.
  */
 export function slimPod(pod: V1Pod): CachedPod {
   const m = pod.metadata ?? {};
@@ -113,7 +140,6 @@ export class PodWatch extends EventEmitter<{
   ) {
     super();
     this.setMaxListeners(0);
-    const api = kubeConfig.makeApiClient(CoreV1Api);
     const random = options.random ?? Math.random;
     const watch = new SlimWatch(kubeConfig, () => 300 + Math.floor(random() * 300));
     for (const scope of scopes) {
@@ -126,14 +152,14 @@ export class PodWatch extends EventEmitter<{
         let cont: string | undefined;
         let resourceVersion: string | undefined;
         do {
-          const params = { labelSelector: scope.labelSelector, limit: LIST_PAGE_SIZE, _continue: cont };
-          const page = scope.namespace
-            ? await api.listNamespacedPod({ namespace: scope.namespace, ...params })
-            : await api.listPodForAllNamespaces(params);
+          const query = new URLSearchParams({ limit: String(LIST_PAGE_SIZE) });
+          if (scope.labelSelector) query.set('labelSelector', scope.labelSelector);
+          if (cont) query.set('continue', cont);
+          const page = await getJson<PodListPage>(kubeConfig, `${path}?${query.toString()}`);
           // Every page of one list shares the first page's resourceVersion; the watch resumes there.
           resourceVersion ??= page.metadata?.resourceVersion;
-          for (const pod of page.items) items.push(slimPod(pod));
-          cont = page.metadata?._continue || undefined;
+          for (const pod of page.items ?? []) items.push(slimPod(pod));
+          cont = page.metadata?.continue || undefined;
         } while (cont);
         // The informer fills its cache synchronously once this promise settles; mark the scope
         // synced after that, so listeners see a complete cache.

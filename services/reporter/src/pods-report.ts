@@ -29,11 +29,9 @@ export interface PodRef {
   name: string;
 }
 
-/** A report and what the change filter needs beside it. */
+/** A report and the pods left out of it. */
 export interface PodsReport {
   report: K8sReport;
-  /** The workload of each artifact, in the same order (see {@link workloadOf}). */
-  workloads: string[];
   /** Running or Failed pods left out because a container has no image id yet. */
   imageIdUnknown: PodRef[];
 }
@@ -78,54 +76,47 @@ export function workloadOf(pod: PodLike): string {
   return `${owner.kind}/${name}`;
 }
 
+/**
+ * What a pod contributes: nothing (`undefined`) unless Running or Failed; `'unknown'` when a
+ * container has no image id yet; else image as reported -> last 64 hex of its image id.
+ */
+export function podDigests(pod: PodLike): Record<string, string> | 'unknown' | undefined {
+  const phase = pod.status?.phase;
+  if (phase !== 'Running' && phase !== 'Failed') return undefined;
+  const digests: Record<string, string> = {};
+  for (const cs of pod.status?.containerStatuses ?? []) {
+    const digest = DIGEST_AT_END.exec(cs.imageID ?? '')?.[1];
+    if (!digest || !cs.image) return 'unknown';
+    digests[cs.image] = digest.toLowerCase();
+  }
+  return digests;
+}
+
 /** The report of a set of pods: one entry per Running or Failed pod whose image ids are all known. */
 export function podsToK8sReport(pods: Iterable<PodLike>): PodsReport {
-  const entries: Array<{ entry: K8sPod; workload: string }> = [];
+  const entries: K8sPod[] = [];
   const imageIdUnknown: PodRef[] = [];
   for (const pod of pods) {
-    const phase = pod.status?.phase;
-    if (phase !== 'Running' && phase !== 'Failed') continue;
+    const digests = podDigests(pod);
+    if (digests === undefined) continue;
     const namespace = pod.metadata?.namespace ?? '';
     const name = pod.metadata?.name ?? '';
-    const digests: Record<string, string> = {};
-    let known = true;
-    for (const cs of pod.status?.containerStatuses ?? []) {
-      const digest = DIGEST_AT_END.exec(cs.imageID ?? '')?.[1];
-      if (!digest || !cs.image) {
-        known = false;
-        break;
-      }
-      digests[cs.image] = digest.toLowerCase();
-    }
-    if (!known) {
+    if (digests === 'unknown') {
       imageIdUnknown.push({ namespace, name });
       continue;
     }
     entries.push({
-      entry: {
-        podName: name,
-        namespace,
-        digests,
-        creationTimestamp: unixSeconds(pod.metadata?.creationTimestamp),
-        owners: serialiseOwners(pod.metadata?.ownerReferences),
-      },
-      workload: workloadOf(pod),
+      podName: name,
+      namespace,
+      digests,
+      creationTimestamp: unixSeconds(pod.metadata?.creationTimestamp),
+      owners: serialiseOwners(pod.metadata?.ownerReferences),
     });
   }
   // A stable order: equal states give byte-equal bodies, whatever order the cache lists them in.
   entries.sort((a, b) =>
-    a.entry.namespace === b.entry.namespace
-      ? a.entry.podName < b.entry.podName
-        ? -1
-        : 1
-      : a.entry.namespace < b.entry.namespace
-        ? -1
-        : 1,
+    a.namespace === b.namespace ? (a.podName < b.podName ? -1 : 1) : a.namespace < b.namespace ? -1 : 1,
   );
   imageIdUnknown.sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
-  return {
-    report: { artifacts: entries.map((e) => e.entry) },
-    workloads: entries.map((e) => e.workload),
-    imageIdUnknown,
-  };
+  return { report: { artifacts: entries }, imageIdUnknown };
 }
