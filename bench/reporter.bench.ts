@@ -10,9 +10,12 @@
  *   list-and-PUT of the same cluster, measured here in the same run;
  * - PUTs during a storm of 1,000 scale-up and scale-down events: target 0;
  * - the reporter's peak resident memory: target under 150 MiB.
+ *
+ * The reporter runs with the image's NODE_OPTIONS (heap sizing); BENCH_REPORTER_NODE_FLAGS
+ * overrides them, BENCH_REPORTER_LOG=file keeps its log.
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -34,6 +37,9 @@ const ROLLOUTS = 5;
 const DEBOUNCE_MS = 2000;
 const CRON_PERIOD_S = 300;
 const KEY = 'bench-reporter-key-0123456789';
+/** What Dockerfile.reporter sets; the figures are for the process as the image runs it. */
+const IMAGE_NODE_OPTIONS =
+  /ENV NODE_OPTIONS="([^"]*)"/.exec(readFileSync('Dockerfile.reporter', 'utf8'))?.[1] ?? '';
 
 const ns = (i: number) => `team-${String(i).padStart(3, '0')}`;
 const image = (n: number, d: number, version: number) => `ghcr.io/acme/${ns(n)}-svc-${d}:${version}`;
@@ -49,22 +55,28 @@ function memory(pid: number): { rss: number; peak: number } {
   return { rss: kb('VmRSS'), peak: kb('VmHWM') };
 }
 
-async function waitForLog(child: ChildProcessWithoutNullStreams, msg: string): Promise<Record<string, any>> {
-  let buffer = '';
-  for await (const chunk of child.stdout) {
-    buffer += String(chunk);
-    const lines = buffer.split('\n');
-    buffer = lines.pop() ?? '';
-    for (const line of lines) {
-      try {
-        const entry = JSON.parse(line) as Record<string, any>;
-        if (entry.msg === msg) return entry;
-      } catch {
-        // not JSON
+/** The first JSON log line whose msg is `msg`; leaves the stream flowing (breaking a for-await would close it). */
+function waitForLog(child: ChildProcessWithoutNullStreams, msg: string): Promise<Record<string, any>> {
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    const onData = (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const lines = buffer.split('\n');
+      buffer = lines.pop() ?? '';
+      for (const line of lines) {
+        try {
+          const entry = JSON.parse(line) as Record<string, any>;
+          if (entry.msg !== msg) continue;
+          child.stdout.off('data', onData);
+          return resolve(entry);
+        } catch {
+          // not JSON
+        }
       }
-    }
-  }
-  throw new Error(`reporter exited before '${msg}'`);
+    };
+    child.stdout.on('data', onData);
+    child.once('exit', () => reject(new Error(`reporter exited before '${msg}'`)));
+  });
 }
 
 const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
@@ -98,10 +110,13 @@ export default async function run(ctx: BenchContext): Promise<BenchFigure[]> {
   receiver.received.length = 0;
 
   const started = performance.now();
-  const child = spawn(process.execPath, [join('dist', 'services', 'reporter', 'src', 'main.js')], {
+  // The image's NODE_OPTIONS (Dockerfile.reporter) unless the run asks for others.
+  const flags = (process.env.BENCH_REPORTER_NODE_FLAGS ?? IMAGE_NODE_OPTIONS).split(' ').filter(Boolean);
+  ctx.log(`reporter node flags: ${flags.join(' ') || '(none)'}`);
+  const child = spawn(process.execPath, [...flags, join('dist', 'services', 'reporter', 'src', 'main.js')], {
     env: {
       PATH: process.env.PATH,
-      NODE_OPTIONS: process.env.BENCH_REPORTER_NODE_OPTIONS ?? '',
+      ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
       KUBECONFIG: kubeconfig,
       VERITY_API_URL: receiver.url,
       VERITY_ORG: 'bench',
@@ -117,14 +132,18 @@ export default async function run(ctx: BenchContext): Promise<BenchFigure[]> {
   try {
     const firstReport = nextEvent(receiver, 'request', (r) => r.status === 200, 120_000);
     const { port } = await waitForLog(child, 'ops server listening');
-    // Keep draining the log so the child never blocks on a full pipe.
-    child.stdout.resume();
+    const atStart = memory(child.pid!);
+    ctx.log(`reporter started: resident ${mib(atStart.rss)} MiB`);
+    // Keep draining the log so the child never blocks on a full pipe (into a file when asked).
+    if (process.env.BENCH_REPORTER_LOG) child.stdout.pipe(createWriteStream(process.env.BENCH_REPORTER_LOG));
+    else child.stdout.resume();
     const ops = `http://127.0.0.1:${port}`;
     const metrics = async () => (await fetch(`${ops}/metrics`)).text();
     await firstReport;
     const firstMs = performance.now() - started;
+    const afterFirst = memory(child.pid!);
     ctx.log(
-      `first report (${receiver.reports()[0]!.body.artifacts.length} pods) ${firstMs.toFixed(0)} ms after start`,
+      `first report (${receiver.reports()[0]!.body.artifacts.length} pods) ${firstMs.toFixed(0)} ms after start; resident ${mib(afterFirst.rss)} MiB, peak ${mib(afterFirst.peak)} MiB`,
     );
 
     // A storm of scale-ups and scale-downs: extra replicas appear and go, over ~4 s.
@@ -167,8 +186,9 @@ export default async function run(ctx: BenchContext): Promise<BenchFigure[]> {
       );
     }
     const stormPuts = receiver.reportRequests().length - putsBefore;
+    const afterStorm = memory(child.pid!);
     ctx.log(
-      `storm: ${STORM_EVENTS} events, ${skippedAfter - skippedBefore} evaluations skipped, ${stormPuts} PUTs`,
+      `storm: ${STORM_EVENTS} events, ${skippedAfter - skippedBefore} evaluations skipped, ${stormPuts} PUTs; resident ${mib(afterStorm.rss)} MiB, peak ${mib(afterStorm.peak)} MiB`,
     );
 
     // Rollouts: one Deployment's pods replaced by pods of a new image, then time to its PUT.

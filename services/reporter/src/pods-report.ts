@@ -36,7 +36,8 @@ export interface PodsReport {
   imageIdUnknown: PodRef[];
 }
 
-const DIGEST_AT_END = /([a-fA-F0-9]{64})$/;
+const HEX64 = /^[a-fA-F0-9]{64}$/;
+const LOWER_HEX64 = /^[a-f0-9]{64}$/;
 
 /** Seconds since the epoch of a Date or an RFC 3339 string. */
 function unixSeconds(value: Date | string | undefined): number {
@@ -48,16 +49,13 @@ function unixSeconds(value: Date | string | undefined): number {
 /** Owner references with the keys apimachinery writes, `controller`/`blockOwnerDeletion` omitted when unset. */
 function serialiseOwners(owners: V1OwnerReference[] | undefined): K8sOwner[] | null {
   if (!owners || owners.length === 0) return null;
-  return owners.map((o) => ({
-    apiVersion: o.apiVersion,
-    kind: o.kind,
-    name: o.name,
-    uid: o.uid,
-    ...(o.controller === undefined || o.controller === null ? {} : { controller: o.controller }),
-    ...(o.blockOwnerDeletion === undefined || o.blockOwnerDeletion === null
-      ? {}
-      : { blockOwnerDeletion: o.blockOwnerDeletion }),
-  }));
+  return owners.map((o) => {
+    const owner: K8sOwner = { apiVersion: o.apiVersion, kind: o.kind, name: o.name, uid: o.uid };
+    if (o.controller !== undefined && o.controller !== null) owner.controller = o.controller;
+    if (o.blockOwnerDeletion !== undefined && o.blockOwnerDeletion !== null)
+      owner.blockOwnerDeletion = o.blockOwnerDeletion;
+    return owner;
+  });
 }
 
 /**
@@ -83,11 +81,23 @@ export function workloadOf(pod: PodLike): string {
 export function podDigests(pod: PodLike): Record<string, string> | 'unknown' | undefined {
   const phase = pod.status?.phase;
   if (phase !== 'Running' && phase !== 'Failed') return undefined;
+  // Pods are immutable in the cache (an update replaces the object): derive once per object.
+  const known = derived.get(pod);
+  if (known !== undefined) return known;
+  const digests: Record<string, string> | 'unknown' = deriveDigests(pod);
+  derived.set(pod, digests);
+  return digests;
+}
+
+const derived = new WeakMap<PodLike, Record<string, string> | 'unknown'>();
+
+function deriveDigests(pod: PodLike): Record<string, string> | 'unknown' {
   const digests: Record<string, string> = {};
   for (const cs of pod.status?.containerStatuses ?? []) {
-    const digest = DIGEST_AT_END.exec(cs.imageID ?? '')?.[1];
-    if (!digest || !cs.image) return 'unknown';
-    digests[cs.image] = digest.toLowerCase();
+    const id = cs.imageID ?? '';
+    const digest = id.length >= 64 ? id.slice(-64) : '';
+    if (!cs.image || !HEX64.test(digest)) return 'unknown';
+    digests[cs.image] = LOWER_HEX64.test(digest) ? digest : digest.toLowerCase();
   }
   return digests;
 }

@@ -6,6 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
+import nodeFetch from 'node-fetch';
 import { createClient } from '../../shared/client/index.js';
 import type { ReporterConfig } from './config.js';
 import type { Sleep } from './delivery.js';
@@ -54,6 +55,10 @@ export class Reporter extends EventEmitter<LoopEvents> {
       // Read on every request: a rotated Secret is picked up without a restart.
       token: token.kind === 'value' ? token.value : () => readFileSync(token.path, 'utf8'),
       userAgent: options.userAgent ?? 'verity-reporter',
+      // The HTTP stack the Kubernetes client already loads. The global fetch would load a second
+      // one (undici, ~7 MiB) and holds several copies of a large body while sending it
+      // (~25 MiB of peak resident memory for a 10,000-pod report, against ~8 MiB here).
+      fetch: nodeFetch as unknown as typeof fetch,
     });
     this.loops = plan.environments.map(
       (planned) =>
