@@ -39,7 +39,7 @@ const CRON_PERIOD_S = 300;
 const KEY = 'bench-reporter-key-0123456789';
 /** What Dockerfile.reporter sets; the figures are for the process as the image runs it. */
 const IMAGE_NODE_OPTIONS =
-  /ENV NODE_OPTIONS="([^"]*)"/.exec(readFileSync('Dockerfile.reporter', 'utf8'))?.[1] ?? '';
+  /NODE_OPTIONS="([^"]*)"/.exec(readFileSync('Dockerfile.reporter', 'utf8'))?.[1] ?? '';
 
 const ns = (i: number) => `team-${String(i).padStart(3, '0')}`;
 const image = (n: number, d: number, version: number) => `ghcr.io/acme/${ns(n)}-svc-${d}:${version}`;
