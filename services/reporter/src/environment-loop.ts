@@ -103,45 +103,40 @@ export class EnvironmentLoop {
         },
         rejected: (item, err) => {
           if (this.last?.identity === item.identity) this.last.outcome = 'rejected';
-          const status = err instanceof VerityApiError ? err.status : undefined;
-          metrics.reports.inc({ environment, result: 'rejected' });
+          const failure = this.failed('rejected', item, err);
           log.error(
             {
-              environment,
-              reason: item.reason,
-              status,
-              err: (err as Error).message,
+              ...failure,
               fieldErrors: err instanceof VerityApiError ? err.fieldErrors : undefined,
               hint:
-                status === 404 && !config.autoCreateEnvironments
+                failure.status === 404 && !config.autoCreateEnvironments
                   ? 'create the environment (type K8S) or set VERITY_AUTO_CREATE_ENVIRONMENTS=true'
                   : undefined,
             },
             'report rejected; not retried until the state changes or the heartbeat',
           );
-          events.emit('delivered', { environment, result: 'rejected', reason: item.reason, status });
         },
         retrying: (item, err, delayMs, attempt) => {
-          const status = err instanceof VerityApiError ? err.status : undefined;
-          metrics.reports.inc({ environment, result: 'retried' });
+          const failure = this.failed('retried', item, err);
           log.warn(
-            {
-              environment,
-              reason: item.reason,
-              status,
-              err: (err as Error).message,
-              attempt,
-              retryInMs: delayMs,
-            },
+            { ...failure, attempt, retryInMs: delayMs },
             'report failed; retrying with the newest state',
           );
-          events.emit('delivered', { environment, result: 'retried', reason: item.reason, status });
         },
       },
       { baseMs: config.retryBaseMs, maxMs: config.retryMaxMs },
       deps.sleep,
       deps.random,
     );
+  }
+
+  /** Counts and announces a failed delivery; returns the fields its log line starts with. */
+  private failed(result: 'rejected' | 'retried', item: Item, err: unknown) {
+    const environment = this.name;
+    const status = err instanceof VerityApiError ? err.status : undefined;
+    this.deps.metrics.reports.inc({ environment, result });
+    this.deps.events.emit('delivered', { environment, result, reason: item.reason, status });
+    return { environment, reason: item.reason, status, err: (err as Error).message };
   }
 
   /** Whether every watch this environment reads has listed its pods. */
