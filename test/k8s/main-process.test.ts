@@ -48,7 +48,7 @@ describe('the reporter process', () => {
       env: {
         PATH: process.env.PATH,
         VERITY_API_URL: 'verity',
-        VERITY_CONFIG_FILE: join(
+        VERITY_REPORTER_CONFIG: join(
           process.cwd(),
           'test',
           'unit',

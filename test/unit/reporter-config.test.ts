@@ -129,6 +129,7 @@ describe('loadReporterConfig', () => {
       VERITY_ENVIRONMENT: 'prod',
       VERITY_NAMESPACES: 'a, b ,',
       VERITY_LABEL_SELECTOR: 'app=web',
+      VERITY_HEARTBEAT_SECONDS: '300',
     });
     expect(c).toMatchObject({
       apiUrl: 'http://verity:8080',
@@ -146,20 +147,20 @@ describe('loadReporterConfig', () => {
       ],
       debounceMs: 2000,
       maxWaitMs: 10_000,
-      heartbeatMs: 600_000,
+      heartbeatMs: 300_000,
       autoCreateEnvironments: false,
       port: 8081,
       logLevel: 'info',
     });
   });
 
-  it('reads the environments from VERITY_CONFIG_FILE and the key from VERITY_API_TOKEN_FILE', () => {
+  it('reads the environments from VERITY_REPORTER_CONFIG and the key from VERITY_API_TOKEN_FILE', () => {
     const c = loadReporterConfig(
       {
         ...BASE,
         VERITY_API_TOKEN: '',
         VERITY_API_TOKEN_FILE: '/secret/key',
-        VERITY_CONFIG_FILE: '/cfg.yaml',
+        VERITY_REPORTER_CONFIG: '/cfg.yaml',
       },
       (p) => ({ '/secret/key': 'the-key\n', '/cfg.yaml': fixture('valid-multi.yaml') })[p]!,
     );
@@ -180,6 +181,7 @@ describe('loadReporterConfig', () => {
         VERITY_DEBOUNCE_MS: 'soon',
         VERITY_MAX_WAIT_MS: '10',
         VERITY_AUTO_CREATE_ENVIRONMENTS: 'maybe',
+        VERITY_HEARTBEAT_SECONDS: '0',
         LOG_LEVEL: 'loud',
       }).map((p) => p.split(':')[0]),
     ).toEqual([
@@ -191,6 +193,7 @@ describe('loadReporterConfig', () => {
       'VERITY_DEBOUNCE_MS',
       'VERITY_MAX_WAIT_MS',
       'LOG_LEVEL',
+      'VERITY_HEARTBEAT_SECONDS',
       'VERITY_AUTO_CREATE_ENVIRONMENTS',
     ]);
   });
@@ -200,18 +203,21 @@ describe('loadReporterConfig', () => {
       'VERITY_API_URL: required (the Verity server, e.g. http://verity:8080)',
       'VERITY_ORG: required (the organization to report to)',
       'VERITY_API_TOKEN: required, or VERITY_API_TOKEN_FILE naming a file that holds it',
-      'VERITY_ENVIRONMENT: required (the environment to report), or VERITY_CONFIG_FILE',
+      'VERITY_ENVIRONMENT: required (the environment to report), or VERITY_REPORTER_CONFIG',
     ]);
   });
 
   it('refuses single-environment variables next to a config file, and a missing or bad file', () => {
-    expect(problemsOf({ ...BASE, VERITY_CONFIG_FILE: '/nope.yaml', VERITY_NAMESPACES: 'a' })).toEqual([
-      'VERITY_NAMESPACES: cannot be used with VERITY_CONFIG_FILE; describe every environment in the file',
-      "VERITY_CONFIG_FILE: cannot read '/nope.yaml': ENOENT: no such file",
+    expect(problemsOf({ ...BASE, VERITY_REPORTER_CONFIG: '/nope.yaml', VERITY_NAMESPACES: 'a' })).toEqual([
+      'VERITY_NAMESPACES: cannot be used with VERITY_REPORTER_CONFIG; describe every environment in the file',
+      "VERITY_REPORTER_CONFIG: cannot read '/nope.yaml': ENOENT: no such file",
     ]);
     expect(
-      problemsOf({ ...BASE, VERITY_CONFIG_FILE: '/c.yaml' }, { '/c.yaml': fixture('duplicate-names.yaml') }),
-    ).toEqual(["VERITY_CONFIG_FILE '/c.yaml': environments[1]: duplicate environment name 'prod-env'"]);
+      problemsOf(
+        { ...BASE, VERITY_REPORTER_CONFIG: '/c.yaml' },
+        { '/c.yaml': fixture('duplicate-names.yaml') },
+      ),
+    ).toEqual(["VERITY_REPORTER_CONFIG '/c.yaml': environments[1]: duplicate environment name 'prod-env'"]);
   });
 
   it('refuses an unreadable or empty key file', () => {

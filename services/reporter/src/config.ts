@@ -1,7 +1,7 @@
 /**
  * Reporter configuration: the API to report to, from environment variables, and the environments
  * to report, either from the multi-environment YAML file of `kosli snapshot k8s --config-file`
- * (VERITY_CONFIG_FILE) or as one environment from variables. Every problem is collected and
+ * (VERITY_REPORTER_CONFIG) or as one environment from variables. Every problem is collected and
  * reported at once.
  */
 import { readFileSync } from 'node:fs';
@@ -232,7 +232,7 @@ export function loadReporterConfig(
   } else problems.push('VERITY_API_TOKEN: required, or VERITY_API_TOKEN_FILE naming a file that holds it');
 
   let environments: EnvironmentConfig[] = [];
-  const configFile = get('VERITY_CONFIG_FILE');
+  const configFile = get('VERITY_REPORTER_CONFIG');
   const singleVars = [
     'VERITY_ENVIRONMENT',
     'VERITY_NAMESPACES',
@@ -244,23 +244,23 @@ export function loadReporterConfig(
   if (configFile) {
     for (const name of singleVars.filter((n) => get(n) !== undefined))
       problems.push(
-        `${name}: cannot be used with VERITY_CONFIG_FILE; describe every environment in the file`,
+        `${name}: cannot be used with VERITY_REPORTER_CONFIG; describe every environment in the file`,
       );
     let text: string | undefined;
     try {
       text = readFile(configFile);
     } catch (err) {
-      problems.push(`VERITY_CONFIG_FILE: cannot read '${configFile}': ${(err as Error).message}`);
+      problems.push(`VERITY_REPORTER_CONFIG: cannot read '${configFile}': ${(err as Error).message}`);
     }
     if (text !== undefined) {
-      const parsed = parseEnvironmentsFile(text, `VERITY_CONFIG_FILE '${configFile}'`);
+      const parsed = parseEnvironmentsFile(text, `VERITY_REPORTER_CONFIG '${configFile}'`);
       environments = parsed.environments;
       problems.push(...parsed.problems);
     }
   } else {
     const name = get('VERITY_ENVIRONMENT');
     if (!name)
-      problems.push('VERITY_ENVIRONMENT: required (the environment to report), or VERITY_CONFIG_FILE');
+      problems.push('VERITY_ENVIRONMENT: required (the environment to report), or VERITY_REPORTER_CONFIG');
     else {
       const single: EnvironmentConfig = {
         name,
@@ -294,7 +294,7 @@ export function loadReporterConfig(
     environments,
     debounceMs,
     maxWaitMs,
-    heartbeatMs: intVar(env, 'VERITY_HEARTBEAT_INTERVAL_MS', 600_000, 1000, 86_400_000, problems),
+    heartbeatMs: intVar(env, 'VERITY_HEARTBEAT_SECONDS', 600, 1, 86_400, problems) * 1000,
     autoCreateEnvironments: boolVar(env, 'VERITY_AUTO_CREATE_ENVIRONMENTS', problems),
     environmentDescription: get('VERITY_ENVIRONMENT_DESCRIPTION') ?? 'Auto-created by the Verity reporter',
     retryBaseMs: 1000,
