@@ -23,6 +23,11 @@ export default defineConfig({
         // helm lint/template of charts/ with a real helm binary (test/charts/helm.ts).
         test: { name: 'charts', include: ['test/charts/**/*.test.ts'] },
       },
+      {
+        extends: true,
+        // The reporter (and later the operator) against the Kubernetes API server double over real HTTP.
+        test: { name: 'k8s', include: ['test/k8s/**/*.test.ts'] },
+      },
     ],
   },
 });

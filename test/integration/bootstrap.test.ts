@@ -74,7 +74,8 @@ describe('bootstrap', () => {
       expect(result.orgCreated).toBe(start === 0);
       await handle.close();
     }
-  });
+    // initialising an embedded database on disk takes seconds, more on a loaded machine
+  }, 120_000);
 
   it.skipIf(onPostgres)('refuses a second process on the same embedded database directory', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'verity-lock-'));

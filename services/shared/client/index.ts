@@ -3,9 +3,28 @@
  * sends (Bearer key, JSON with charset) and parses responses with the shared contract.
  * It does not retry: callers own their retry policy, helped by `isRetryable` and `retryAfterMs`.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ErrorBody } from '../contract/common.js';
+import type { ReportType } from '../contract/environment-reports.js';
 import { Organization } from '../contract/organizations.js';
+
+/**
+ * The fields of `GET /environments/{org}/{env}` the client reads (what `kosli snapshot
+ * --auto-environment` reads); other fields pass through. The full shape belongs to the
+ * environment endpoints' contract.
+ */
+export const EnvironmentSummary = z.looseObject({ name: z.string(), type: z.string() });
+export type EnvironmentSummary = z.infer<typeof EnvironmentSummary>;
+
+/** Body of `PUT /environments/{org}` (create or update), as the kosli CLI sends it. */
+export interface EnvironmentPut {
+  name: string;
+  type: ReportType | 'logical';
+  description: string;
+  include_scaling?: boolean;
+  require_provenance?: boolean;
+  included_environments?: string[];
+}
 
 export interface ClientOptions {
   /** Base URL of the server, without /api/v2, e.g. http://verity:8080. */
@@ -117,6 +136,16 @@ export function createClient(options: ClientOptions) {
     org: options.org,
     organizations: {
       get: () => request('GET', apiPath('organizations', options.org), { schema: Organization }),
+    },
+    environments: {
+      /** `GET /environments/{org}/{env}`; a missing environment is a 404 VerityApiError. */
+      get: (name: string) =>
+        request('GET', apiPath('environments', options.org, name), { schema: EnvironmentSummary }),
+      /** `PUT /environments/{org}`: creates the environment or updates it. */
+      put: (body: EnvironmentPut) => request('PUT', apiPath('environments', options.org), { body }),
+      /** `PUT /environments/{org}/{env}/report/{type}`: the full current state of the environment. */
+      report: (name: string, type: ReportType, body: unknown) =>
+        request('PUT', apiPath('environments', options.org, name, 'report', type), { body }),
     },
   };
 }

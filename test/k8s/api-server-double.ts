@@ -1,0 +1,546 @@
+/**
+ * A Kubernetes API server double: a generic in-memory object store keyed by
+ * group/version/resource/namespace/name with cluster-wide resourceVersions, served over real HTTP
+ * the way the API server serves it: list (labelSelector, limit/continue), get, create, replace,
+ * delete, and `?watch=true` streams (replay from a resourceVersion, bookmarks when
+ * `allowWatchBookmarks=true`, 410 Gone for a compacted resourceVersion, timeoutSeconds).
+ * Tests change objects directly, drop watch connections, expire history and inject failures.
+ * Pods are its first resource; others are registered with {@link ApiServerDouble.register}.
+ */
+import { once, EventEmitter } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { parseLabelSelector, type LabelRequirement } from '../../services/reporter/src/label-selector.js';
+
+/** A resource type the double serves. */
+export interface ResourceType {
+  group: string;
+  version: string;
+  /** Plural, as in the URL. */
+  resource: string;
+  kind: string;
+  namespaced: boolean;
+}
+
+export const PODS: ResourceType = {
+  group: '',
+  version: 'v1',
+  resource: 'pods',
+  kind: 'Pod',
+  namespaced: true,
+};
+
+type K8sObject = Record<string, any> & { metadata: Record<string, any> };
+type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+interface StoreEvent {
+  rv: number;
+  type: EventType;
+  typeKey: string;
+  object: K8sObject;
+  /** The object before a MODIFIED event, to translate it for label-selected watches. */
+  previous?: K8sObject;
+}
+
+const typeKey = (t: ResourceType) => `${t.group}/${t.version}/${t.resource}`;
+const objectKey = (ns: string | undefined, name: string) => `${ns ?? ''}/${name}`;
+
+/** apimachinery's Status body. */
+function status(code: number, reason: string, message: string) {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function matchesLabels(requirements: LabelRequirement[], labels: Record<string, string> = {}): boolean {
+  return requirements.every(({ key, operator, values }) => {
+    const has = Object.hasOwn(labels, key);
+    const v = labels[key];
+    switch (operator) {
+      case 'exists':
+        return has;
+      case '!':
+        return !has;
+      case '=':
+      case 'in':
+        return has && values.includes(v!);
+      case '!=':
+      case 'notin':
+        return !has || !values.includes(v!);
+      case '>':
+        return has && Number(v) > Number(values[0]);
+      case '<':
+        return has && Number(v) < Number(values[0]);
+    }
+  });
+}
+
+interface WatchScope {
+  typeKey: string;
+  namespace: string | undefined;
+  selector: LabelRequirement[];
+}
+
+const inScope = (scope: WatchScope, obj: K8sObject | undefined) =>
+  obj !== undefined &&
+  (scope.namespace === undefined || obj.metadata.namespace === scope.namespace) &&
+  matchesLabels(scope.selector, obj.metadata.labels);
+
+/** What a watcher of `scope` sees of a store event (a label change can turn MODIFIED into ADDED or DELETED). */
+function translate(scope: WatchScope, e: StoreEvent): { type: EventType; object: K8sObject } | undefined {
+  if (e.typeKey !== scope.typeKey) return undefined;
+  const now = inScope(scope, e.object);
+  if (e.type !== 'MODIFIED') return now ? { type: e.type, object: e.object } : undefined;
+  const before = inScope(scope, e.previous);
+  if (now) return { type: before ? 'MODIFIED' : 'ADDED', object: e.object };
+  return before ? { type: 'DELETED', object: e.object } : undefined;
+}
+
+/** The generic store: objects by type and namespace/name, one resourceVersion counter, an event history. */
+export class ObjectStore extends EventEmitter<{ event: [StoreEvent] }> {
+  private revision = 1000;
+  private readonly objects = new Map<string, Map<string, K8sObject>>();
+  private history: StoreEvent[] = [];
+  /** Events at or below this revision are gone: a watch from there gets 410 Gone. */
+  private compactedAt = 0;
+
+  constructor(private readonly historyLimit = 100_000) {
+    super();
+    this.setMaxListeners(0);
+  }
+
+  get resourceVersion(): number {
+    return this.revision;
+  }
+
+  get oldestWatchable(): number {
+    return this.compactedAt;
+  }
+
+  private bucket(t: ResourceType) {
+    let b = this.objects.get(typeKey(t));
+    if (!b) this.objects.set(typeKey(t), (b = new Map()));
+    return b;
+  }
+
+  private record(t: ResourceType, type: EventType, object: K8sObject, previous?: K8sObject) {
+    const e: StoreEvent = { rv: this.revision, type, typeKey: typeKey(t), object, previous };
+    this.history.push(e);
+    if (this.history.length > this.historyLimit) {
+      const dropped = this.history.splice(0, this.history.length - this.historyLimit);
+      this.compactedAt = dropped[dropped.length - 1]!.rv;
+    }
+    this.emit('event', e);
+  }
+
+  get(t: ResourceType, namespace: string | undefined, name: string): K8sObject | undefined {
+    return this.bucket(t).get(objectKey(namespace, name));
+  }
+
+  /** Objects of a type, sorted by namespace/name, in a namespace or all, matching a selector. */
+  list(t: ResourceType, namespace?: string, selector: LabelRequirement[] = []): Array<[string, K8sObject]> {
+    const scope: WatchScope = { typeKey: typeKey(t), namespace, selector };
+    return [...this.bucket(t).entries()]
+      .filter(([, o]) => inScope(scope, o))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  /** Creates an object; 409 when it exists. */
+  create(t: ResourceType, input: K8sObject): K8sObject {
+    const obj = structuredClone(input);
+    const key = objectKey(obj.metadata.namespace, obj.metadata.name);
+    if (this.bucket(t).has(key))
+      throw new HttpError(409, 'AlreadyExists', `${t.resource} "${obj.metadata.name}" already exists`);
+    this.revision += 1;
+    obj.metadata.resourceVersion = String(this.revision);
+    obj.metadata.uid ??= `uid-${this.revision}`;
+    obj.metadata.creationTimestamp ??= new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    this.bucket(t).set(key, obj);
+    this.record(t, 'ADDED', obj);
+    return obj;
+  }
+
+  /** Replaces an object; 404 when missing, 409 when a given resourceVersion is not the current one. */
+  replace(t: ResourceType, input: K8sObject): K8sObject {
+    const obj = structuredClone(input);
+    const key = objectKey(obj.metadata.namespace, obj.metadata.name);
+    const previous = this.bucket(t).get(key);
+    if (!previous) throw new HttpError(404, 'NotFound', `${t.resource} "${obj.metadata.name}" not found`);
+    const given = obj.metadata.resourceVersion as string | undefined;
+    if (given && given !== previous.metadata.resourceVersion)
+      throw new HttpError(
+        409,
+        'Conflict',
+        `the object has been modified; please apply your changes to the latest version`,
+      );
+    this.revision += 1;
+    obj.metadata = {
+      ...obj.metadata,
+      uid: previous.metadata.uid,
+      creationTimestamp: previous.metadata.creationTimestamp,
+      resourceVersion: String(this.revision),
+    };
+    this.bucket(t).set(key, obj);
+    this.record(t, 'MODIFIED', obj, previous);
+    return obj;
+  }
+
+  /** Creates or replaces, ignoring resourceVersions: what a test means by "the cluster now has this". */
+  apply(t: ResourceType, input: K8sObject): K8sObject {
+    const existing = this.get(t, input.metadata.namespace, input.metadata.name);
+    if (!existing) return this.create(t, input);
+    return this.replace(t, { ...input, metadata: { ...input.metadata, resourceVersion: undefined } });
+  }
+
+  /** Deletes an object; 404 when missing. */
+  delete(t: ResourceType, namespace: string | undefined, name: string): K8sObject {
+    const key = objectKey(namespace, name);
+    const previous = this.bucket(t).get(key);
+    if (!previous) throw new HttpError(404, 'NotFound', `${t.resource} "${name}" not found`);
+    this.bucket(t).delete(key);
+    this.revision += 1;
+    const obj = { ...previous, metadata: { ...previous.metadata, resourceVersion: String(this.revision) } };
+    this.record(t, 'DELETED', obj);
+    return obj;
+  }
+
+  /** Events after `rv` in a scope, or 'expired' when the history no longer reaches back that far. */
+  since(rv: number): StoreEvent[] | 'expired' {
+    if (rv < this.compactedAt) return 'expired';
+    return this.history.filter((e) => e.rv > rv);
+  }
+
+  /** Forgets the event history: every watch or continue token from before now gets 410 Gone. */
+  compact(): void {
+    this.history = [];
+    this.compactedAt = this.revision;
+  }
+}
+
+interface ActiveWatch {
+  res: ServerResponse;
+  scope: WatchScope;
+  bookmarks: boolean;
+  kind: string;
+  apiVersion: string;
+}
+
+/** Failures a test asks for: the next n requests of a kind answer with a status. */
+interface Injected {
+  kind: 'list' | 'watch';
+  status: number;
+  remaining: number;
+}
+
+export interface ApiServerDoubleOptions {
+  /** Bearer token clients must send; default `double-token`. */
+  token?: string;
+  /** Events kept for watches to resume from; older ones are compacted (410 Gone). */
+  historyLimit?: number;
+  /** Bookmarks go out this often on watches that asked for them; default 60 s, as the API server. */
+  bookmarkIntervalMs?: number;
+}
+
+/** The double: an ObjectStore behind a real HTTP server. */
+export class ApiServerDouble extends EventEmitter<{ watch: [WatchScope]; list: [string] }> {
+  readonly store: ObjectStore;
+  private readonly types = new Map<string, ResourceType>();
+  private readonly watches = new Set<ActiveWatch>();
+  private readonly injected: Injected[] = [];
+  private server: Server | undefined;
+  private bookmarkTimer: NodeJS.Timeout | undefined;
+  readonly token: string;
+  url = '';
+  /** Requests served, by kind: what tests assert on for "relisted" or "watched again". */
+  readonly counts = { list: 0, watch: 0, expired: 0, dropped: 0, bookmarks: 0 };
+
+  constructor(private readonly options: ApiServerDoubleOptions = {}) {
+    super();
+    this.setMaxListeners(0);
+    this.token = options.token ?? 'double-token';
+    this.store = new ObjectStore(options.historyLimit);
+    this.register(PODS);
+    this.store.on('event', (e) => this.fanOut(e));
+  }
+
+  /** Serves another resource type (custom resources for the operator, for example). */
+  register(t: ResourceType): void {
+    this.types.set(`${t.group}/${t.version}/${t.resource}`, t);
+  }
+
+  async start(port = 0): Promise<this> {
+    this.server = createServer((req, res) => this.handle(req, res));
+    this.server.listen(port, '127.0.0.1');
+    await once(this.server, 'listening');
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    const every = this.options.bookmarkIntervalMs ?? 60_000;
+    this.bookmarkTimer = setInterval(() => this.sendBookmarks(), every);
+    this.bookmarkTimer.unref();
+    return this;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.bookmarkTimer);
+    for (const w of this.watches) w.res.destroy();
+    this.watches.clear();
+    this.server?.closeAllConnections();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+
+  /** A client configuration pointing at the double. */
+  kubeConfig(): KubeConfig {
+    const kc = new KubeConfig();
+    kc.loadFromString(this.kubeconfigYaml());
+    return kc;
+  }
+
+  /** The kubeconfig file content for a process (KUBECONFIG). */
+  kubeconfigYaml(): string {
+    return JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'double', cluster: { server: this.url, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'reporter', user: { token: this.token } }],
+      contexts: [{ name: 'double', context: { cluster: 'double', user: 'reporter' } }],
+      'current-context': 'double',
+    });
+  }
+
+  // --- what tests do to the cluster ---
+
+  /** Creates or replaces a pod. */
+  putPod(pod: Record<string, any>): K8sObject {
+    return this.store.apply(PODS, pod as K8sObject);
+  }
+
+  deletePod(namespace: string, name: string): void {
+    this.store.delete(PODS, namespace, name);
+  }
+
+  /** Closes every open watch connection abruptly, as a load balancer or an API server restart does. */
+  dropWatches(): number {
+    const n = this.watches.size;
+    for (const w of this.watches) w.res.socket?.destroy();
+    this.watches.clear();
+    this.counts.dropped += n;
+    return n;
+  }
+
+  /** Forgets history: resuming watches get 410 Gone and must relist. */
+  expireHistory(): void {
+    this.store.compact();
+  }
+
+  /** The next `times` list or watch requests answer `status` (a Status body). */
+  failNext(kind: 'list' | 'watch', status: number, times = 1): void {
+    this.injected.push({ kind, status, remaining: times });
+  }
+
+  /** Sends a BOOKMARK with the current resourceVersion on every watch that asked for bookmarks. */
+  sendBookmarks(): void {
+    for (const w of this.watches) {
+      if (!w.bookmarks) continue;
+      this.counts.bookmarks += 1;
+      this.write(w, {
+        type: 'BOOKMARK',
+        object: {
+          kind: w.kind,
+          apiVersion: w.apiVersion,
+          metadata: { resourceVersion: String(this.store.resourceVersion) },
+        },
+      });
+    }
+  }
+
+  /** Open watch connections. */
+  get activeWatches(): number {
+    return this.watches.size;
+  }
+
+  /** Resolves once `n` watch connections are open. */
+  async waitForWatches(n: number, timeoutMs = 10_000): Promise<void> {
+    const deadline = AbortSignal.timeout(timeoutMs);
+    while (this.watches.size < n) await once(this, 'watch', { signal: deadline });
+  }
+
+  // --- HTTP ---
+
+  private write(w: ActiveWatch, event: unknown): void {
+    if (!w.res.writableEnded && !w.res.destroyed) w.res.write(JSON.stringify(event) + '\n');
+  }
+
+  private fanOut(e: StoreEvent): void {
+    for (const w of this.watches) {
+      const seen = translate(w.scope, e);
+      if (seen) this.write(w, seen);
+    }
+  }
+
+  private send(res: ServerResponse, code: number, body: unknown): void {
+    res.writeHead(code, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const body: Buffer[] = [];
+    req.on('data', (c: Buffer) => body.push(c));
+    req.on('end', () => {
+      try {
+        this.route(req, res, Buffer.concat(body).toString('utf8'));
+      } catch (err) {
+        if (err instanceof HttpError) this.send(res, err.code, status(err.code, err.reason, err.message));
+        else this.send(res, 500, status(500, 'InternalError', (err as Error).message));
+      }
+    });
+  }
+
+  private route(req: IncomingMessage, res: ServerResponse, text: string): void {
+    if (req.headers.authorization !== `Bearer ${this.token}`)
+      throw new HttpError(401, 'Unauthorized', 'Unauthorized');
+    const url = new URL(req.url ?? '/', 'http://double');
+    // /api/v1/... or /apis/{group}/{version}/...
+    const parts = url.pathname.split('/').filter(Boolean);
+    let group = '';
+    let version: string | undefined;
+    let rest: string[];
+    if (parts[0] === 'api') [version, rest] = [parts[1], parts.slice(2)];
+    else if (parts[0] === 'apis') [group, version, rest] = [parts[1] ?? '', parts[2], parts.slice(3)];
+    else throw new HttpError(404, 'NotFound', `the server could not find the requested resource`);
+    let namespace: string | undefined;
+    if (rest[0] === 'namespaces' && rest.length >= 3) {
+      namespace = rest[1];
+      rest = rest.slice(2);
+    }
+    const [resource, name, subresource] = rest;
+    const t = this.types.get(`${group}/${version}/${resource}`);
+    if (!t || subresource !== undefined)
+      throw new HttpError(404, 'NotFound', `the server could not find the requested resource`);
+    const q = url.searchParams;
+    const method = req.method ?? 'GET';
+
+    if (method === 'GET' && name === undefined) {
+      const selectorText = q.get('labelSelector') ?? '';
+      const parsed = parseLabelSelector(selectorText);
+      if (!parsed.ok) throw new HttpError(400, 'BadRequest', `unable to parse requirement: ${parsed.error}`);
+      const watch = q.get('watch') === 'true' || q.get('watch') === '1';
+      const failure = this.takeInjected(watch ? 'watch' : 'list');
+      if (failure) throw new HttpError(failure, 'InternalError', `injected failure ${failure}`);
+      const scope = { typeKey: typeKey(t), namespace, selector: parsed.requirements };
+      if (watch) return this.watch(t, scope, q, res);
+      return this.list(t, scope, q, res);
+    }
+    if (method === 'GET') {
+      const obj = this.store.get(t, namespace, name!);
+      if (!obj) throw new HttpError(404, 'NotFound', `${resource} "${name}" not found`);
+      return this.send(res, 200, obj);
+    }
+    const input = text ? (JSON.parse(text) as K8sObject) : undefined;
+    if (method === 'POST' && name === undefined && input) {
+      input.metadata = { ...input.metadata, namespace: t.namespaced ? namespace : undefined };
+      return this.send(res, 201, this.store.create(t, input));
+    }
+    if (method === 'PUT' && name !== undefined && input) {
+      if (input.metadata?.name !== name)
+        throw new HttpError(400, 'BadRequest', 'the name of the object does not match');
+      input.metadata.namespace = t.namespaced ? namespace : undefined;
+      return this.send(res, 200, this.store.replace(t, input));
+    }
+    if (method === 'DELETE' && name !== undefined)
+      return this.send(res, 200, this.store.delete(t, namespace, name));
+    throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported here`);
+  }
+
+  private takeInjected(kind: 'list' | 'watch'): number | undefined {
+    const i = this.injected.find((f) => f.kind === kind && f.remaining > 0);
+    if (!i) return undefined;
+    i.remaining -= 1;
+    return i.status;
+  }
+
+  private list(t: ResourceType, scope: WatchScope, q: URLSearchParams, res: ServerResponse): void {
+    this.counts.list += 1;
+    this.emit('list', scope.typeKey);
+    const limit = Number(q.get('limit') ?? 0);
+    let listRv = this.store.resourceVersion;
+    let after = '';
+    const token = q.get('continue');
+    if (token) {
+      const decoded = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as {
+        rv: number;
+        after: string;
+      };
+      if (decoded.rv < this.store.oldestWatchable)
+        throw new HttpError(
+          410,
+          'Expired',
+          'The provided continue parameter is too old to display a consistent list result.',
+        );
+      [listRv, after] = [decoded.rv, decoded.after];
+    }
+    const all = this.store.list(t, scope.namespace, scope.selector).filter(([k]) => k > after);
+    const page = limit > 0 ? all.slice(0, limit) : all;
+    const more = page.length < all.length;
+    const metadata: Record<string, unknown> = { resourceVersion: String(listRv) };
+    if (more) {
+      metadata.continue = Buffer.from(
+        JSON.stringify({ rv: listRv, after: page[page.length - 1]![0] }),
+      ).toString('base64url');
+      metadata.remainingItemCount = all.length - page.length;
+    }
+    this.send(res, 200, {
+      kind: `${t.kind}List`,
+      apiVersion: t.group ? `${t.group}/${t.version}` : t.version,
+      metadata,
+      items: page.map(([, o]) => o),
+    });
+  }
+
+  private watch(t: ResourceType, scope: WatchScope, q: URLSearchParams, res: ServerResponse): void {
+    this.counts.watch += 1;
+    const w: ActiveWatch = {
+      res,
+      scope,
+      bookmarks: q.get('allowWatchBookmarks') === 'true',
+      kind: t.kind,
+      apiVersion: t.group ? `${t.group}/${t.version}` : t.version,
+    };
+    res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
+    const from = q.get('resourceVersion') ?? '';
+    if (from === '' || from === '0') {
+      for (const [, object] of this.store.list(t, scope.namespace, scope.selector))
+        this.write(w, { type: 'ADDED', object });
+    } else {
+      const events = this.store.since(Number(from));
+      if (events === 'expired') {
+        // What the API server does: a 200 stream carrying one ERROR event, then the end.
+        this.counts.expired += 1;
+        this.write(w, {
+          type: 'ERROR',
+          object: status(410, 'Expired', `too old resource version: ${from} (${this.store.oldestWatchable})`),
+        });
+        res.end();
+        return;
+      }
+      for (const e of events) {
+        const seen = translate(scope, e);
+        if (seen) this.write(w, seen);
+      }
+    }
+    this.watches.add(w);
+    const timeout = Number(q.get('timeoutSeconds') ?? 0);
+    const timer = timeout > 0 ? setTimeout(() => res.end(), timeout * 1000) : undefined;
+    res.on('close', () => {
+      clearTimeout(timer);
+      this.watches.delete(w);
+    });
+    this.emit('watch', scope);
+  }
+}
