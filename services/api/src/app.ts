@@ -16,6 +16,7 @@ import authPlugin from './plugins/auth.js';
 import dbPlugin from './plugins/db.js';
 import domainEventsPlugin from './plugins/domain-events.js';
 import errorsPlugin from './plugins/errors.js';
+import evidencePlugin from './plugins/evidence.js';
 import healthPlugin from './plugins/health.js';
 import metricsPlugin from './plugins/metrics.js';
 import multipartPlugin from './plugins/multipart.js';
@@ -82,6 +83,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // The evidence area replaces this with the port over its flows, trails and artifacts.
   await app.register(provenancePlugin, { port: noProvenance });
   await app.register(errorsPlugin);
+  await app.register(evidencePlugin);
   await app.register(metricsPlugin);
   await app.register(openapiPlugin);
   await app.register(authPlugin);

@@ -108,10 +108,7 @@ export function parseFlowTemplate(yamlText: string): TemplateParseResult {
 }
 
 function normalise(data: Record<string, unknown>): FlowTemplate {
-  const trail = (data.trail ?? null) as {
-    attestations?: TemplateAttestation[];
-    artifacts?: Array<{ name: string; attestations?: TemplateAttestation[] }>;
-  } | null;
+  const trail = (data.trail ?? null);
   return {
     version: 1,
     trail: {

@@ -3,12 +3,20 @@
  * each issue adds its line here.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import artifacts from './artifacts/index.js';
+import attestations from './attestations/index.js';
+import flows from './flows/index.js';
 import organizations from './organizations/index.js';
 import serviceAccounts from './service-accounts/index.js';
+import trails from './trails/index.js';
 
 const routes: FastifyPluginAsync = async (app) => {
   await app.register(organizations);
   await app.register(serviceAccounts);
+  await app.register(flows);
+  await app.register(trails);
+  await app.register(artifacts);
+  await app.register(attestations);
 };
 
 export default routes;
