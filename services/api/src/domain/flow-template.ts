@@ -108,7 +108,12 @@ export function parseFlowTemplate(yamlText: string): TemplateParseResult {
 }
 
 function normalise(data: Record<string, unknown>): FlowTemplate {
-  const trail = (data.trail ?? null);
+  interface RawTrail {
+    attestations?: TemplateAttestation[];
+    artifacts?: Array<{ name: string; attestations?: TemplateAttestation[] }>;
+  }
+  const raw: unknown = data.trail;
+  const trail = raw ? (raw as RawTrail) : null;
   return {
     version: 1,
     trail: {
