@@ -183,6 +183,7 @@ export const artifactsRepository = {
       .selectFrom('artifacts as a')
       .innerJoin('trails as t', (j) => j.onRef('t.org_id', '=', 'a.org_id').onRef('t.id', '=', 'a.trail_id'))
       .innerJoin('flows as f', (j) => j.onRef('f.org_id', '=', 'a.org_id').onRef('f.id', '=', 'a.flow_id'))
+      .innerJoin('orgs as o', 'o.id', 'a.org_id')
       .distinctOn(['a.fingerprint', 'a.flow_id'])
       .select([
         'a.id',
@@ -202,6 +203,7 @@ export const artifactsRepository = {
         't.compliance as trail_compliance',
         'f.name as flow_name',
         'f.tags as flow_tags',
+        'o.name as org_name',
       ])
       .where('a.org_id', '=', orgId)
       .where('a.fingerprint', 'in', [...fingerprints])
