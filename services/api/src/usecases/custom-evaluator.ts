@@ -41,7 +41,18 @@ const jq = require(workerData.jqPath);
 const Ajv2020 = require(workerData.ajv2020Path).default;
 const Ajv07 = require(workerData.ajvPath).default;
 const errText = (e) => String((e && e.message) || e).split('\\n').filter(Boolean).slice(0, 3).join(' ');
+// Compiling a schema costs far more than using it: keep the recent ones.
+const compiled = new Map();
 function compile(schema) {
+  const key = JSON.stringify(schema);
+  const hit = compiled.get(key);
+  if (hit) return hit;
+  const validate = compileNew(schema);
+  if (compiled.size >= 100) compiled.delete(compiled.keys().next().value);
+  compiled.set(key, validate);
+  return validate;
+}
+function compileNew(schema) {
   const draft = typeof schema.$schema === 'string' && /draft-0[467]/.test(schema.$schema);
   const ajv = draft ? new Ajv07({ allErrors: true, strict: false }) : new Ajv2020({ allErrors: true, strict: false });
   return ajv.compile(schema);
@@ -50,16 +61,28 @@ async function runJq(data, expr) {
   const out = await jq.json(data, expr, ['-c']);
   return out;
 }
+// Load jq's WebAssembly and ajv before reporting ready, so the time bound covers evaluation only.
+compileNew({ type: 'object' });
+compileNew({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' });
+jq.json({}, '.').then(() => parentPort.postMessage({ ready: true }), () => parentPort.postMessage({ ready: true }));
 parentPort.on('message', async (msg) => {
   try {
     if (msg.op === 'check') {
       const res = { schema: null, rules: [], summary: [] };
       if (msg.schema) { try { compile(msg.schema); } catch (e) { res.schema = errText(e); } }
+      // 'empty | (...)' compiles the program without running it: a rule that loops still checks.
+      const compileOnly = (p) => 'empty | (\\n' + p + '\\n)';
+      const all = [...msg.rules, ...msg.summary.map((x) => x.expression)];
+      let allCompile = all.length === 0;
+      if (!allCompile) {
+        try { await runJq({}, all.map(compileOnly).join(', ')); allCompile = true; } catch (e) { allCompile = false; }
+      }
+      if (allCompile) { parentPort.postMessage({ id: msg.id, ok: true, value: res }); return; }
       for (const [i, r] of msg.rules.entries()) {
-        try { await runJq({}, r); } catch (e) { if (/compile error/.test(String(e && e.message))) res.rules.push({ index: i, error: errText(e) }); }
+        try { await runJq({}, compileOnly(r)); } catch (e) { if (/compile error/.test(String(e && e.message))) res.rules.push({ index: i, error: errText(e) }); }
       }
       for (const [i, s] of msg.summary.entries()) {
-        try { await runJq({}, s.expression); } catch (e) { if (/compile error/.test(String(e && e.message))) res.summary.push({ index: i, error: errText(e) }); }
+        try { await runJq({}, compileOnly(s.expression)); } catch (e) { if (/compile error/.test(String(e && e.message))) res.summary.push({ index: i, error: errText(e) }); }
       }
       parentPort.postMessage({ id: msg.id, ok: true, value: res });
       return;
@@ -71,14 +94,31 @@ parentPort.on('message', async (msg) => {
         res.schemaErrors = (validate.errors || []).slice(0, 20).map((e) => ((e.instancePath || '(root)') + ' ' + e.message));
       }
     }
-    for (const rule of msg.rules) {
-      try { res.ruleResults.push({ rule, result: await runJq(msg.data, rule), error: null }); }
-      catch (e) { res.ruleResults.push({ rule, result: null, error: errText(e) }); }
-    }
-    for (const row of msg.summary) {
-      try { res.summary.push({ name: row.name, value: await runJq(msg.data, row.expression), error: null }); }
-      catch (e) { res.summary.push({ name: row.name, value: null, error: errText(e) }); }
-    }
+    // One jq run for every rule and summary row (each jq run costs tens of milliseconds);
+    // each program is caught on its own, so one failing rule does not hide the others.
+    const wrap = (p) => '(try ([(\\n' + p + '\\n)]) catch {"__jq_error": (. | tostring)})';
+    const programs = [...msg.rules, ...msg.summary.map((r) => r.expression)];
+    const outcome = (v) => (v && typeof v === 'object' && !Array.isArray(v) && '__jq_error' in v)
+      ? { value: null, error: String(v.__jq_error) }
+      : { value: v.length === 0 ? null : v.length === 1 ? v[0] : v, error: null };
+    let outcomes;
+    if (programs.length > 0) {
+      try {
+        const all = await runJq(msg.data, '[' + programs.map(wrap).join(', ') + ']');
+        outcomes = all.map(outcome);
+      } catch (e) {
+        outcomes = [];
+        for (const p of programs) {
+          try { outcomes.push(outcome(await runJq(msg.data, '[' + wrap(p) + '] | .[0]'))); }
+          catch (err) { outcomes.push({ value: null, error: errText(err) }); }
+        }
+      }
+    } else outcomes = [];
+    msg.rules.forEach((rule, i) => res.ruleResults.push({ rule, result: outcomes[i].value, error: outcomes[i].error }));
+    msg.summary.forEach((row, i) => {
+      const o = outcomes[msg.rules.length + i];
+      res.summary.push({ name: row.name, value: o.value, error: o.error });
+    });
     parentPort.postMessage({ id: msg.id, ok: true, value: res });
   } catch (e) {
     parentPort.postMessage({ id: msg.id, ok: false, error: errText(e) });
@@ -96,6 +136,7 @@ interface Job {
 /** One worker, one evaluation at a time, each bounded; a queue in front of it. */
 export class CustomEvaluator {
   private worker: Worker | null = null;
+  private ready = false;
   private queue: Job[] = [];
   private current: { job: Job; timer: NodeJS.Timeout } | null = null;
   private nextId = 1;
@@ -149,7 +190,12 @@ export class CustomEvaluator {
       resourceLimits: { maxOldGenerationSizeMb: this.limits.maxHeapMb, maxYoungGenerationSizeMb: 16 },
     });
     w.unref();
-    w.on('message', (msg: { id: number; ok: boolean; value?: unknown; error?: string }) => {
+    w.on('message', (msg: { id: number; ok: boolean; value?: unknown; error?: string; ready?: boolean }) => {
+      if (msg.ready) {
+        if (this.worker === w) this.ready = true;
+        this.pump();
+        return;
+      }
       if (!this.current || this.current.job.id !== msg.id) return;
       clearTimeout(this.current.timer);
       const { job } = this.current;
@@ -170,15 +216,22 @@ export class CustomEvaluator {
       clearTimeout(this.current.timer);
       this.current.job.reject(err);
       this.current = null;
+    } else if (!this.ready) {
+      // A worker that dies before it is ready would die again: fail the waiting job, not loop.
+      this.queue.shift()?.reject(err);
     }
     this.pump();
   }
 
   private pump(): void {
-    if (this.current || this.closed) return;
-    const job = this.queue.shift();
-    if (!job) return;
-    const worker = (this.worker ??= this.spawn());
+    if (this.current || this.closed || this.queue.length === 0) return;
+    if (!this.worker) {
+      this.ready = false;
+      this.worker = this.spawn();
+    }
+    if (!this.ready) return;
+    const worker = this.worker;
+    const job = this.queue.shift()!;
     const timer = setTimeout(() => {
       if (this.current?.job !== job) return;
       this.current = null;

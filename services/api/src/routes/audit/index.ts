@@ -13,11 +13,9 @@ import { trailNotFound } from '../../usecases/trails.js';
 import { evidenceContext, FingerprintParam } from '../evidence-shared.js';
 
 const tags = ['audit'];
-const File = z
-  .string()
-  .meta({
-    description: 'A .tar.gz with the record, compliance, attestations, evidence files and MANIFEST.sha256',
-  });
+const File = z.string().meta({
+  description: 'A .tar.gz with the record, compliance, attestations, evidence files and MANIFEST.sha256',
+});
 
 function sendArchive(reply: FastifyReply, stream: Readable, name: string): FastifyReply {
   return reply
