@@ -566,7 +566,7 @@ export async function untar(buffer: Buffer): Promise<Map<string, Buffer>> {
   await new Promise<void>((resolve, reject) => {
     extract.on('entry', (header, stream, next) => {
       const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => void chunks.push(c));
+      stream.on('data', (c: unknown) => void chunks.push(c as Buffer));
       stream.on('end', () => {
         files.set(header.name, Buffer.concat(chunks));
         next();
