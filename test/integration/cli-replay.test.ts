@@ -7,9 +7,9 @@
 import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import tar from 'tar-stream';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
+import { untar } from '../helpers/tar.js';
 
 const ORG = 'acme';
 const FLOW = 'payments-ci';
@@ -558,23 +558,3 @@ describe('a kosli CLI pipeline against Verity', () => {
     expect([...files.keys()].filter((k) => k.endsWith('/attestation.json'))).toHaveLength(9);
   });
 });
-
-/** The members of a tar archive, by name. */
-export async function untar(buffer: Buffer): Promise<Map<string, Buffer>> {
-  const files = new Map<string, Buffer>();
-  const extract = tar.extract();
-  await new Promise<void>((resolve, reject) => {
-    extract.on('entry', (header, stream, next) => {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: unknown) => void chunks.push(c as Buffer));
-      stream.on('end', () => {
-        files.set(header.name, Buffer.concat(chunks));
-        next();
-      });
-    });
-    extract.on('finish', resolve);
-    extract.on('error', reject);
-    extract.end(buffer);
-  });
-  return files;
-}
