@@ -228,7 +228,7 @@ describe('binding', () => {
 
 describe('compliance over HTTP', () => {
   it('is INCOMPLETE while template slots are MISSING and NON-COMPLIANT as soon as one fails', async () => {
-    let trail = await trailOf();
+    const trail = await trailOf();
     expect(trail.compliance_state).toBe('INCOMPLETE');
     const r = await attest('junit', {
       attestation_name: 'tests',

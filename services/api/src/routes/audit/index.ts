@@ -22,7 +22,7 @@ function sendArchive(reply: FastifyReply, stream: Readable, name: string): Fasti
     .code(200)
     .header('content-type', 'application/gzip')
     .header('content-disposition', `attachment; filename="${name.replace(/[^A-Za-z0-9._-]/g, '_')}"`)
-    .send(stream as unknown as string);
+    .send(stream);
 }
 
 const routes: FastifyPluginAsync = async (fastify) => {
