@@ -9,7 +9,6 @@ import type { Db } from '../storage/database.js';
 import { artifactsRepository } from '../storage/repositories/artifacts.js';
 import { attestationsRepository } from '../storage/repositories/attestations.js';
 import type { FlowRow } from '../storage/repositories/flows.js';
-import { flowsRepository } from '../storage/repositories/flows.js';
 import type { TrailRow } from '../storage/repositories/trails.js';
 import { trailsRepository } from '../storage/repositories/trails.js';
 
@@ -83,10 +82,6 @@ export async function reevaluateTrail(
     compliance_state: evaluation.status,
     evaluated_at: now,
     last_modified_at: now,
-  });
-  await flowsRepository.update(db, orgId, flow.id, {
-    latest_activity_at: now,
-    latest_state: evaluation.status,
   });
   return { evaluation, changedFingerprints: [...new Set(changedFingerprints)] };
 }

@@ -4,7 +4,7 @@ import { parseFlowTemplate, type FlowTemplate } from '../domain/flow-template.js
 import { BadRequestError, NotFoundError, ValidationError } from '../errors.js';
 import { epochSeconds, newId } from '../ids.js';
 import type { Db } from '../storage/database.js';
-import { flowsRepository, type FlowRow } from '../storage/repositories/flows.js';
+import { flowsRepository, type FlowRow, type FlowWithActivity } from '../storage/repositories/flows.js';
 import { toJson } from '../storage/repositories/json.js';
 import { seg, type EvidenceContext } from './evidence-context.js';
 
@@ -61,8 +61,6 @@ function newFlowRow(
     created_by: ctx.actor,
     created_at: ctx.now,
     last_modified_at: ctx.now,
-    latest_activity_at: null,
-    latest_state: null,
   };
 }
 
@@ -119,7 +117,10 @@ function templateText(row: FlowRow): string | null {
 }
 
 /** The wire form of a flow. */
-export function presentFlow(row: FlowRow, ctx: Pick<EvidenceContext, 'orgName' | 'publicUrl'>): Flow {
+export function presentFlow(
+  row: FlowWithActivity,
+  ctx: Pick<EvidenceContext, 'orgName' | 'publicUrl'>,
+): Flow {
   return {
     name: row.name,
     description: row.description,

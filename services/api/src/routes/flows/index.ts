@@ -162,7 +162,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
     async (request) => {
       const ctx = evidenceContext(app, request);
-      return presentFlow(await resolveFlow(app.db, ctx.orgId, ctx.orgName, request.params.flow), ctx);
+      const flow = await resolveFlow(app.db, ctx.orgId, ctx.orgName, request.params.flow);
+      return presentFlow((await flowsRepository.findWithActivity(app.db, ctx.orgId, flow.id))!, ctx);
     },
   );
 

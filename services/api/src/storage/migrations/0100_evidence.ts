@@ -24,8 +24,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       created_by text not null,
       created_at timestamptz not null,
       last_modified_at timestamptz not null,
-      latest_activity_at timestamptz,
-      latest_state text,
       primary key (org_id, id),
       ${orgFk('flows_org_fk')}
     )`.execute(db);

@@ -1,9 +1,32 @@
 /** Flows and the old names of renamed flows (spec rule 1). */
 import { sql, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../database.js';
-import type { FlowsTable } from '../tables/evidence.js';
+import type { ComplianceStateValue, FlowsTable } from '../tables/evidence.js';
 
 export type FlowRow = Selectable<FlowsTable>;
+/** A flow with its latest activity: the last change of any of its trails, and that trail's state. */
+export type FlowWithActivity = FlowRow & {
+  latest_activity_at: Date | null;
+  latest_state: ComplianceStateValue | null;
+};
+
+const withActivity = (db: Db) =>
+  db
+    .selectFrom('flows as f')
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('trails as t')
+          .select(['t.last_modified_at as latest_activity_at', 't.compliance_state as latest_state'])
+          .whereRef('t.org_id', '=', 'f.org_id')
+          .whereRef('t.flow_id', '=', 'f.id')
+          .orderBy('t.last_modified_at', 'desc')
+          .limit(1)
+          .as('lt'),
+      (join) => join.onTrue(),
+    )
+    .selectAll('f')
+    .select(['lt.latest_activity_at', 'lt.latest_state']);
 
 export interface FlowListFilter {
   search?: string | undefined;
@@ -30,6 +53,11 @@ export const flowsRepository = {
       .where('a.org_id', '=', orgId)
       .where('a.name', '=', name)
       .executeTakeFirst();
+  },
+
+  /** A flow by id with its latest activity. */
+  async findWithActivity(db: Db, orgId: string, id: string): Promise<FlowWithActivity | undefined> {
+    return withActivity(db).where('f.org_id', '=', orgId).where('f.id', '=', id).executeTakeFirst();
   },
 
   async findById(db: Db, orgId: string, id: string): Promise<FlowRow | undefined> {
@@ -99,24 +127,33 @@ export const flowsRepository = {
     orgId: string,
     filter: FlowListFilter,
     page?: { limit: number; offset: number },
-  ): Promise<{ rows: FlowRow[]; total: number }> {
-    let q = db.selectFrom('flows').where('org_id', '=', orgId);
+  ): Promise<{ rows: FlowWithActivity[]; total: number }> {
+    let q = withActivity(db).where('f.org_id', '=', orgId);
     if (filter.search) {
       const pattern = `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-      q = filter.caseSensitive ? q.where('name', 'like', pattern) : q.where('name', 'ilike', pattern);
+      q = filter.caseSensitive ? q.where('f.name', 'like', pattern) : q.where('f.name', 'ilike', pattern);
     }
     for (const tag of filter.tags) {
       q =
         tag.value === null
-          ? q.where(sql<boolean>`tags ? ${tag.key}`)
-          : q.where(sql<boolean>`tags ->> ${tag.key} = ${tag.value}`);
+          ? q.where(sql<boolean>`f.tags ? ${tag.key}`)
+          : q.where(sql<boolean>`f.tags ->> ${tag.key} = ${tag.value}`);
     }
-    const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
-    let rows = q.selectAll();
+    const total = Number(
+      (
+        await q
+          .clearSelect()
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+    let rows = q;
     if (filter.sort === 'latest_activity') {
-      rows = rows.orderBy(sql`latest_activity_at ${sql.raw(filter.direction)} nulls last`).orderBy('name');
+      rows = rows
+        .orderBy(sql`lt.latest_activity_at ${sql.raw(filter.direction)} nulls last`)
+        .orderBy('f.name');
     } else {
-      rows = rows.orderBy('name', filter.direction);
+      rows = rows.orderBy('f.name', filter.direction);
     }
     if (page) rows = rows.limit(page.limit).offset(page.offset);
     return { rows: await rows.execute(), total };

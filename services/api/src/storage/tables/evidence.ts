@@ -25,8 +25,6 @@ export interface FlowsTable {
   created_by: string;
   created_at: Date;
   last_modified_at: Date;
-  latest_activity_at: Date | null;
-  latest_state: ComplianceStateValue | null;
 }
 
 export interface FlowAliasesTable {
