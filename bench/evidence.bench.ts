@@ -136,8 +136,14 @@ export default async function bench(ctx: BenchContext): Promise<BenchFigure[]> {
       ],
     });
     if (get.non2xx > 0 || get.errors > 0) ctx.log(`get: ${get.non2xx} non-2xx, ${get.errors} errors`);
+    // For scale: an authenticated route doing one query (the organization), under the same load.
+    const org = await load({ url: `${api.url}/api/v2/organizations/bench`, headers });
     const hello = await helloWorldRate();
     const getRate = rate(get);
+    figures.push({
+      name: 'for scale: GET organization (auth + 1 query) vs hello world',
+      value: `${(rate(org) / rate(hello)).toFixed(2)} (${fmt(rate(org))} req/s, p99 ${org.latency.p99} ms)`,
+    });
     ctx.log(
       `get artifact ${fmt(getRate)} req/s (p50 ${get.latency.p50} ms, p99 ${get.latency.p99} ms); hello world ${fmt(rate(hello))} req/s`,
     );
