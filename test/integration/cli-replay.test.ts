@@ -403,6 +403,9 @@ describe('a kosli CLI pipeline against Verity', () => {
       has_audit_package: true,
     });
     expect(typeof a.evidence['unit-tests'].evidence_url).toBe('string');
+    // The full fingerprint takes the one-query path: it must answer the same record.
+    const full = await cli.get(`/api/v2/artifacts/${ORG}/${FLOW}/fingerprint/${FP}`);
+    expect(full.json).toEqual(a);
   });
 
   it('kosli get artifact FLOW:COMMIT: an array', async () => {

@@ -215,48 +215,45 @@ export function historyLine(e: TrailEventRow): { event: string; timestamp: numbe
   }
 }
 
+type Runtime = {
+  running: ArtifactRecord['running'];
+  exited: ArtifactRecord['exited'];
+  history: ArtifactRecord['history'];
+};
+
+/** Running, exited and history of one artifact from its events in its trail's log. */
+export function runtimeFromEvents(events: readonly TrailEventRow[]): Runtime {
+  const places = runtimePlaces(
+    events.map((e) => ({
+      type: e.type,
+      environmentName: typeof e.data.environment_name === 'string' ? e.data.environment_name : '',
+      snapshotIndex: Number(e.data.snapshot_index ?? 0),
+      seq: Number(e.seq),
+    })),
+  );
+  return {
+    ...places,
+    history: events.map(historyLine).filter((h): h is { event: string; timestamp: number } => h !== null),
+  };
+}
+
 /** Running, exited and history of artifacts, from their trails' event logs (one query for all). */
 export async function runtimeOf(
   db: Db,
   orgId: string,
   artifacts: ReadonlyArray<{ trail_id: string; fingerprint: string }>,
-): Promise<
-  Map<
-    string,
-    {
-      running: ArtifactRecord['running'];
-      exited: ArtifactRecord['exited'];
-      history: ArtifactRecord['history'];
-    }
-  >
-> {
+): Promise<Map<string, Runtime>> {
   const events = await trailEventsRepository.forArtifacts(
     db,
     orgId,
     artifacts.map((a) => ({ trailId: a.trail_id, fingerprint: a.fingerprint })),
   );
-  const out = new Map<
-    string,
-    {
-      running: ArtifactRecord['running'];
-      exited: ArtifactRecord['exited'];
-      history: ArtifactRecord['history'];
-    }
-  >();
+  const out = new Map<string, Runtime>();
   for (const a of artifacts) {
-    const mine = events.filter((e) => e.trail_id === a.trail_id && e.fingerprint === a.fingerprint);
-    const places = runtimePlaces(
-      mine.map((e) => ({
-        type: e.type,
-        environmentName: typeof e.data.environment_name === 'string' ? e.data.environment_name : '',
-        snapshotIndex: Number(e.data.snapshot_index ?? 0),
-        seq: Number(e.seq),
-      })),
+    out.set(
+      `${a.trail_id}:${a.fingerprint}`,
+      runtimeFromEvents(events.filter((e) => e.trail_id === a.trail_id && e.fingerprint === a.fingerprint)),
     );
-    out.set(`${a.trail_id}:${a.fingerprint}`, {
-      ...places,
-      history: mine.map(historyLine).filter((h): h is { event: string; timestamp: number } => h !== null),
-    });
   }
   return out;
 }
@@ -279,44 +276,83 @@ export async function presentArtifacts(
     runtimeOf(ctx.db, ctx.orgId, rows),
   ]);
   const byId = new Map(attestations.map((a) => [a.id, a]));
-  return rows.map((row) => {
-    const status = row.compliance as Partial<ArtifactStatusRecord>;
-    const evidence: ArtifactRecord['evidence'] = {};
-    for (const s of status.attestations_statuses ?? []) {
-      const a = s.attestation_id ? byId.get(s.attestation_id) : undefined;
-      if (a) evidence[s.attestation_name] = presentEvidence(ctx, a);
-    }
-    const r = runtime.get(`${row.trail_id}:${row.fingerprint}`) ?? { running: [], exited: [], history: [] };
-    return {
-      id: row.id,
-      trail_name: row.trail_name,
-      template_reference_name: row.template_reference_name,
-      fingerprint: row.fingerprint,
-      filename: row.filename,
-      git_commit: row.git_commit,
-      git_commit_info: (row.git_commit_info as ArtifactRecord['git_commit_info']) ?? null,
-      repo_info: (row.repo_info as ArtifactRecord['repo_info']) ?? null,
-      commit_url: row.commit_url,
-      build_url: row.build_url,
-      repo_url: row.repo_url,
-      ...artifactUrls(ctx, row),
-      created_at: asString(row.created_at),
-      last_modified_at: asString(row.last_modified_at),
-      user_data: row.user_data ?? {},
-      external_urls: row.external_urls,
-      annotations: row.annotations,
-      state: row.state,
-      evidence,
-      template: row.legacy_template,
-      flow_name: row.flow_name,
-      state_info: stateInfo(status),
-      running: r.running,
-      exited: r.exited,
-      history: r.history,
-      commit_lead_times: {},
-      build_lead_times: {},
-    };
-  });
+  return rows.map((row) =>
+    presentArtifact(
+      ctx,
+      row,
+      byId,
+      runtime.get(`${row.trail_id}:${row.fingerprint}`) ?? runtimeFromEvents([]),
+    ),
+  );
+}
+
+/**
+ * The artifact record for endpoint 1 in one query (flow by name or old name, artifact, its
+ * evidence and its events); undefined when any part is missing, so the caller can explain which.
+ */
+export async function readArtifactRecord(
+  ctx: EvidenceContext,
+  flowName: string,
+  fingerprint: string,
+  trailName: string | undefined,
+): Promise<ArtifactRecord | undefined> {
+  const found = await artifactsRepository.readWithEvidence(
+    ctx.db,
+    ctx.orgId,
+    flowName,
+    fingerprint,
+    trailName,
+  );
+  if (!found) return undefined;
+  return presentArtifact(
+    ctx,
+    found.artifact,
+    new Map(found.attestations.map((a) => [a.id, a])),
+    runtimeFromEvents(found.events),
+  );
+}
+
+function presentArtifact(
+  ctx: EvidenceContext,
+  row: ArtifactRowWithNames,
+  attestationsById: ReadonlyMap<string, AttestationRowWithNames>,
+  runtime: Runtime,
+): ArtifactRecord {
+  const status = row.compliance as Partial<ArtifactStatusRecord>;
+  const evidence: ArtifactRecord['evidence'] = {};
+  for (const s of status.attestations_statuses ?? []) {
+    const a = s.attestation_id ? attestationsById.get(s.attestation_id) : undefined;
+    if (a) evidence[s.attestation_name] = presentEvidence(ctx, a);
+  }
+  return {
+    id: row.id,
+    trail_name: row.trail_name,
+    template_reference_name: row.template_reference_name,
+    fingerprint: row.fingerprint,
+    filename: row.filename,
+    git_commit: row.git_commit,
+    git_commit_info: (row.git_commit_info as ArtifactRecord['git_commit_info']) ?? null,
+    repo_info: (row.repo_info as ArtifactRecord['repo_info']) ?? null,
+    commit_url: row.commit_url,
+    build_url: row.build_url,
+    repo_url: row.repo_url,
+    ...artifactUrls(ctx, row),
+    created_at: asString(row.created_at),
+    last_modified_at: asString(row.last_modified_at),
+    user_data: row.user_data ?? {},
+    external_urls: row.external_urls,
+    annotations: row.annotations,
+    state: row.state,
+    evidence,
+    template: row.legacy_template,
+    flow_name: row.flow_name,
+    state_info: stateInfo(status),
+    running: runtime.running,
+    exited: runtime.exited,
+    history: runtime.history,
+    commit_lead_times: {},
+    build_lead_times: {},
+  };
 }
 
 function stateInfo(status: Partial<ArtifactStatusRecord>): string | null {

@@ -22,7 +22,12 @@ import { artifactsRepository } from '../../storage/repositories/artifacts.js';
 import { attestationsRepository } from '../../storage/repositories/attestations.js';
 import { flowsRepository } from '../../storage/repositories/flows.js';
 import { reposRepository } from '../../storage/repositories/repos.js';
-import { findArtifact, presentArtifacts, reportArtifact } from '../../usecases/artifacts.js';
+import {
+  findArtifact,
+  presentArtifacts,
+  readArtifactRecord,
+  reportArtifact,
+} from '../../usecases/artifacts.js';
 import { inTransaction } from '../../usecases/evidence-context.js';
 import { flowNotFound, resolveFlow } from '../../usecases/flows.js';
 import { evidenceContext, FingerprintParam, paging } from '../evidence-shared.js';
@@ -121,6 +126,16 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
     async (request) => {
       const ctx = evidenceContext(app, request);
+      // The common case, a full fingerprint, in one query; the rest (prefixes, ids, errors) below.
+      if (request.params.fingerprint.length === 64 && !request.query.attestation_id) {
+        const record = await readArtifactRecord(
+          ctx,
+          request.params.flow,
+          request.params.fingerprint,
+          request.query.trail,
+        );
+        if (record) return record;
+      }
       const flow = await resolveFlow(app.db, ctx.orgId, ctx.orgName, request.params.flow);
       let trailName = request.query.trail;
       if (request.query.attestation_id) {

@@ -1,7 +1,9 @@
 /** Artifacts reported to trails. */
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../database.js';
 import type { ArtifactsTable } from '../tables/evidence.js';
+import type { AttestationRowWithNames } from './attestations.js';
+import type { TrailEventRow } from './trail-events.js';
 
 export type ArtifactRow = Selectable<ArtifactsTable>;
 export type ArtifactRowWithNames = ArtifactRow & { trail_name: string; flow_name: string };
@@ -14,7 +16,63 @@ const withNames = (db: Db) =>
     .selectAll('a')
     .select(['t.name as trail_name', 'f.name as flow_name']);
 
+/** Rows read back from json_agg: timestamps arrive as strings. */
+const withDates = <T extends Record<string, unknown>>(row: T, keys: string[]): T => {
+  const out: Record<string, unknown> = { ...row };
+  for (const k of keys) if (typeof out[k] === 'string') out[k] = new Date(out[k]);
+  return out as T;
+};
+
 export const artifactsRepository = {
+  /**
+   * The artifact of endpoint 1 in one round trip: the flow by name (or an old name), the artifact
+   * in its latest trail (or the named one), its effective attestations and its trail events.
+   */
+  async readWithEvidence(
+    db: Db,
+    orgId: string,
+    flowName: string,
+    fingerprint: string,
+    trailName: string | undefined,
+  ): Promise<
+    | { artifact: ArtifactRowWithNames; attestations: AttestationRowWithNames[]; events: TrailEventRow[] }
+    | undefined
+  > {
+    const result = await sql<ArtifactRowWithNames & { evidence_rows: unknown[]; event_rows: unknown[] }>`
+      with fl as (
+        select id, 0 as p from flows where org_id = ${orgId} and name = ${flowName}
+        union all
+        select flow_id, 1 from flow_aliases where org_id = ${orgId} and name = ${flowName}
+        order by p limit 1
+      )
+      select a.*, t.name as trail_name, f.name as flow_name,
+        (select coalesce(json_agg(x order by x.seq), '[]'::json) from (
+          select att.*, t.name as trail_name, f.name as flow_name from attestations att
+          where att.org_id = a.org_id and att.trail_id = a.trail_id
+            and att.id in (
+              select s ->> 'attestation_id'
+              from jsonb_array_elements(coalesce(a.compliance -> 'attestations_statuses', '[]'::jsonb)) s
+            )
+        ) x) as evidence_rows,
+        (select coalesce(json_agg(e order by e.seq), '[]'::json) from trail_events e
+          where e.org_id = a.org_id and e.trail_id = a.trail_id and e.fingerprint = a.fingerprint) as event_rows
+      from fl
+      join artifacts a on a.org_id = ${orgId} and a.flow_id = fl.id and a.fingerprint = ${fingerprint}
+      join trails t on t.org_id = a.org_id and t.id = a.trail_id
+      join flows f on f.org_id = a.org_id and f.id = a.flow_id
+      where ${trailName === undefined ? sql`true` : sql`t.name = ${trailName}`}
+      order by a.created_at desc, a.seq desc
+      limit 1`.execute(db);
+    const row = result.rows[0];
+    if (!row) return undefined;
+    const { evidence_rows, event_rows, ...artifact } = row;
+    return {
+      artifact: artifact as ArtifactRowWithNames,
+      attestations: (evidence_rows as AttestationRowWithNames[]).map((a) => withDates(a, ['created_at'])),
+      events: (event_rows as TrailEventRow[]).map((e) => withDates(e, ['occurred_at'])),
+    };
+  },
+
   async findInTrail(
     db: Db,
     orgId: string,
