@@ -25,7 +25,7 @@ import { attestationsRepository, type AttestationRow } from '../storage/reposito
 import { attestationTypesRepository } from '../storage/repositories/attestation-types.js';
 import { controlsRepository } from '../storage/repositories/controls.js';
 import { toJson } from '../storage/repositories/json.js';
-import { trailEventsRepository } from '../storage/repositories/trail-events.js';
+import { trailsRepository } from '../storage/repositories/trails.js';
 import type { CustomEvaluator } from './custom-evaluator.js';
 import { reevaluateTrail } from './evaluation.js';
 import { inTransaction, type EvidenceContext } from './evidence-context.js';
@@ -202,8 +202,9 @@ export async function recordAttestation(
 
   return ctx.db.transaction().execute(async (trx: Db) => {
     const tctx = inTransaction(ctx, trx);
-    const flow = await ensureFlow(tctx, where.flowName);
-    const trail = await ensureTrail(tctx, flow, where.trailName);
+    const found = await trailsRepository.lockWithFlow(trx, ctx.orgId, where.flowName, where.trailName);
+    const flow = found?.flow ?? (await ensureFlow(tctx, where.flowName));
+    const trail = found?.trail ?? (await ensureTrail(tctx, flow, where.trailName));
     let target: string | null = targets?.[0] ?? null;
     if (data.artifact_fingerprint) {
       const artifact = await artifactsRepository.findInTrail(
@@ -223,40 +224,42 @@ export async function recordAttestation(
       await services.store.put(trx, ctx.orgId, { sha256: evidence.sha256, content: evidence.data }, ctx.now);
     const repoId = await captureRepo(trx, ctx.orgId, data.repo_info, ctx.now);
     const sha1 = data.git_commit_info?.sha1 ?? null;
-    const row = await attestationsRepository.insert(trx, {
-      org_id: ctx.orgId,
-      id: newId(),
-      flow_id: flow.id,
-      trail_id: trail.id,
-      name: data.attestation_name,
-      type: decided.type,
-      kind: input.kind,
-      is_compliant: decided.isCompliant,
-      artifact_fingerprint: data.artifact_fingerprint ?? null,
-      target_artifacts: toJson(targets),
-      git_commit: sha1,
-      payload: JSON.stringify(decided.payload),
-      description: data.description ?? '',
-      origin_url: data.origin_url ?? '',
-      user_data: toJson(data.user_data ?? {}),
-      annotations: toJson(data.annotations),
-      external_urls: toJson(data.external_urls),
-      git_commit_info: toJson(data.git_commit_info),
-      repo_info: toJson(data.repo_info),
-      repo_id: repoId,
-      evidence_sha256: evidence?.sha256 ?? null,
-      evidence_filename: evidence?.filename ?? null,
-      evidence_size: evidence?.data.length ?? null,
-      evidence_content_type: evidence ? contentTypeFor(evidence.filename, evidence.mimetype) : null,
-      created_by: ctx.actor,
-      created_at: ctx.now,
-    });
+    const id = newId();
     const eventType = data.artifact_fingerprint
       ? 'artifact_attestation_reported'
       : targets
         ? 'trail_attestation_for_artifact_reported'
         : 'trail_attestation_reported';
-    await trailEventsRepository.insert(trx, [
+    const row = await attestationsRepository.insertWithEvent(
+      trx,
+      {
+        org_id: ctx.orgId,
+        id,
+        flow_id: flow.id,
+        trail_id: trail.id,
+        name: data.attestation_name,
+        type: decided.type,
+        kind: input.kind,
+        is_compliant: decided.isCompliant,
+        artifact_fingerprint: data.artifact_fingerprint ?? null,
+        target_artifacts: toJson(targets),
+        git_commit: sha1,
+        payload: JSON.stringify(decided.payload),
+        description: data.description ?? '',
+        origin_url: data.origin_url ?? '',
+        user_data: toJson(data.user_data ?? {}),
+        annotations: toJson(data.annotations),
+        external_urls: toJson(data.external_urls),
+        git_commit_info: toJson(data.git_commit_info),
+        repo_info: toJson(data.repo_info),
+        repo_id: repoId,
+        evidence_sha256: evidence?.sha256 ?? null,
+        evidence_filename: evidence?.filename ?? null,
+        evidence_size: evidence?.data.length ?? null,
+        evidence_content_type: evidence ? contentTypeFor(evidence.filename, evidence.mimetype) : null,
+        created_by: ctx.actor,
+        created_at: ctx.now,
+      },
       {
         org_id: ctx.orgId,
         trail_id: trail.id,
@@ -264,7 +267,7 @@ export async function recordAttestation(
         fingerprint: data.artifact_fingerprint ?? null,
         occurred_at: ctx.now,
         data: JSON.stringify({
-          attestation_id: row.id,
+          attestation_id: id,
           attestation_type: decided.type,
           is_compliant: decided.isCompliant,
           template_reference_name: data.attestation_name,
@@ -275,7 +278,7 @@ export async function recordAttestation(
             : {}),
         }),
       },
-    ]);
+    );
     const { changedFingerprints } = await reevaluateTrail(trx, {
       orgId: ctx.orgId,
       flow,

@@ -7,7 +7,6 @@ import { templateOrEmpty } from '../domain/flow-template.js';
 import { epochSeconds } from '../ids.js';
 import type { Db } from '../storage/database.js';
 import { artifactsRepository } from '../storage/repositories/artifacts.js';
-import { attestationsRepository } from '../storage/repositories/attestations.js';
 import type { FlowRow } from '../storage/repositories/flows.js';
 import type { TrailRow } from '../storage/repositories/trails.js';
 import { trailsRepository } from '../storage/repositories/trails.js';
@@ -38,10 +37,7 @@ export async function reevaluateTrail(
   input: { orgId: string; flow: FlowRow; trail: TrailRow; now: Date },
 ): Promise<EvaluationOutcome> {
   const { orgId, flow, trail, now } = input;
-  const [artifacts, facts] = await Promise.all([
-    artifactsRepository.listForTrail(db, orgId, trail.id),
-    attestationsRepository.factsForTrail(db, orgId, trail.id),
-  ]);
+  const { artifacts, attestations: facts } = await artifactsRepository.evaluationInputs(db, orgId, trail.id);
   const attestations: AttestationFact[] = facts.map((f) => ({
     id: f.id,
     name: f.name,

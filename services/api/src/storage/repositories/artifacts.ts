@@ -96,6 +96,49 @@ export const artifactsRepository = {
     await db.updateTable('artifacts').set(patch).where('org_id', '=', orgId).where('id', '=', id).execute();
   },
 
+  /**
+   * Everything a trail's evaluation reads, in one round trip: its artifacts, and what compliance
+   * needs of each of its attestations, both in report order.
+   */
+  async evaluationInputs(
+    db: Db,
+    orgId: string,
+    trailId: string,
+  ): Promise<{
+    artifacts: Array<
+      Pick<
+        ArtifactRow,
+        'id' | 'fingerprint' | 'template_reference_name' | 'git_commit' | 'seq' | 'state' | 'compliance'
+      >
+    >;
+    attestations: Array<{
+      id: string;
+      seq: number;
+      name: string;
+      type: string;
+      kind: string;
+      is_compliant: boolean;
+      artifact_fingerprint: string | null;
+      target_artifacts: string[] | null;
+      git_commit: string | null;
+      original_type: string | null;
+    }>;
+  }> {
+    const result = await sql<{ artifacts: unknown[]; attestations: unknown[] }>`
+      select
+        (select coalesce(json_agg(a order by a.seq), '[]'::json) from (
+          select id, fingerprint, template_reference_name, git_commit, seq, state, compliance
+          from artifacts where org_id = ${orgId} and trail_id = ${trailId}) a) as artifacts,
+        (select coalesce(json_agg(x order by x.seq), '[]'::json) from (
+          select id, seq, name, type, kind, is_compliant, artifact_fingerprint, target_artifacts, git_commit,
+                 payload ->> 'original_attestation_type' as original_type
+          from attestations where org_id = ${orgId} and trail_id = ${trailId}) x) as attestations`.execute(
+      db,
+    );
+    const row = result.rows[0]!;
+    return row as unknown as Awaited<ReturnType<typeof artifactsRepository.evaluationInputs>>;
+  },
+
   async listForTrail(db: Db, orgId: string, trailId: string): Promise<ArtifactRow[]> {
     return db
       .selectFrom('artifacts')

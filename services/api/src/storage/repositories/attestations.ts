@@ -1,7 +1,7 @@
 /** Attestations: append-only; every report is kept. */
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../database.js';
-import type { AttestationsTable } from '../tables/evidence.js';
+import type { AttestationsTable, TrailEventsTable } from '../tables/evidence.js';
 
 export type AttestationRow = Selectable<AttestationsTable>;
 export type AttestationRowWithNames = AttestationRow & { trail_name: string; flow_name: string };
@@ -28,6 +28,20 @@ export interface AttestationSearch {
 export const attestationsRepository = {
   async insert(db: Db, row: Insertable<AttestationsTable>): Promise<AttestationRow> {
     return db.insertInto('attestations').values(row).returningAll().executeTakeFirstOrThrow();
+  },
+
+  /** Inserts an attestation and its trail event in one statement. */
+  async insertWithEvent(
+    db: Db,
+    row: Insertable<AttestationsTable>,
+    event: Insertable<TrailEventsTable>,
+  ): Promise<AttestationRow> {
+    return db
+      .with('ev', (qb) => qb.insertInto('trail_events').values(event).returning('seq'))
+      .insertInto('attestations')
+      .values(row)
+      .returningAll()
+      .executeTakeFirstOrThrow();
   },
 
   /** What compliance needs of every attestation of a trail, in report order. */

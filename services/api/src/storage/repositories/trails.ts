@@ -2,6 +2,7 @@
 import { sql, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../database.js';
 import type { TrailsTable } from '../tables/evidence.js';
+import type { FlowRow } from './flows.js';
 
 export type TrailRow = Selectable<TrailsTable>;
 export type NewTrailRow = Omit<
@@ -23,6 +24,41 @@ export interface TrailListFilter {
 }
 
 export const trailsRepository = {
+  /**
+   * The flow (by name or an old name) and its trail, the trail locked, in one round trip;
+   * undefined when either is missing (the caller then creates what is missing).
+   */
+  async lockWithFlow(
+    db: Db,
+    orgId: string,
+    flowName: string,
+    trailName: string,
+  ): Promise<{ flow: FlowRow; trail: TrailRow } | undefined> {
+    const result = await sql<TrailRow & { flow_json: FlowRow }>`
+      with fl as (
+        select id, 0 as p from flows where org_id = ${orgId} and name = ${flowName}
+        union all
+        select flow_id, 1 from flow_aliases where org_id = ${orgId} and name = ${flowName}
+        order by p limit 1
+      )
+      select t.*, row_to_json(f) as flow_json
+      from fl
+      join trails t on t.org_id = ${orgId} and t.flow_id = fl.id and t.name = ${trailName}
+      join flows f on f.org_id = ${orgId} and f.id = fl.id
+      for update of t`.execute(db);
+    const row = result.rows[0];
+    if (!row) return undefined;
+    const { flow_json, ...trail } = row;
+    return {
+      trail: trail as TrailRow,
+      flow: {
+        ...flow_json,
+        created_at: new Date(flow_json.created_at),
+        last_modified_at: new Date(flow_json.last_modified_at),
+      },
+    };
+  },
+
   async find(db: Db, orgId: string, flowId: string, name: string): Promise<TrailRow | undefined> {
     return db
       .selectFrom('trails')
