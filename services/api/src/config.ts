@@ -68,7 +68,7 @@ const EnvSchema = z
     VERITY_PUBLIC_URL: urlVar(['http:', 'https:']),
     VERITY_BODY_LIMIT_BYTES: intVar(10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     VERITY_UPLOAD_LIMIT_BYTES: intVar(10 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
-    VERITY_EVIDENCE_MAX_BYTES: optionalString.pipe(z.string().optional()),
+    VERITY_EVIDENCE_MAX_BYTES: intVar(0, 1024, 4 * 1024 * 1024 * 1024),
     VERITY_JQ_TIMEOUT_MS: intVar(2000, 10, 60_000),
     VERITY_JQ_MAX_HEAP_MB: intVar(64, 16, 4096),
     VERITY_RATE_LIMIT_PER_MINUTE: intVar(3000, 0, 10_000_000),
@@ -150,15 +150,9 @@ export function loadConfig(
   }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const e = parsed.data;
+  // Unset (the 0 default) means the upload limit.
   const evidenceMax =
-    e.VERITY_EVIDENCE_MAX_BYTES === undefined
-      ? e.VERITY_UPLOAD_LIMIT_BYTES
-      : Number(e.VERITY_EVIDENCE_MAX_BYTES);
-  if (!Number.isInteger(evidenceMax) || evidenceMax < 1024 || evidenceMax > 4 * 1024 * 1024 * 1024) {
-    throw new ConfigError([
-      `VERITY_EVIDENCE_MAX_BYTES: must be an integer between 1024 and ${4 * 1024 * 1024 * 1024}, got '${e.VERITY_EVIDENCE_MAX_BYTES}'`,
-    ]);
-  }
+    e.VERITY_EVIDENCE_MAX_BYTES === 0 ? e.VERITY_UPLOAD_LIMIT_BYTES : e.VERITY_EVIDENCE_MAX_BYTES;
   return {
     port: e.PORT,
     host: e.HOST,
