@@ -155,6 +155,24 @@ describe('provenance port', () => {
     expect(inBuild.exited_from).toEqual(['staging']);
   });
 
+  it('answers endpoint 1 to HTTP Basic with the key as username or password, and other routes only to Bearer', async () => {
+    const key = await t.seedKey('acme', 'reader');
+    const basic = (user: string, pass: string) =>
+      `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
+    for (const authorization of [basic(key, ''), basic('anything', key)]) {
+      const r = await t.app.inject({
+        url: `/api/v2/artifacts/acme/build/fingerprint/${FP}`,
+        headers: { authorization },
+      });
+      expect(r.statusCode).toBe(200);
+    }
+    const other = await t.app.inject({
+      url: '/api/v2/trails/acme/build/new',
+      headers: { authorization: basic(key, '') },
+    });
+    expect(other.statusCode).toBe(401);
+  });
+
   it('asserts across every flow holding the fingerprint, or the one named', async () => {
     const all = (await cli.get(`/api/v2/asserts/acme/fingerprint/${FP}`)).json;
     expect(all.compliant).toBe(false);

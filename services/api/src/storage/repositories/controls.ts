@@ -1,6 +1,7 @@
 /** Controls (beta) and their versions. */
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../database.js';
+import { containsPattern } from './json.js';
 import type { ControlsTable, ControlVersionsTable } from '../tables/evidence.js';
 
 export type ControlRow = Selectable<ControlsTable>;
@@ -78,7 +79,7 @@ export const controlsRepository = {
       .where('c.org_id', '=', orgId)
       .where('c.archived', '=', filter.archived);
     if (filter.search) {
-      const pattern = `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      const pattern = containsPattern(filter.search);
       q = q.where((eb) =>
         eb.or([
           eb('c.identifier', 'ilike', pattern),

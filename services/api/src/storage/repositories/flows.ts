@@ -1,6 +1,7 @@
 /** Flows and the old names of renamed flows (spec rule 1). */
 import { sql, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../database.js';
+import { containsPattern } from './json.js';
 import type { ComplianceStateValue, FlowsTable } from '../tables/evidence.js';
 
 export type FlowRow = Selectable<FlowsTable>;
@@ -130,7 +131,7 @@ export const flowsRepository = {
   ): Promise<{ rows: FlowWithActivity[]; total: number }> {
     let q = withActivity(db).where('f.org_id', '=', orgId);
     if (filter.search) {
-      const pattern = `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      const pattern = containsPattern(filter.search);
       q = filter.caseSensitive ? q.where('f.name', 'like', pattern) : q.where('f.name', 'ilike', pattern);
     }
     for (const tag of filter.tags) {

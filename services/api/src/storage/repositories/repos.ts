@@ -2,7 +2,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { ReposTable } from '../tables/evidence.js';
-import { toJson } from './json.js';
+import { containsPattern, toJson } from './json.js';
 
 export type RepoRow = Selectable<ReposTable>;
 
@@ -98,7 +98,7 @@ export const reposRepository = {
     let q = db.selectFrom('repos').where('org_id', '=', orgId);
     if (filter.externalId) q = q.where('external_id', '=', filter.externalId);
     else if (filter.name) q = q.where('name', '=', filter.name);
-    if (filter.search) q = q.where('name', 'ilike', `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    if (filter.search) q = q.where('name', 'ilike', containsPattern(filter.search));
     if (filter.provider) q = q.where('provider', '=', filter.provider);
     for (const tag of filter.tags) {
       q = q.where((eb) =>

@@ -59,26 +59,26 @@ export const trailsRepository = {
     };
   },
 
-  async find(db: Db, orgId: string, flowId: string, name: string): Promise<TrailRow | undefined> {
-    return db
+  /** The trail; with `lock`, locked for the rest of the transaction so its evaluation sees every write. */
+  async find(
+    db: Db,
+    orgId: string,
+    flowId: string,
+    name: string,
+    lock = false,
+  ): Promise<TrailRow | undefined> {
+    const q = db
       .selectFrom('trails')
       .selectAll()
       .where('org_id', '=', orgId)
       .where('flow_id', '=', flowId)
-      .where('name', '=', name)
-      .executeTakeFirst();
+      .where('name', '=', name);
+    return (lock ? q.forUpdate() : q).executeTakeFirst();
   },
 
-  /** The trail, locked for the rest of the transaction so its evaluation sees every write. */
+  /** The trail, locked (see `find`). */
   async findForUpdate(db: Db, orgId: string, flowId: string, name: string): Promise<TrailRow | undefined> {
-    return db
-      .selectFrom('trails')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('flow_id', '=', flowId)
-      .where('name', '=', name)
-      .forUpdate()
-      .executeTakeFirst();
+    return trailsRepository.find(db, orgId, flowId, name, true);
   },
 
   async findByIds(db: Db, orgId: string, ids: readonly string[]): Promise<TrailRow[]> {
