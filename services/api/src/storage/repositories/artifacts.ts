@@ -67,7 +67,7 @@ export const artifactsRepository = {
     if (!row) return undefined;
     const { evidence_rows, event_rows, ...artifact } = row;
     return {
-      artifact: artifact as ArtifactRowWithNames,
+      artifact,
       attestations: (evidence_rows as AttestationRowWithNames[]).map((a) => withDates(a, ['created_at'])),
       events: (event_rows as TrailEventRow[]).map((e) => withDates(e, ['occurred_at'])),
     };

@@ -50,7 +50,7 @@ export const trailsRepository = {
     if (!row) return undefined;
     const { flow_json, ...trail } = row;
     return {
-      trail: trail as TrailRow,
+      trail,
       flow: {
         ...flow_json,
         created_at: new Date(flow_json.created_at),
