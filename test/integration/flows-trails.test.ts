@@ -45,6 +45,18 @@ describe('flow rename (spec rule 1)', () => {
     expect(trail.status).toBe(200);
     expect(trail.json.flow.name).toBe('new-name');
     expect((await cli.get('/api/v2/flows/acme')).json.map((f: any) => f.name)).not.toContain('old-name');
+    const fp = '7'.repeat(64);
+    const reported = await member.json('POST', '/api/v2/artifacts/acme/old-name', {
+      fingerprint: fp,
+      filename: 'app',
+      build_url: 'b',
+      commit_url: 'c',
+      trail_name: 'via-old-name',
+    });
+    expect(reported.status).toBe(201);
+    const artifact = await cli.get(`/api/v2/artifacts/acme/old-name/fingerprint/${fp}`);
+    expect(artifact.status).toBe(200);
+    expect(artifact.json.flow_name).toBe('new-name');
   });
 
   it('stops answering to the old name once another flow takes it', async () => {

@@ -287,7 +287,7 @@ export async function presentArtifacts(
 }
 
 /**
- * The artifact record for endpoint 1 in one query (flow by name or old name, artifact, its
+ * The artifact record for endpoint 1 in one query (flow by its current name, artifact, its
  * evidence and its events); undefined when any part is missing, so the caller can explain which.
  */
 export async function readArtifactRecord(

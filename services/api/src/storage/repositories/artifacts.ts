@@ -25,8 +25,9 @@ const withDates = <T extends Record<string, unknown>>(row: T, keys: string[]): T
 
 export const artifactsRepository = {
   /**
-   * The artifact of endpoint 1 in one round trip: the flow by name (or an old name), the artifact
-   * in its latest trail (or the named one), its effective attestations and its trail events.
+   * The artifact of endpoint 1 in one round trip: the flow by its current name, the artifact in
+   * its latest trail (or the named one), its effective attestations and its trail events.
+   * Undefined when not found (old flow names and errors take the general path).
    */
   async readWithEvidence(
     db: Db,
@@ -39,12 +40,6 @@ export const artifactsRepository = {
     | undefined
   > {
     const result = await sql<ArtifactRowWithNames & { evidence_rows: unknown[]; event_rows: unknown[] }>`
-      with fl as (
-        select id, 0 as p from flows where org_id = ${orgId} and name = ${flowName}
-        union all
-        select flow_id, 1 from flow_aliases where org_id = ${orgId} and name = ${flowName}
-        order by p limit 1
-      )
       select a.*, t.name as trail_name, f.name as flow_name,
         (select coalesce(json_agg(x order by x.seq), '[]'::json) from (
           select att.*, t.name as trail_name, f.name as flow_name from attestations att
@@ -56,11 +51,11 @@ export const artifactsRepository = {
         ) x) as evidence_rows,
         (select coalesce(json_agg(e order by e.seq), '[]'::json) from trail_events e
           where e.org_id = a.org_id and e.trail_id = a.trail_id and e.fingerprint = a.fingerprint) as event_rows
-      from fl
-      join artifacts a on a.org_id = ${orgId} and a.flow_id = fl.id and a.fingerprint = ${fingerprint}
+      from flows f
+      join artifacts a on a.org_id = f.org_id and a.flow_id = f.id and a.fingerprint = ${fingerprint}
       join trails t on t.org_id = a.org_id and t.id = a.trail_id
-      join flows f on f.org_id = a.org_id and f.id = a.flow_id
-      where ${trailName === undefined ? sql`true` : sql`t.name = ${trailName}`}
+      where f.org_id = ${orgId} and f.name = ${flowName}
+        and ${trailName === undefined ? sql`true` : sql`t.name = ${trailName}`}
       order by a.created_at desc, a.seq desc
       limit 1`.execute(db);
     const row = result.rows[0];
