@@ -74,7 +74,8 @@ describe('bootstrap', () => {
       expect(result.orgCreated).toBe(start === 0);
       await handle.close();
     }
-  });
+    // Creating an embedded database on disk (initdb) takes tens of seconds on a busy 2-core machine.
+  }, 120_000);
 
   it.skipIf(onPostgres)('refuses a second process on the same embedded database directory', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'verity-lock-'));
