@@ -63,19 +63,23 @@ describe('bootstrap', () => {
     expect(again.orgCreated).toBe(false);
   });
 
-  it.skipIf(onPostgres)('survives a restart of the embedded database on disk', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'verity-boot-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    for (let start = 0; start < 2; start++) {
-      const handle = await openDatabase({ dataDir: dir });
-      const applied = await migrateToLatest(handle);
-      expect(applied.length).toBe(start === 0 ? Object.keys(migrations).length : 0);
-      const result = await ensureBootstrap(handle.db, { orgName: 'acme', apiKey: KEY, now: new Date() });
-      expect(result.orgCreated).toBe(start === 0);
-      await handle.close();
-    }
-    // Creating an embedded database on disk (initdb) takes tens of seconds on a busy 2-core machine.
-  }, 120_000);
+  it.skipIf(onPostgres)(
+    'survives a restart of the embedded database on disk',
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'verity-boot-'));
+      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+      for (let start = 0; start < 2; start++) {
+        const handle = await openDatabase({ dataDir: dir });
+        const applied = await migrateToLatest(handle);
+        expect(applied.length).toBe(start === 0 ? Object.keys(migrations).length : 0);
+        const result = await ensureBootstrap(handle.db, { orgName: 'acme', apiKey: KEY, now: new Date() });
+        expect(result.orgCreated).toBe(start === 0);
+        await handle.close();
+      }
+      // Creating an embedded database on disk (initdb) takes tens of seconds on a busy 2-core machine.
+    },
+    120_000,
+  );
 
   it.skipIf(onPostgres)('refuses a second process on the same embedded database directory', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'verity-lock-'));
