@@ -76,7 +76,7 @@ describe('bootstrap', () => {
         expect(result.orgCreated).toBe(start === 0);
         await handle.close();
       }
-      // initialising an embedded database on disk takes seconds, more on a loaded machine
+      // Creating an embedded database on disk (initdb) takes tens of seconds on a busy 2-core machine.
     },
     120_000,
   );

@@ -44,6 +44,15 @@ describe('loadConfig', () => {
     expect((error as ConfigError).message).toMatch(/^Invalid configuration:\n {2}- /);
   });
 
+  it('bounds evidence files by the upload limit unless VERITY_EVIDENCE_MAX_BYTES says otherwise', () => {
+    expect(loadConfig({ VERITY_UPLOAD_LIMIT_BYTES: '5000' }).evidenceMaxBytes).toBe(5000);
+    expect(loadConfig({ VERITY_EVIDENCE_MAX_BYTES: '2048' }).evidenceMaxBytes).toBe(2048);
+    expect(loadConfig({}).jqTimeoutMs).toBe(2000);
+    expect(() => loadConfig({ VERITY_EVIDENCE_MAX_BYTES: '10', VERITY_JQ_TIMEOUT_MS: 'soon' })).toThrow(
+      /VERITY_EVIDENCE_MAX_BYTES[\s\S]*VERITY_JQ_TIMEOUT_MS/,
+    );
+  });
+
   it('requires an organization for a bootstrap key', () => {
     expect(() => loadConfig({ VERITY_BOOTSTRAP_API_KEY: 'x'.repeat(32) })).toThrow(/VERITY_BOOTSTRAP_ORG/);
   });

@@ -16,6 +16,7 @@ import authPlugin from './plugins/auth.js';
 import dbPlugin from './plugins/db.js';
 import domainEventsPlugin from './plugins/domain-events.js';
 import errorsPlugin from './plugins/errors.js';
+import evidencePlugin from './plugins/evidence.js';
 import healthPlugin from './plugins/health.js';
 import metricsPlugin from './plugins/metrics.js';
 import multipartPlugin from './plugins/multipart.js';
@@ -24,7 +25,7 @@ import provenancePlugin from './plugins/provenance.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
 import routes from './routes/index.js';
 import { openDatabase, type DatabaseHandle } from './storage/create-db.js';
-import { noProvenance } from './usecases/provenance.js';
+import { evidenceProvenance } from './usecases/evidence-provenance.js';
 
 export interface BuildAppOptions {
   config: Config;
@@ -79,9 +80,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   await app.register(dbPlugin, { handle, owned, config, clock: options.clock ?? (() => new Date()) });
   await app.register(domainEventsPlugin);
-  // The evidence area replaces this with the port over its flows, trails and artifacts.
-  await app.register(provenancePlugin, { port: noProvenance });
+  // The runtime asks the evidence where running fingerprints came from through this port.
+  await app.register(provenancePlugin, { port: evidenceProvenance(config.publicUrl) });
   await app.register(errorsPlugin);
+  await app.register(evidencePlugin);
   await app.register(metricsPlugin);
   await app.register(openapiPlugin);
   await app.register(authPlugin);

@@ -68,6 +68,9 @@ const EnvSchema = z
     VERITY_PUBLIC_URL: urlVar(['http:', 'https:']),
     VERITY_BODY_LIMIT_BYTES: intVar(10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     VERITY_UPLOAD_LIMIT_BYTES: intVar(10 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
+    VERITY_EVIDENCE_MAX_BYTES: intVar(0, 1024, 4 * 1024 * 1024 * 1024),
+    VERITY_JQ_TIMEOUT_MS: intVar(2000, 10, 60_000),
+    VERITY_JQ_MAX_HEAP_MB: intVar(64, 16, 4096),
     VERITY_RATE_LIMIT_PER_MINUTE: intVar(3000, 0, 10_000_000),
     VERITY_SHUTDOWN_TIMEOUT_MS: intVar(10_000, 0, 600_000),
     VERITY_TRUST_PROXY: boolVar(false),
@@ -96,6 +99,12 @@ export interface Config {
   bodyLimitBytes: number;
   /** Largest file part of a multipart upload (templates, evidence, policies). */
   uploadLimitBytes: number;
+  /** Largest evidence file of an attestation (413 beyond it); defaults to the upload limit. */
+  evidenceMaxBytes: number;
+  /** Time bound of one custom-type evaluation (JSON Schema and jq rules). */
+  jqTimeoutMs: number;
+  /** Heap bound of the worker that runs custom-type evaluations. */
+  jqMaxHeapMb: number;
   rateLimitPerMinute: number;
   shutdownTimeoutMs: number;
   trustProxy: boolean;
@@ -141,6 +150,9 @@ export function loadConfig(
   }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const e = parsed.data;
+  // Unset (the 0 default) means the upload limit.
+  const evidenceMax =
+    e.VERITY_EVIDENCE_MAX_BYTES === 0 ? e.VERITY_UPLOAD_LIMIT_BYTES : e.VERITY_EVIDENCE_MAX_BYTES;
   return {
     port: e.PORT,
     host: e.HOST,
@@ -153,6 +165,9 @@ export function loadConfig(
     publicUrl: (e.VERITY_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
     bodyLimitBytes: e.VERITY_BODY_LIMIT_BYTES,
     uploadLimitBytes: e.VERITY_UPLOAD_LIMIT_BYTES,
+    evidenceMaxBytes: evidenceMax,
+    jqTimeoutMs: e.VERITY_JQ_TIMEOUT_MS,
+    jqMaxHeapMb: e.VERITY_JQ_MAX_HEAP_MB,
     rateLimitPerMinute: e.VERITY_RATE_LIMIT_PER_MINUTE,
     shutdownTimeoutMs: e.VERITY_SHUTDOWN_TIMEOUT_MS,
     trustProxy: e.VERITY_TRUST_PROXY,

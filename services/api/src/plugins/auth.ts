@@ -111,7 +111,8 @@ export default fp(
       }
       if (!found.last_used_at || now.getTime() - found.last_used_at.getTime() > LAST_USED_RESOLUTION_MS) {
         const keyId = found.id;
-        apiKeysRepository.touchLastUsed(app.db, keyId, now).catch((err: unknown) => {
+        // Awaited (once a minute per key) so a read right after a request sees its use.
+        await apiKeysRepository.touchLastUsed(app.db, keyId, now).catch((err: unknown) => {
           request.log.warn({ err, keyId }, 'could not record key use');
         });
       }

@@ -3,11 +3,13 @@
  * Each area keeps its tables in `tables/<area>.ts`.
  */
 import type { Kysely } from 'kysely';
+import type { EvidenceTables } from './tables/evidence.js';
 import type { IdentityTables } from './tables/identity.js';
 
+export type { EvidenceTables } from './tables/evidence.js';
 export type { IdentityTables } from './tables/identity.js';
 
-export type Database = IdentityTables;
+export type Database = IdentityTables & EvidenceTables;
 
 /** The database handle every repository takes; a transaction is one too. */
 export type Db = Kysely<Database>;

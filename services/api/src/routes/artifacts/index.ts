@@ -1,0 +1,216 @@
+/** Artifacts (spec endpoint 1; reference/cli-requests.md 3.3). The audit package is in ../audit. */
+import type { FastifyPluginAsync } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  ID_PATTERN,
+  OrgName,
+  OrgParams,
+  QueryInt,
+  ResourceName,
+  errorResponses,
+} from '../../../../shared/contract/common.js';
+import {
+  ArtifactRecord,
+  CreateArtifact,
+  LatestCommit,
+  MessageOk,
+} from '../../../../shared/contract/artifacts.js';
+import { TrailName } from '../../../../shared/contract/evidence-common.js';
+import { NotFoundError } from '../../errors.js';
+import { artifactsRepository } from '../../storage/repositories/artifacts.js';
+import { attestationsRepository } from '../../storage/repositories/attestations.js';
+import { flowsRepository } from '../../storage/repositories/flows.js';
+import { reposRepository } from '../../storage/repositories/repos.js';
+import {
+  findArtifact,
+  presentArtifacts,
+  readArtifactRecord,
+  reportArtifact,
+} from '../../usecases/artifacts.js';
+import { inTransaction } from '../../usecases/evidence-context.js';
+import { flowNotFound, resolveFlow } from '../../usecases/flows.js';
+import { evidenceContext, FingerprintParam, paging } from '../evidence-shared.js';
+
+const tags = ['artifacts'];
+const FlowParams = z.strictObject({ org: OrgName, flow: ResourceName });
+
+const routes: FastifyPluginAsync = async (fastify) => {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+
+  app.post(
+    '/artifacts/:org/:flow',
+    {
+      config: { auth: { permission: 'evidence:write' } },
+      schema: {
+        operationId: 'reportArtifact',
+        summary: 'Report an artifact to a trail (201 when new, 200 when reported again)',
+        tags,
+        params: FlowParams,
+        body: CreateArtifact,
+        response: { 200: MessageOk, 201: MessageOk, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const ctx = evidenceContext(app, request);
+      const { created } = await app.db
+        .transaction()
+        .execute((trx) => reportArtifact(inTransaction(ctx, trx), request.params.flow, request.body));
+      return reply.code(created ? 201 : 200).send({ message: 'OK' });
+    },
+  );
+
+  app.get(
+    '/artifacts/:org',
+    {
+      config: { auth: { permission: 'read' } },
+      schema: {
+        operationId: 'listArtifacts',
+        summary: 'List artifacts of a flow or a repo, newest first (a plain array)',
+        tags,
+        params: OrgParams,
+        querystring: z.strictObject({
+          flow_name: ResourceName.optional(),
+          repo_name: z.string().max(512).optional(),
+          page: QueryInt(1, 100_000).optional().default(1),
+          per_page: QueryInt(1, 100).optional().default(15),
+        }),
+        response: { 200: z.array(ArtifactRecord), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const ctx = evidenceContext(app, request);
+      const q = request.query;
+      let flowId: string | undefined;
+      let repoIds: string[] | undefined;
+      if (q.flow_name !== undefined) {
+        const flow = await flowsRepository.findByName(app.db, ctx.orgId, q.flow_name);
+        if (!flow) throw flowNotFound(q.flow_name, ctx.orgName);
+        flowId = flow.id;
+      }
+      if (q.repo_name !== undefined) {
+        repoIds = (await reposRepository.findByName(app.db, ctx.orgId, q.repo_name)).map((r) => r.id);
+        if (repoIds.length === 0) throw new NotFoundError(`Repo '${q.repo_name}' not found`);
+      }
+      const rows = [];
+      for (const repoId of repoIds ?? [undefined]) {
+        rows.push(
+          ...(await artifactsRepository.list(
+            app.db,
+            ctx.orgId,
+            { flowId, repoId },
+            paging(q.page, q.per_page),
+          )),
+        );
+      }
+      return presentArtifacts(ctx, rows);
+    },
+  );
+
+  // Spec endpoint 1.
+  app.get(
+    '/artifacts/:org/:flow/fingerprint/:fingerprint',
+    {
+      config: { auth: { permission: 'read', basic: true } },
+      schema: {
+        operationId: 'getArtifactByFingerprint',
+        summary: 'Get an artifact by fingerprint or a 5-64 hex prefix (in its latest trail unless ?trail=)',
+        tags,
+        params: FlowParams.extend({ fingerprint: FingerprintParam }),
+        querystring: z.strictObject({
+          trail: TrailName.optional(),
+          attestation_id: z.string().regex(ID_PATTERN, 'must be an 8-4-4-4-8 lowercase hex id').optional(),
+        }),
+        response: { 200: ArtifactRecord, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const ctx = evidenceContext(app, request);
+      // The common case, a full fingerprint, in one query; the rest (prefixes, ids, errors) below.
+      if (request.params.fingerprint.length === 64 && !request.query.attestation_id) {
+        const record = await readArtifactRecord(
+          ctx,
+          request.params.flow,
+          request.params.fingerprint,
+          request.query.trail,
+        );
+        if (record) return record;
+      }
+      const flow = await resolveFlow(app.db, ctx.orgId, ctx.orgName, request.params.flow);
+      let trailName = request.query.trail;
+      if (request.query.attestation_id) {
+        const [att] = await attestationsRepository.findByIds(app.db, ctx.orgId, [
+          request.query.attestation_id,
+        ]);
+        if (!att || att.flow_id !== flow.id) {
+          throw new NotFoundError(
+            `Attestation '${request.query.attestation_id}' does not exist in flow '${flow.name}'`,
+          );
+        }
+        trailName = att.trail_name;
+      }
+      const row = await findArtifact(ctx, flow, request.params.fingerprint, trailName);
+      const [record] = await presentArtifacts(ctx, [row]);
+      return record!;
+    },
+  );
+
+  app.get(
+    '/artifacts/:org/:flow/commit_sha/:commit_sha',
+    {
+      config: { auth: { permission: 'read' } },
+      schema: {
+        operationId: 'getArtifactsByCommit',
+        summary: 'The artifacts of a flow built from a commit (an array)',
+        tags,
+        params: FlowParams.extend({
+          commit_sha: z.string().regex(/^[a-f0-9]{40}$/, 'must be 40 lowercase hex characters'),
+        }),
+        querystring: z.strictObject({ trail: TrailName.optional() }),
+        response: { 200: z.array(ArtifactRecord), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const ctx = evidenceContext(app, request);
+      const flow = await resolveFlow(app.db, ctx.orgId, ctx.orgName, request.params.flow);
+      const rows = await artifactsRepository.byCommit(
+        app.db,
+        ctx.orgId,
+        flow.id,
+        request.params.commit_sha,
+        request.query.trail,
+      );
+      return presentArtifacts(ctx, rows);
+    },
+  );
+
+  app.get(
+    '/artifacts/:org/:flow/:fingerprint/latest_commit',
+    {
+      config: { auth: { permission: 'read' } },
+      schema: {
+        operationId: 'getLatestArtifactCommit',
+        summary: 'The latest commit reported in the flow (on a branch when given), or null',
+        tags,
+        params: FlowParams.extend({ fingerprint: FingerprintParam }),
+        querystring: z.strictObject({ branch: z.string().max(1024).optional() }),
+        response: { 200: LatestCommit, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const ctx = evidenceContext(app, request);
+      const flow = await flowsRepository.findByName(app.db, ctx.orgId, request.params.flow);
+      if (!flow) return { latest_commit: null };
+      return {
+        latest_commit: await artifactsRepository.latestCommit(
+          app.db,
+          ctx.orgId,
+          flow.id,
+          request.query.branch,
+        ),
+      };
+    },
+  );
+};
+
+export default routes;

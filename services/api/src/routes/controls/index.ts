@@ -1,0 +1,207 @@
+/** Controls, a beta feature (spec endpoint 13; reference/cli-requests.md 3.9). Admins write. */
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import {
+  OrgName,
+  OrgParams,
+  QueryBool,
+  QueryInt,
+  errorResponses,
+} from '../../../../shared/contract/common.js';
+import {
+  Control,
+  ControlPage,
+  ControlVersion,
+  CreateControl,
+  UpdateControl,
+} from '../../../../shared/contract/controls.js';
+import { NotFoundError } from '../../errors.js';
+import { requireOrg } from '../../plugins/auth.js';
+import { controlsRepository } from '../../storage/repositories/controls.js';
+import {
+  assertControlsEnabled,
+  createControl,
+  getControl,
+  presentControls,
+  presentControlVersion,
+  setControlArchived,
+  updateControl,
+} from '../../usecases/controls.js';
+import { inTransaction } from '../../usecases/evidence-context.js';
+import { evidenceContext, paging, Repeated, tagFilters } from '../evidence-shared.js';
+import { NoBody } from '../schemas.js';
+
+const tags = ['controls'];
+const ControlParams = z.strictObject({ org: OrgName, identifier: z.string().min(1).max(256) });
+
+const routes: FastifyPluginAsync = async (fastify) => {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  // Every control route, reads included, is refused while the beta is off.
+  app.addHook('preHandler', async (request: FastifyRequest) => {
+    if (request.org) assertControlsEnabled(requireOrg(request));
+  });
+
+  const current = async (request: FastifyRequest, identifier: string) => {
+    const ctx = evidenceContext(app, request);
+    const control = await getControl(app.db, ctx.orgId, ctx.orgName, identifier);
+    const [presented] = await presentControls(app.db, ctx.orgId, [control]);
+    return presented!;
+  };
+
+  app.post(
+    '/controls/:org',
+    {
+      config: { auth: { permission: 'control:write' } },
+      schema: {
+        operationId: 'createControl',
+        summary: 'Create a control (beta); a taken identifier is 409',
+        tags,
+        params: OrgParams,
+        body: CreateControl,
+        response: { 201: Control, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const ctx = evidenceContext(app, request);
+      await app.db.transaction().execute((trx) => createControl(inTransaction(ctx, trx), request.body));
+      return reply.code(201).send(await current(request, request.body.identifier));
+    },
+  );
+
+  app.get(
+    '/controls/:org',
+    {
+      config: { auth: { permission: 'read' } },
+      schema: {
+        operationId: 'listControls',
+        summary: 'List controls (beta)',
+        tags,
+        params: OrgParams,
+        querystring: z.strictObject({
+          page: QueryInt(1, 100_000).optional().default(1),
+          per_page: QueryInt(1, 100).optional().default(15),
+          sort_direction: z.enum(['asc', 'desc']).optional().default('asc'),
+          search: z.string().max(255).optional(),
+          tag: Repeated,
+          archived: QueryBool.optional().default(false),
+        }),
+        response: { 200: ControlPage, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const ctx = evidenceContext(app, request);
+      const q = request.query;
+      const { rows, total } = await controlsRepository.list(
+        app.db,
+        ctx.orgId,
+        { archived: q.archived, search: q.search, tags: tagFilters(q.tag) },
+        paging(q.page, q.per_page),
+        q.sort_direction,
+      );
+      return {
+        controls: await presentControls(app.db, ctx.orgId, rows),
+        page: q.page,
+        per_page: q.per_page,
+        total_pages: Math.ceil(total / q.per_page),
+        total_count: total,
+      };
+    },
+  );
+
+  app.get(
+    '/controls/:org/:identifier',
+    {
+      config: { auth: { permission: 'read' } },
+      schema: {
+        operationId: 'getControl',
+        summary: 'Get a control (beta)',
+        tags,
+        params: ControlParams,
+        response: { 200: Control, ...errorResponses },
+      },
+    },
+    async (request) => current(request, request.params.identifier),
+  );
+
+  app.put(
+    '/controls/:org/:identifier',
+    {
+      config: { auth: { permission: 'control:write' } },
+      schema: {
+        operationId: 'updateControl',
+        summary: 'Update a control (beta): a new version when name, description or links change',
+        tags,
+        params: ControlParams,
+        body: UpdateControl,
+        response: { 200: Control, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const ctx = evidenceContext(app, request);
+      await app.db
+        .transaction()
+        .execute((trx) => updateControl(inTransaction(ctx, trx), request.params.identifier, request.body));
+      return current(request, request.params.identifier);
+    },
+  );
+
+  for (const action of ['archive', 'unarchive'] as const) {
+    app.post(
+      `/controls/:org/:identifier/${action}`,
+      {
+        config: { auth: { permission: 'control:write' } },
+        schema: {
+          operationId: `${action}Control`,
+          summary: `${action === 'archive' ? 'Archive' : 'Unarchive'} a control (beta)`,
+          tags,
+          params: ControlParams,
+          body: NoBody,
+          response: { 200: Control, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const ctx = evidenceContext(app, request);
+        await app.db
+          .transaction()
+          .execute((trx) =>
+            setControlArchived(inTransaction(ctx, trx), request.params.identifier, action === 'archive'),
+          );
+        return current(request, request.params.identifier);
+      },
+    );
+  }
+
+  // Spec endpoint 13.
+  app.get(
+    '/controls/:org/:identifier/versions/:version_number',
+    {
+      config: { auth: { permission: 'read' } },
+      schema: {
+        operationId: 'getControlVersion',
+        summary: 'Get one version of a control (beta)',
+        tags,
+        params: ControlParams.extend({ version_number: QueryInt(1, 1_000_000) }),
+        response: { 200: ControlVersion, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const ctx = evidenceContext(app, request);
+      const control = await getControl(app.db, ctx.orgId, ctx.orgName, request.params.identifier);
+      const version = await controlsRepository.version(
+        app.db,
+        ctx.orgId,
+        control.id,
+        request.params.version_number,
+      );
+      if (!version) {
+        throw new NotFoundError(
+          `Control '${control.identifier}' has no version ${request.params.version_number}`,
+        );
+      }
+      return presentControlVersion(control, version);
+    },
+  );
+};
+
+export default routes;

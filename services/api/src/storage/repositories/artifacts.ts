@@ -1,0 +1,312 @@
+/** Artifacts reported to trails. */
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import type { Db } from '../database.js';
+import type { ArtifactsTable } from '../tables/evidence.js';
+import type { AttestationRowWithNames } from './attestations.js';
+import type { TrailEventRow } from './trail-events.js';
+
+export type ArtifactRow = Selectable<ArtifactsTable>;
+export type ArtifactRowWithNames = ArtifactRow & { trail_name: string; flow_name: string };
+
+const withNames = (db: Db) =>
+  db
+    .selectFrom('artifacts as a')
+    .innerJoin('trails as t', (j) => j.onRef('t.org_id', '=', 'a.org_id').onRef('t.id', '=', 'a.trail_id'))
+    .innerJoin('flows as f', (j) => j.onRef('f.org_id', '=', 'a.org_id').onRef('f.id', '=', 'a.flow_id'))
+    .selectAll('a')
+    .select(['t.name as trail_name', 'f.name as flow_name']);
+
+/** Rows read back from json_agg: timestamps arrive as strings. */
+const withDates = <T extends Record<string, unknown>>(row: T, keys: string[]): T => {
+  const out: Record<string, unknown> = { ...row };
+  for (const k of keys) if (typeof out[k] === 'string') out[k] = new Date(out[k]);
+  return out as T;
+};
+
+export const artifactsRepository = {
+  /**
+   * The artifact of endpoint 1 in one round trip: the flow by its current name, the artifact in
+   * its latest trail (or the named one), its effective attestations and its trail events.
+   * Undefined when not found (old flow names and errors take the general path).
+   */
+  async readWithEvidence(
+    db: Db,
+    orgId: string,
+    flowName: string,
+    fingerprint: string,
+    trailName: string | undefined,
+  ): Promise<
+    | { artifact: ArtifactRowWithNames; attestations: AttestationRowWithNames[]; events: TrailEventRow[] }
+    | undefined
+  > {
+    const result = await sql<ArtifactRowWithNames & { evidence_rows: unknown[]; event_rows: unknown[] }>`
+      select a.*, t.name as trail_name, f.name as flow_name,
+        (select coalesce(json_agg(x order by x.seq), '[]'::json) from (
+          select att.*, t.name as trail_name, f.name as flow_name from attestations att
+          where att.org_id = a.org_id and att.trail_id = a.trail_id
+            and att.id in (
+              select s ->> 'attestation_id'
+              from jsonb_array_elements(coalesce(a.compliance -> 'attestations_statuses', '[]'::jsonb)) s
+            )
+        ) x) as evidence_rows,
+        (select coalesce(json_agg(e order by e.seq), '[]'::json) from trail_events e
+          where e.org_id = a.org_id and e.trail_id = a.trail_id and e.fingerprint = a.fingerprint) as event_rows
+      from flows f
+      join artifacts a on a.org_id = f.org_id and a.flow_id = f.id and a.fingerprint = ${fingerprint}
+      join trails t on t.org_id = a.org_id and t.id = a.trail_id
+      where f.org_id = ${orgId} and f.name = ${flowName}
+        and ${trailName === undefined ? sql`true` : sql`t.name = ${trailName}`}
+      order by a.created_at desc, a.seq desc
+      limit 1`.execute(db);
+    const row = result.rows[0];
+    if (!row) return undefined;
+    const { evidence_rows, event_rows, ...artifact } = row;
+    return {
+      artifact,
+      attestations: (evidence_rows as AttestationRowWithNames[]).map((a) => withDates(a, ['created_at'])),
+      events: (event_rows as TrailEventRow[]).map((e) => withDates(e, ['occurred_at'])),
+    };
+  },
+
+  async findInTrail(
+    db: Db,
+    orgId: string,
+    trailId: string,
+    fingerprint: string,
+  ): Promise<ArtifactRow | undefined> {
+    return db
+      .selectFrom('artifacts')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .where('trail_id', '=', trailId)
+      .where('fingerprint', '=', fingerprint)
+      .executeTakeFirst();
+  },
+
+  async insert(db: Db, row: Insertable<ArtifactsTable>): Promise<ArtifactRow> {
+    return db.insertInto('artifacts').values(row).returningAll().executeTakeFirstOrThrow();
+  },
+
+  async update(db: Db, orgId: string, id: string, patch: Updateable<ArtifactsTable>): Promise<void> {
+    await db.updateTable('artifacts').set(patch).where('org_id', '=', orgId).where('id', '=', id).execute();
+  },
+
+  /**
+   * Everything a trail's evaluation reads, in one round trip: its artifacts, and what compliance
+   * needs of each of its attestations, both in report order.
+   */
+  async evaluationInputs(
+    db: Db,
+    orgId: string,
+    trailId: string,
+  ): Promise<{
+    artifacts: Array<
+      Pick<
+        ArtifactRow,
+        'id' | 'fingerprint' | 'template_reference_name' | 'git_commit' | 'seq' | 'state' | 'compliance'
+      >
+    >;
+    attestations: Array<{
+      id: string;
+      seq: number;
+      name: string;
+      type: string;
+      kind: string;
+      is_compliant: boolean;
+      artifact_fingerprint: string | null;
+      target_artifacts: string[] | null;
+      git_commit: string | null;
+      original_type: string | null;
+    }>;
+  }> {
+    const result = await sql<{ artifacts: unknown[]; attestations: unknown[] }>`
+      select
+        (select coalesce(json_agg(a order by a.seq), '[]'::json) from (
+          select id, fingerprint, template_reference_name, git_commit, seq, state, compliance
+          from artifacts where org_id = ${orgId} and trail_id = ${trailId}) a) as artifacts,
+        (select coalesce(json_agg(x order by x.seq), '[]'::json) from (
+          select id, seq, name, type, kind, is_compliant, artifact_fingerprint, target_artifacts, git_commit,
+                 payload ->> 'original_attestation_type' as original_type
+          from attestations where org_id = ${orgId} and trail_id = ${trailId}) x) as attestations`.execute(
+      db,
+    );
+    const row = result.rows[0]!;
+    return row as unknown as Awaited<ReturnType<typeof artifactsRepository.evaluationInputs>>;
+  },
+
+  async listForTrail(db: Db, orgId: string, trailId: string): Promise<ArtifactRow[]> {
+    return db
+      .selectFrom('artifacts')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .where('trail_id', '=', trailId)
+      .orderBy('seq')
+      .execute();
+  },
+
+  /** The distinct fingerprints starting with `prefix` (in one flow, or anywhere), at most `limit`. */
+  async fingerprintsByPrefix(
+    db: Db,
+    orgId: string,
+    prefix: string,
+    flowId: string | null,
+    limit: number,
+  ): Promise<string[]> {
+    let q = db
+      .selectFrom('artifacts')
+      .select('fingerprint')
+      .distinct()
+      .where('org_id', '=', orgId)
+      .where('fingerprint', 'like', `${prefix}%`);
+    if (flowId) q = q.where('flow_id', '=', flowId);
+    return (await q.orderBy('fingerprint').limit(limit).execute()).map((r) => r.fingerprint);
+  },
+
+  /** The distinct commits starting with `prefix`, at most `limit`. */
+  async commitsByPrefix(db: Db, orgId: string, prefix: string, limit: number): Promise<string[]> {
+    const rows = await db
+      .selectFrom('artifacts')
+      .select('git_commit')
+      .distinct()
+      .where('org_id', '=', orgId)
+      .where('git_commit', 'like', `${prefix}%`)
+      .orderBy('git_commit')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.git_commit).filter((c): c is string => c !== null);
+  },
+
+  /** The artifact with this fingerprint in the flow: in the named trail, else the most recent one. */
+  async findInFlow(
+    db: Db,
+    orgId: string,
+    flowId: string,
+    fingerprint: string,
+    trailName?: string,
+  ): Promise<ArtifactRowWithNames | undefined> {
+    let q = withNames(db)
+      .where('a.org_id', '=', orgId)
+      .where('a.flow_id', '=', flowId)
+      .where('a.fingerprint', '=', fingerprint);
+    if (trailName !== undefined) q = q.where('t.name', '=', trailName);
+    return q.orderBy('a.created_at', 'desc').orderBy('a.seq', 'desc').limit(1).executeTakeFirst();
+  },
+
+  async findById(db: Db, orgId: string, id: string): Promise<ArtifactRowWithNames | undefined> {
+    return withNames(db).where('a.org_id', '=', orgId).where('a.id', '=', id).executeTakeFirst();
+  },
+
+  async byCommit(
+    db: Db,
+    orgId: string,
+    flowId: string,
+    commit: string,
+    trailName?: string,
+  ): Promise<ArtifactRowWithNames[]> {
+    let q = withNames(db)
+      .where('a.org_id', '=', orgId)
+      .where('a.flow_id', '=', flowId)
+      .where('a.git_commit', '=', commit);
+    if (trailName !== undefined) q = q.where('t.name', '=', trailName);
+    return q.orderBy('a.created_at', 'desc').orderBy('a.seq', 'desc').execute();
+  },
+
+  /** Every artifact with one of these fingerprints or commits, newest first. */
+  async bySha(
+    db: Db,
+    orgId: string,
+    fingerprints: string[],
+    commits: string[],
+    limit: number,
+  ): Promise<ArtifactRowWithNames[]> {
+    if (fingerprints.length === 0 && commits.length === 0) return [];
+    return withNames(db)
+      .where('a.org_id', '=', orgId)
+      .where((eb) =>
+        eb.or([
+          ...(fingerprints.length > 0 ? [eb('a.fingerprint', 'in', fingerprints)] : []),
+          ...(commits.length > 0 ? [eb('a.git_commit', 'in', commits)] : []),
+        ]),
+      )
+      .orderBy('a.created_at', 'desc')
+      .orderBy('a.seq', 'desc')
+      .limit(limit)
+      .execute();
+  },
+
+  /** The latest commit reported in the flow before this fingerprint (on a branch when given). */
+  async latestCommit(
+    db: Db,
+    orgId: string,
+    flowId: string,
+    branch: string | undefined,
+  ): Promise<string | null> {
+    let q = db
+      .selectFrom('artifacts')
+      .select('git_commit')
+      .where('org_id', '=', orgId)
+      .where('flow_id', '=', flowId)
+      .where('git_commit', 'is not', null);
+    if (branch) q = q.where((eb) => eb(eb.ref('git_commit_info', '->>').key('branch'), '=', branch));
+    const row = await q.orderBy('created_at', 'desc').orderBy('seq', 'desc').limit(1).executeTakeFirst();
+    return row?.git_commit ?? null;
+  },
+
+  async list(
+    db: Db,
+    orgId: string,
+    filter: { flowId?: string | undefined; repoId?: string | undefined },
+    page: { limit: number; offset: number },
+  ): Promise<ArtifactRowWithNames[]> {
+    let q = withNames(db).where('a.org_id', '=', orgId);
+    if (filter.flowId) q = q.where('a.flow_id', '=', filter.flowId);
+    if (filter.repoId) q = q.where('a.repo_id', '=', filter.repoId);
+    return q
+      .orderBy('a.created_at', 'desc')
+      .orderBy('a.seq', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute();
+  },
+
+  /**
+   * For each fingerprint and each flow holding it, the artifact in that flow's most recent trail
+   * holding it, with the trail's stored compliance: one query for any number of fingerprints.
+   */
+  async latestPerFlow(db: Db, orgId: string, fingerprints: readonly string[]) {
+    if (fingerprints.length === 0) return [];
+    return db
+      .selectFrom('artifacts as a')
+      .innerJoin('trails as t', (j) => j.onRef('t.org_id', '=', 'a.org_id').onRef('t.id', '=', 'a.trail_id'))
+      .innerJoin('flows as f', (j) => j.onRef('f.org_id', '=', 'a.org_id').onRef('f.id', '=', 'a.flow_id'))
+      .innerJoin('orgs as o', 'o.id', 'a.org_id')
+      .distinctOn(['a.fingerprint', 'a.flow_id'])
+      .select([
+        'a.id',
+        'a.fingerprint',
+        'a.filename',
+        'a.template_reference_name',
+        'a.git_commit',
+        'a.commit_url',
+        'a.build_url',
+        'a.created_at',
+        'a.state',
+        'a.compliance',
+        'a.flow_id',
+        'a.trail_id',
+        't.name as trail_name',
+        't.compliance_state as trail_state',
+        't.compliance as trail_compliance',
+        'f.name as flow_name',
+        'f.tags as flow_tags',
+        'o.name as org_name',
+      ])
+      .where('a.org_id', '=', orgId)
+      .where('a.fingerprint', 'in', [...fingerprints])
+      .orderBy('a.fingerprint')
+      .orderBy('a.flow_id')
+      .orderBy('a.created_at', 'desc')
+      .orderBy('a.seq', 'desc')
+      .execute();
+  },
+};

@@ -1,0 +1,144 @@
+/** Trails of flows. */
+import { sql, type Selectable, type Updateable } from 'kysely';
+import type { Db } from '../database.js';
+import type { TrailsTable } from '../tables/evidence.js';
+import type { FlowRow } from './flows.js';
+
+export type TrailRow = Selectable<TrailsTable>;
+export type NewTrailRow = Omit<
+  TrailRow,
+  'template' | 'git_commit_info' | 'repo_info' | 'external_urls' | 'user_data' | 'compliance'
+> & {
+  template: string | null;
+  git_commit_info: string | null;
+  repo_info: string | null;
+  external_urls: string | null;
+  user_data: string | null;
+  compliance: string;
+};
+
+export interface TrailListFilter {
+  flowId?: string | undefined;
+  fingerprintPrefix?: string | undefined;
+  flowTag?: { key: string; value: string } | undefined;
+}
+
+export const trailsRepository = {
+  /**
+   * The flow (by name or an old name) and its trail, the trail locked, in one round trip;
+   * undefined when either is missing (the caller then creates what is missing).
+   */
+  async lockWithFlow(
+    db: Db,
+    orgId: string,
+    flowName: string,
+    trailName: string,
+  ): Promise<{ flow: FlowRow; trail: TrailRow } | undefined> {
+    const result = await sql<TrailRow & { flow_json: FlowRow }>`
+      with fl as (
+        select id, 0 as p from flows where org_id = ${orgId} and name = ${flowName}
+        union all
+        select flow_id, 1 from flow_aliases where org_id = ${orgId} and name = ${flowName}
+        order by p limit 1
+      )
+      select t.*, row_to_json(f) as flow_json
+      from fl
+      join trails t on t.org_id = ${orgId} and t.flow_id = fl.id and t.name = ${trailName}
+      join flows f on f.org_id = ${orgId} and f.id = fl.id
+      for update of t`.execute(db);
+    const row = result.rows[0];
+    if (!row) return undefined;
+    const { flow_json, ...trail } = row;
+    return {
+      trail,
+      flow: {
+        ...flow_json,
+        created_at: new Date(flow_json.created_at),
+        last_modified_at: new Date(flow_json.last_modified_at),
+      },
+    };
+  },
+
+  /** The trail; with `lock`, locked for the rest of the transaction so its evaluation sees every write. */
+  async find(
+    db: Db,
+    orgId: string,
+    flowId: string,
+    name: string,
+    lock = false,
+  ): Promise<TrailRow | undefined> {
+    const q = db
+      .selectFrom('trails')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .where('flow_id', '=', flowId)
+      .where('name', '=', name);
+    return (lock ? q.forUpdate() : q).executeTakeFirst();
+  },
+
+  /** The trail, locked (see `find`). */
+  async findForUpdate(db: Db, orgId: string, flowId: string, name: string): Promise<TrailRow | undefined> {
+    return trailsRepository.find(db, orgId, flowId, name, true);
+  },
+
+  async findByIds(db: Db, orgId: string, ids: readonly string[]): Promise<TrailRow[]> {
+    if (ids.length === 0) return [];
+    return db
+      .selectFrom('trails')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .where('id', 'in', [...ids])
+      .execute();
+  },
+
+  /** Inserts unless the name is taken in the flow; undefined when it was. */
+  async insert(db: Db, row: NewTrailRow): Promise<TrailRow | undefined> {
+    return db
+      .insertInto('trails')
+      .values(row)
+      .onConflict((oc) => oc.columns(['org_id', 'flow_id', 'name']).doNothing())
+      .returningAll()
+      .executeTakeFirst();
+  },
+
+  async update(db: Db, orgId: string, id: string, patch: Updateable<TrailsTable>): Promise<void> {
+    await db.updateTable('trails').set(patch).where('org_id', '=', orgId).where('id', '=', id).execute();
+  },
+
+  async list(
+    db: Db,
+    orgId: string,
+    filter: TrailListFilter,
+    page: { limit: number; offset: number },
+  ): Promise<{ rows: Array<TrailRow & { flow_name: string }>; total: number }> {
+    let q = db
+      .selectFrom('trails as t')
+      .innerJoin('flows as f', (j) => j.onRef('f.org_id', '=', 't.org_id').onRef('f.id', '=', 't.flow_id'))
+      .where('t.org_id', '=', orgId);
+    if (filter.flowId) q = q.where('t.flow_id', '=', filter.flowId);
+    if (filter.flowTag) q = q.where(sql<boolean>`f.tags ->> ${filter.flowTag.key} = ${filter.flowTag.value}`);
+    if (filter.fingerprintPrefix) {
+      const prefix = `${filter.fingerprintPrefix}%`;
+      q = q.where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('artifacts as a')
+            .select('a.id')
+            .whereRef('a.org_id', '=', 't.org_id')
+            .whereRef('a.trail_id', '=', 't.id')
+            .where('a.fingerprint', 'like', prefix),
+        ),
+      );
+    }
+    const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const rows = await q
+      .selectAll('t')
+      .select('f.name as flow_name')
+      .orderBy('t.created_at', 'desc')
+      .orderBy('t.name')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute();
+    return { rows, total };
+  },
+};

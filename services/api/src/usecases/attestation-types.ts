@@ -1,0 +1,129 @@
+/**
+ * Custom attestation types (semantics.md section 8): JSON Schema and/or jq rules and summary
+ * rows; every create of an existing name is a new immutable version; archivable.
+ */
+import type { AttestationType, CreateAttestationType } from '../../../shared/contract/attestation-types.js';
+import { NotFoundError, ValidationError } from '../errors.js';
+import { epochSeconds, newId } from '../ids.js';
+import type { Db } from '../storage/database.js';
+import {
+  attestationTypesRepository,
+  type AttestationTypeRow,
+  type AttestationTypeVersionRow,
+} from '../storage/repositories/attestation-types.js';
+import { toJson } from '../storage/repositories/json.js';
+import type { CustomEvaluator } from './custom-evaluator.js';
+import type { EvidenceContext } from './evidence-context.js';
+
+/** Checks that the schema compiles and every jq program parses, naming each problem. */
+export async function checkDefinition(
+  evaluator: CustomEvaluator,
+  input: CreateAttestationType,
+  schema: Record<string, unknown> | null,
+): Promise<void> {
+  const rules = input.evaluator?.content_type === 'jq' ? input.evaluator.rules : [];
+  const summary = input.summary ?? [];
+  let problems;
+  try {
+    problems = await evaluator.check({ schema, rules, summary });
+  } catch (err) {
+    throw new ValidationError({ data_json: `the type could not be checked: ${(err as Error).message}` });
+  }
+  const errors: Record<string, string> = {};
+  if (problems.schema) errors.type_schema = `not a valid JSON Schema: ${problems.schema}`;
+  for (const p of problems.rules)
+    errors[`data_json.evaluator.rules[${p.index}]`] = `not a valid jq program: ${p.error}`;
+  for (const p of problems.summary)
+    errors[`data_json.summary[${p.index}].expression`] = `not a valid jq program: ${p.error}`;
+  if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+}
+
+/** Creates the type, or adds a version to it; returns whether it was created. Runs in a transaction. */
+export async function saveAttestationType(
+  ctx: EvidenceContext,
+  input: CreateAttestationType,
+  schema: Record<string, unknown> | null,
+): Promise<{ created: boolean }> {
+  let type = await attestationTypesRepository.findByName(ctx.db, ctx.orgId, input.name, true);
+  let created = false;
+  if (!type) {
+    type = await attestationTypesRepository.insert(ctx.db, {
+      org_id: ctx.orgId,
+      id: newId(),
+      name: input.name,
+      description: input.description ?? null,
+      created_by: ctx.actor,
+      created_at: ctx.now,
+      last_modified_at: ctx.now,
+    });
+    if (!type) type = (await attestationTypesRepository.findByName(ctx.db, ctx.orgId, input.name, true))!;
+    else created = true;
+  }
+  const version = (await attestationTypesRepository.latestVersionNumber(ctx.db, ctx.orgId, type.id)) + 1;
+  await attestationTypesRepository.insertVersion(ctx.db, {
+    org_id: ctx.orgId,
+    type_id: type.id,
+    version,
+    description: input.description ?? null,
+    comment: input.comment ?? null,
+    type_schema: toJson(schema),
+    evaluator: toJson(input.evaluator ?? { content_type: 'default' }),
+    summary: toJson(input.summary ?? null),
+    created_by: ctx.actor,
+    created_at: ctx.now,
+  });
+  await attestationTypesRepository.touch(ctx.db, ctx.orgId, type.id, {
+    last_modified_at: ctx.now,
+    description: input.description ?? type.description,
+    archived: false,
+  });
+  return { created };
+}
+
+/** The type by name; 404 otherwise. */
+export async function getAttestationType(
+  db: Db,
+  orgId: string,
+  orgName: string,
+  name: string,
+): Promise<AttestationTypeRow> {
+  const type = await attestationTypesRepository.findByName(db, orgId, name);
+  if (!type)
+    throw new NotFoundError(`Custom attestation type '${name}' does not exist in organization '${orgName}'`);
+  return type;
+}
+
+function presentVersion(v: AttestationTypeVersionRow): AttestationType['versions'][number] {
+  return {
+    version: v.version,
+    comment: v.comment,
+    description: v.description,
+    timestamp: epochSeconds(v.created_at),
+    created_by: v.created_by,
+    type_schema: v.type_schema,
+    evaluator: v.evaluator,
+    summary: v.summary,
+  };
+}
+
+/** The wire form; with `version`, only that version and without the type's own timestamps. */
+export function presentAttestationType(
+  type: AttestationTypeRow,
+  versions: AttestationTypeVersionRow[],
+  orgName: string,
+  version?: number,
+): AttestationType {
+  const base = { name: type.name, description: type.description, org: orgName, archived: type.archived };
+  if (version !== undefined) {
+    const v = versions.find((x) => x.version === version);
+    if (!v) throw new NotFoundError(`Custom attestation type '${type.name}' has no version ${version}`);
+    return { ...base, versions: [presentVersion(v)] };
+  }
+  return {
+    ...base,
+    created_by: type.created_by,
+    created_at: epochSeconds(type.created_at),
+    last_modified_at: epochSeconds(type.last_modified_at),
+    versions: versions.map(presentVersion),
+  };
+}

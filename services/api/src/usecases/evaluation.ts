@@ -1,0 +1,83 @@
+/**
+ * Re-evaluates a trail after every change that touches it and stores the result with
+ * `evaluated_at` (semantics.md section 4), reporting which fingerprints changed state.
+ */
+import { evaluateTrail, type AttestationFact, type TrailEvaluation } from '../domain/compliance.js';
+import { templateOrEmpty } from '../domain/flow-template.js';
+import { epochSeconds } from '../ids.js';
+import type { Db } from '../storage/database.js';
+import { artifactsRepository } from '../storage/repositories/artifacts.js';
+import type { FlowRow } from '../storage/repositories/flows.js';
+import type { TrailRow } from '../storage/repositories/trails.js';
+import { trailsRepository } from '../storage/repositories/trails.js';
+
+export interface EvaluationOutcome {
+  evaluation: TrailEvaluation;
+  /** Fingerprints whose stored state changed with this evaluation. */
+  changedFingerprints: string[];
+}
+
+/** The trail's template: its own, else its flow's, else none (the empty template). */
+export function trailTemplate(trail: Pick<TrailRow, 'template'>, flow: Pick<FlowRow, 'template'>) {
+  return templateOrEmpty(trail.template ?? flow.template);
+}
+
+/** The stored form of an evaluation (without the per-artifact index). */
+export function storedCompliance(e: TrailEvaluation): Omit<TrailEvaluation, 'byArtifactId'> {
+  const { byArtifactId: _unused, ...rest } = e;
+  return rest;
+}
+
+const comparable = (c: unknown) =>
+  JSON.stringify(c, (k, v: unknown) => (k === 'evaluated_at' ? undefined : v));
+
+/** Evaluates the trail inside the caller's transaction and stores trail, artifact and flow states. */
+export async function reevaluateTrail(
+  db: Db,
+  input: { orgId: string; flow: FlowRow; trail: TrailRow; now: Date },
+): Promise<EvaluationOutcome> {
+  const { orgId, flow, trail, now } = input;
+  const { artifacts, attestations: facts } = await artifactsRepository.evaluationInputs(db, orgId, trail.id);
+  const attestations: AttestationFact[] = facts.map((f) => ({
+    id: f.id,
+    name: f.name,
+    type: f.kind === 'override' ? (f.original_type ?? f.type) : f.type,
+    isCompliant: f.is_compliant,
+    isOverride: f.kind === 'override',
+    artifactFingerprint: f.artifact_fingerprint,
+    targetArtifacts: f.target_artifacts,
+    gitCommit: f.git_commit,
+    seq: Number(f.seq),
+  }));
+  const evaluation = evaluateTrail({
+    template: trailTemplate(trail, flow),
+    templateId: trail.template ? trail.id : flow.template ? flow.id : null,
+    artifacts: artifacts.map((a) => ({
+      id: a.id,
+      fingerprint: a.fingerprint,
+      templateReferenceName: a.template_reference_name,
+      gitCommit: a.git_commit,
+      seq: Number(a.seq),
+    })),
+    attestations,
+    evaluatedAt: epochSeconds(now),
+  });
+
+  const changedFingerprints: string[] = [];
+  for (const a of artifacts) {
+    const next = evaluation.byArtifactId[a.id];
+    if (!next) continue;
+    const state = next.status === 'MISSING' ? 'INCOMPLETE' : next.status;
+    if (state !== a.state) changedFingerprints.push(a.fingerprint);
+    if (state !== a.state || comparable(next) !== comparable(a.compliance)) {
+      await artifactsRepository.update(db, orgId, a.id, { state, compliance: JSON.stringify(next) });
+    }
+  }
+  await trailsRepository.update(db, orgId, trail.id, {
+    compliance: JSON.stringify(storedCompliance(evaluation)),
+    compliance_state: evaluation.status,
+    evaluated_at: now,
+    last_modified_at: now,
+  });
+  return { evaluation, changedFingerprints: [...new Set(changedFingerprints)] };
+}

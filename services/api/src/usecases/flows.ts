@@ -1,0 +1,140 @@
+/** Flows: create or update (with a template or the legacy list), rename (spec rule 1), archive, present. */
+import type { Flow } from '../../../shared/contract/flows.js';
+import { parseFlowTemplate, type FlowTemplate } from '../domain/flow-template.js';
+import { BadRequestError, NotFoundError, ValidationError } from '../errors.js';
+import { epochSeconds, newId } from '../ids.js';
+import type { Db } from '../storage/database.js';
+import { flowsRepository, type FlowRow, type FlowWithActivity } from '../storage/repositories/flows.js';
+import { toJson } from '../storage/repositories/json.js';
+import { seg, type EvidenceContext } from './evidence-context.js';
+
+/** The message of a missing flow, as the CLI shows it. */
+export function flowNotFound(name: string, orgName: string): NotFoundError {
+  return new NotFoundError(`Flow named '${name}' does not exist for organization '${orgName}'`);
+}
+
+/** The flow by its name or an old name it still answers to; 404 otherwise. */
+export async function resolveFlow(db: Db, orgId: string, orgName: string, name: string): Promise<FlowRow> {
+  const flow = await flowsRepository.findByName(db, orgId, name);
+  if (!flow) throw flowNotFound(name, orgName);
+  return flow;
+}
+
+/** Parses an uploaded template or fails with the line and reason under `field`. */
+export function templateFromYaml(yamlText: string, field: string): FlowTemplate {
+  const parsed = parseFlowTemplate(yamlText);
+  if (!parsed.ok) {
+    throw new ValidationError({ [field]: parsed.problems.join('; ') }, 'Invalid flow template');
+  }
+  return parsed.template;
+}
+
+/** The flow, created (without a template) when it does not exist yet: attesting creates it. */
+export async function ensureFlow(ctx: EvidenceContext, name: string): Promise<FlowRow> {
+  const existing = await flowsRepository.findByName(ctx.db, ctx.orgId, name);
+  if (existing) return existing;
+  const inserted = await flowsRepository.insert(ctx.db, newFlowRow(ctx, { name, description: '' }));
+  return inserted ?? (await resolveFlow(ctx.db, ctx.orgId, ctx.orgName, name));
+}
+
+function newFlowRow(
+  ctx: EvidenceContext,
+  f: {
+    name: string;
+    description: string;
+    visibility?: string | undefined;
+    yaml?: string | null;
+    template?: FlowTemplate | null;
+    legacy?: string[] | null;
+  },
+) {
+  return {
+    org_id: ctx.orgId,
+    id: newId(),
+    name: f.name,
+    description: f.description,
+    visibility: f.visibility ?? 'private',
+    template_yaml: f.yaml ?? null,
+    template: toJson(f.template ?? null),
+    legacy_template: toJson(f.legacy ?? null),
+    tags: '{}',
+    created_by: ctx.actor,
+    created_at: ctx.now,
+    last_modified_at: ctx.now,
+  };
+}
+
+/**
+ * Creates or updates a flow by name; the old name of a renamed flow updates that flow (spec rule 1).
+ * Returns whether it was created (201) or updated (200).
+ */
+export async function upsertFlow(
+  ctx: EvidenceContext,
+  f: {
+    name: string;
+    description: string;
+    visibility?: string | undefined;
+    yaml: string | null;
+    template: FlowTemplate | null;
+    legacy: string[] | null;
+  },
+): Promise<{ flow: FlowRow; created: boolean }> {
+  const existing = await flowsRepository.findByName(ctx.db, ctx.orgId, f.name);
+  if (!existing) {
+    const inserted = await flowsRepository.insert(ctx.db, newFlowRow(ctx, f));
+    if (inserted) return { flow: inserted, created: true };
+  }
+  const target = existing ?? (await resolveFlow(ctx.db, ctx.orgId, ctx.orgName, f.name));
+  const flow = await flowsRepository.update(ctx.db, ctx.orgId, target.id, {
+    description: f.description,
+    ...(f.visibility ? { visibility: f.visibility } : {}),
+    template_yaml: f.yaml,
+    template: toJson(f.template),
+    legacy_template: toJson(f.legacy),
+    last_modified_at: ctx.now,
+  });
+  return { flow, created: false };
+}
+
+/** Renames a flow; the old name keeps answering until another flow takes it (spec rule 1). */
+export async function renameFlow(ctx: EvidenceContext, oldName: string, newName: string): Promise<void> {
+  const flow = await resolveFlow(ctx.db, ctx.orgId, ctx.orgName, oldName);
+  if (flow.name === newName) return;
+  const holder = await flowsRepository.findByName(ctx.db, ctx.orgId, newName);
+  if (holder && holder.name === newName) {
+    throw new BadRequestError(`Flow named '${newName}' already exists for organization '${ctx.orgName}'`, {
+      'body.new_name': 'is the name of another flow',
+    });
+  }
+  await flowsRepository.rename(ctx.db, ctx.orgId, flow, newName, ctx.now);
+}
+
+/** The template as `GET /flows` shows it: the YAML, or the legacy names joined by spaces. */
+function templateText(row: FlowRow): string | null {
+  if (row.template_yaml !== null) return row.template_yaml;
+  if (row.legacy_template) return row.legacy_template.join(' ');
+  return null;
+}
+
+/** The wire form of a flow. */
+export function presentFlow(
+  row: FlowWithActivity,
+  ctx: Pick<EvidenceContext, 'orgName' | 'publicUrl'>,
+): Flow {
+  return {
+    name: row.name,
+    description: row.description,
+    visibility: row.visibility,
+    org: ctx.orgName,
+    template: templateText(row),
+    repo_url: null,
+    tags: row.tags,
+    archived: row.archived,
+    created_at: epochSeconds(row.created_at),
+    last_modified_at: epochSeconds(row.last_modified_at),
+    latest_activity_at: row.latest_activity_at ? epochSeconds(row.latest_activity_at) : null,
+    latest_state: row.latest_state,
+    last_deployment_at: null,
+    html_url: `${ctx.publicUrl}/${seg(ctx.orgName)}/flows/${seg(row.name)}`,
+  };
+}

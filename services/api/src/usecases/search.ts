@@ -1,0 +1,123 @@
+/** Search by fingerprint or commit, and asserts in flow scope (reference/cli-requests.md 3.3). */
+import type { z } from 'zod';
+import type { AssertResult, SearchResult } from '../../../shared/contract/search.js';
+import type { ArtifactStatusRecord, SlotStatus } from '../domain/compliance.js';
+import { NotFoundError } from '../errors.js';
+import { artifactsRepository } from '../storage/repositories/artifacts.js';
+import { flowsRepository } from '../storage/repositories/flows.js';
+import { artifactUrls, resolvePrefix, runtimeOf } from './artifacts.js';
+import type { EvidenceContext } from './evidence-context.js';
+import { flowNotFound } from './flows.js';
+
+/** How many matches and artifacts one search returns at most. */
+const SEARCH_LIMIT = 100;
+
+/** Finds artifacts whose fingerprint or commit starts with `value`; 404 `No matches for 'x'.`. */
+export async function search(ctx: EvidenceContext, value: string): Promise<z.infer<typeof SearchResult>> {
+  const [fingerprints, commits] = await Promise.all([
+    value.length <= 64
+      ? artifactsRepository.fingerprintsByPrefix(ctx.db, ctx.orgId, value, null, SEARCH_LIMIT)
+      : [],
+    value.length <= 40 ? artifactsRepository.commitsByPrefix(ctx.db, ctx.orgId, value, SEARCH_LIMIT) : [],
+  ]);
+  if (fingerprints.length === 0 && commits.length === 0)
+    throw new NotFoundError(`No matches for '${value}'.`);
+  const type = fingerprints.length > 0 ? 'fingerprint' : 'commit';
+  const chosen = type === 'fingerprint' ? fingerprints : commits;
+  const rows = await artifactsRepository.bySha(
+    ctx.db,
+    ctx.orgId,
+    type === 'fingerprint' ? fingerprints : [],
+    type === 'commit' ? commits : [],
+    SEARCH_LIMIT,
+  );
+  const runtime = await runtimeOf(ctx.db, ctx.orgId, rows);
+  return {
+    resolved_to: {
+      type,
+      full_match: chosen.length === 1 ? chosen[0]! : null,
+      fingerprints: { type: 'fingerprint', count: fingerprints.length, matches: fingerprints },
+      commits: { type: 'commit', count: commits.length, matches: commits },
+    },
+    artifacts: rows.map((r) => {
+      const rt = runtime.get(`${r.trail_id}:${r.fingerprint}`) ?? { running: [], exited: [], history: [] };
+      return {
+        fingerprint: r.fingerprint,
+        name: r.filename,
+        flow: r.flow_name,
+        pipeline: r.flow_name,
+        trail: r.trail_name,
+        template_reference_name: r.template_reference_name,
+        git_commit: r.git_commit,
+        has_provenance: true,
+        commit_url: r.commit_url,
+        build_url: r.build_url,
+        ...artifactUrls(ctx, r),
+        compliance_state: r.state,
+        running_in: rt.running.map((p) => p.environment_name),
+        exited_from: rt.exited.map((p) => p.environment_name),
+        history: rt.history,
+      };
+    }),
+  };
+}
+
+const scoped = (slots: SlotStatus[] | undefined, scope: 'trail' | 'artifact') =>
+  (slots ?? []).map((s) => ({ ...s, scope }));
+
+/** Assert in flow scope: is the fingerprint compliant in every flow holding it (or the named one)? */
+export async function assertInFlows(
+  ctx: EvidenceContext,
+  fingerprintOrPrefix: string,
+  flowName: string | undefined,
+): Promise<z.infer<typeof AssertResult>> {
+  let flowId: string | null = null;
+  if (flowName !== undefined) {
+    const flow = await flowsRepository.findByName(ctx.db, ctx.orgId, flowName);
+    if (!flow) throw flowNotFound(flowName, ctx.orgName);
+    flowId = flow.id;
+  }
+  const fingerprint = await resolvePrefix(ctx.db, ctx.orgId, fingerprintOrPrefix, flowId);
+  const contexts = fingerprint
+    ? (await artifactsRepository.latestPerFlow(ctx.db, ctx.orgId, [fingerprint])).filter(
+        (c) => flowId === null || c.flow_id === flowId,
+      )
+    : [];
+  if (contexts.length === 0) {
+    throw new NotFoundError(
+      flowName === undefined
+        ? `Artifact with fingerprint '${fingerprintOrPrefix}' does not exist in organization '${ctx.orgName}'`
+        : `Artifact with fingerprint '${fingerprintOrPrefix}' does not exist in flow '${flowName}' belonging to organization '${ctx.orgName}'`,
+    );
+  }
+  const flows = contexts.map((c) => {
+    const artifact = c.compliance as Partial<ArtifactStatusRecord>;
+    const trail = c.trail_compliance as { attestations_statuses?: SlotStatus[] };
+    return {
+      flow: c.flow_name,
+      trail: c.trail_name,
+      compliant: c.state === 'COMPLIANT',
+      compliance_status: {
+        status: c.state,
+        is_compliant: c.state === 'COMPLIANT',
+        attestations_statuses: [
+          ...scoped(trail.attestations_statuses, 'trail'),
+          ...scoped(artifact.attestations_statuses, 'artifact'),
+        ],
+      },
+      html_url: artifactUrls(ctx, { flow_name: c.flow_name, fingerprint: c.fingerprint, id: c.id }).html_url,
+    };
+  });
+  return {
+    fingerprint: contexts[0]!.fingerprint,
+    compliant: flows.every((f) => f.compliant),
+    scope: 'flow',
+    environment: null,
+    policy_evaluations: [],
+    allow_listing: null,
+    flows,
+    flow: flows[0]!.flow,
+    trail: flows[0]!.trail,
+    html_url: flows[0]!.html_url,
+  };
+}
