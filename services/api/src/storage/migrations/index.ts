@@ -5,7 +5,9 @@
  */
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_identity.js';
+import * as m0200 from './0200_runtime.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
+  '0200_runtime': m0200,
 };
