@@ -22,9 +22,10 @@ import multipartPlugin from './plugins/multipart.js';
 import openapiPlugin from './plugins/openapi.js';
 import provenancePlugin from './plugins/provenance.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
+import runtimePlugin from './plugins/runtime.js';
 import routes from './routes/index.js';
 import { openDatabase, type DatabaseHandle } from './storage/create-db.js';
-import { noProvenance } from './usecases/provenance.js';
+import { noProvenance, type ProvenancePort } from './usecases/provenance.js';
 
 export interface BuildAppOptions {
   config: Config;
@@ -32,6 +33,8 @@ export interface BuildAppOptions {
   database?: DatabaseHandle;
   clock?: () => Date;
   logger?: FastifyServerOptions['logger'];
+  /** The port to the evidence; tests pass their own, the evidence area its real one. */
+  provenance?: ProvenancePort;
 }
 
 /** zod validation that keeps the issues, so the error plugin can name every field. */
@@ -80,9 +83,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(dbPlugin, { handle, owned, config, clock: options.clock ?? (() => new Date()) });
   await app.register(domainEventsPlugin);
   // The evidence area replaces this with the port over its flows, trails and artifacts.
-  await app.register(provenancePlugin, { port: noProvenance });
+  await app.register(provenancePlugin, { port: options.provenance ?? noProvenance });
   await app.register(errorsPlugin);
   await app.register(metricsPlugin);
+  await app.register(runtimePlugin);
   await app.register(openapiPlugin);
   await app.register(authPlugin);
   await app.register(rateLimitPlugin);
