@@ -174,15 +174,8 @@ async function writeSnapshot(
   const { env, index } = plan;
   await runtimeRepository.insertDetails(db, org.id, plan.details);
   await runtimeRepository.insertVerdicts(db, org.id, plan.verdicts);
-  await runtimeRepository.closeStates(
-    db,
-    org.id,
-    env.id,
-    plan.exits.map((e) => e.fingerprint),
-    index,
-    true,
-  );
-  await runtimeRepository.closeStates(db, org.id, env.id, plan.replaced, index, false);
+  await runtimeRepository.closeExits(db, org.id, env.id, plan.exits, index);
+  await runtimeRepository.closeStates(db, org.id, env.id, plan.replaced, index);
   await runtimeRepository.insertStates(db, org.id, env.id, plan.newStates);
   const started = plan.newStates.filter((s) => s.change === 'started');
   const changed = plan.newStates.filter((s) => s.change !== 'started' && s.change !== 'unchanged');
@@ -457,12 +450,13 @@ export async function ingestReport(
         details.push({ hash: a.detailHash, detail: JSON.stringify(a.instances) });
       }
     }
+    const liveCount = new Map(live.map((l) => [l.fingerprint, l.instance_count]));
     const exits = current
       .filter((s) => exited.has(s.fingerprint))
       .map((s) => ({
         fingerprint: s.fingerprint,
         name: s.name,
-        count: s.instance_count,
+        count: liveCount.get(s.fingerprint) ?? s.instance_count,
         compliant: s.compliant,
       }));
     return writeSnapshot(

@@ -67,7 +67,11 @@ interface ArtifactView {
 
 function annotate(s: StateWithVerdict, index: number): ArtifactView {
   if (s.exited && s.to_index === index) {
-    return { state: s, exited: true, annotation: { type: 'exited', was: s.instance_count, now: 0 } };
+    return {
+      state: s,
+      exited: true,
+      annotation: { type: 'exited', was: s.exit_count ?? s.instance_count, now: 0 },
+    };
   }
   if (s.from_index !== index) {
     return {

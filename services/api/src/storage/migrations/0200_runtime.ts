@@ -117,6 +117,7 @@ const STATEMENTS = [
     from_index integer not null,
     to_index integer,
     exited boolean not null default false,
+    exit_count integer,
     name text not null,
     instance_count integer not null,
     was_count integer not null,

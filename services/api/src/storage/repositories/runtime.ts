@@ -189,18 +189,41 @@ export const runtimeRepository = {
       .execute();
   },
 
+  /** Ends the current states of fingerprints that stopped running at `toIndex`. */
+  async closeExits(
+    db: Db,
+    orgId: string,
+    envId: string,
+    exits: ReadonlyArray<{ fingerprint: string; count: number }>,
+    toIndex: number,
+  ): Promise<void> {
+    const byCount = new Map<number, string[]>();
+    for (const e of exits) byCount.set(e.count, [...(byCount.get(e.count) ?? []), e.fingerprint]);
+    for (const [count, fingerprints] of byCount) {
+      for (const part of chunks(fingerprints)) {
+        await db
+          .updateTable('runtime_states')
+          .set({ to_index: toIndex, exited: true, exit_count: count })
+          .where('org_id', '=', orgId)
+          .where('environment_id', '=', envId)
+          .where('to_index', 'is', null)
+          .where('fingerprint', 'in', part)
+          .execute();
+      }
+    }
+  },
+
   async closeStates(
     db: Db,
     orgId: string,
     envId: string,
     fingerprints: readonly string[],
     toIndex: number,
-    exited: boolean,
   ): Promise<void> {
     for (const part of chunks(fingerprints)) {
       await db
         .updateTable('runtime_states')
-        .set({ to_index: toIndex, exited })
+        .set({ to_index: toIndex })
         .where('org_id', '=', orgId)
         .where('environment_id', '=', envId)
         .where('to_index', 'is', null)

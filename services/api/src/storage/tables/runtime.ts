@@ -105,6 +105,8 @@ export interface RuntimeStatesTable {
   to_index: number | null;
   /** Set with to_index when the fingerprint stopped running at to_index. */
   exited: Generated<boolean>;
+  /** Instances running when it exited (counts may move between snapshots without making one). */
+  exit_count: number | null;
   name: string;
   instance_count: number;
   /** Instance count in the previous snapshot (0 when it started here). */
