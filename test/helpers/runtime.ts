@@ -55,7 +55,7 @@ export async function putPolicy(
     headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
     payload: body,
   });
-  return { status: res.statusCode, json: res.json() as any };
+  return { status: res.statusCode, json: res.json<any>() };
 }
 
 export const POLICY_SCHEMA = '_schema: https://docs.kosli.com/schemas/policy/v1\n';
