@@ -194,21 +194,19 @@ describe('provenance and compliance', () => {
     // The evidence reports the artifact: it publishes the event in its own transaction.
     known.set(APP_V2, [record(APP_V2, { flowName: 'job-ci', trailName: 't9', flowTags: {} })]);
     const org = await orgsRepository.findByName(t.db.db, ORG);
-    await t.db.db
-      .transaction()
-      .execute((tx) =>
-        t.app.domainEvents.publish(tx, [
-          {
-            type: 'artifact.reported',
-            orgId: org!.id,
-            flowName: 'job-ci',
-            trailName: 't9',
-            fingerprint: APP_V2,
-            artifactName: 'job',
-            at: t.clock.now(),
-          },
-        ]),
-      );
+    await t.db.db.transaction().execute((tx) =>
+      t.app.domainEvents.publish(tx, [
+        {
+          type: 'artifact.reported',
+          orgId: org!.id,
+          flowName: 'job-ci',
+          trailName: 't9',
+          fingerprint: APP_V2,
+          artifactName: 'job',
+          at: t.clock.now(),
+        },
+      ]),
+    );
     expect((await latest()).index).toBe(2);
     const made = await t.app.runtime.processMarks();
     expect(made.map((m) => m.snapshot?.index)).toEqual([3]);
