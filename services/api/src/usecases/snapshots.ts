@@ -152,17 +152,14 @@ export async function readSnapshot(
   if (!snapshot) throw outOfRange(org, env, expression, index);
   const next =
     index < env.latest_snapshot ? await runtimeRepository.snapshot(db, org.id, env.id, index + 1) : undefined;
-  const states = await runtimeRepository.statesAt(db, org.id, env.id, index);
   const isLatest = index === env.latest_snapshot;
   // The latest snapshot shows the instances as they run now; older ones what was recorded then.
-  const live = isLatest
-    ? await runtimeRepository.liveDetails(db, org.id, env.id)
-    : new Map<string, { detail: InstanceDetail[] }>();
-  const recorded = await runtimeRepository.details(
-    db,
-    org.id,
-    states.filter((s) => !isLatest || s.exited || !live.has(s.fingerprint)).map((s) => s.detail_hash),
-  );
+  // Independent reads: on PostgreSQL they run side by side.
+  const [states, live, recorded] = await Promise.all([
+    runtimeRepository.statesAt(db, org.id, env.id, index),
+    isLatest ? runtimeRepository.liveDetails(db, org.id, env.id) : undefined,
+    runtimeRepository.detailsAt(db, org.id, env.id, index, isLatest),
+  ]);
   const views = states.map((s) => annotate(s, index));
 
   const applied = snapshot.applied_policies;
@@ -171,8 +168,8 @@ export async function readSnapshot(
   );
   const counts = { true: 0, false: 0, null: 0 };
   const artifacts = views.map(({ state: s, exited, annotation }) => {
-    const liveRow = isLatest && !exited ? live.get(s.fingerprint) : undefined;
-    const detail: InstanceDetail[] = liveRow?.detail ?? recorded.get(s.detail_hash) ?? [];
+    const detail: InstanceDetail[] =
+      (exited ? undefined : live?.get(s.fingerprint)?.detail) ?? recorded.get(s.detail_hash) ?? [];
     const flows = s.provenance as FlowEntry[];
     const primary = flows[0];
     if (!exited) counts[s.compliant === null ? 'null' : s.compliant ? 'true' : 'false'] += 1;

@@ -322,6 +322,35 @@ export const runtimeRepository = {
       .execute();
   },
 
+  /** Instance details recorded with the states valid at `index` (only those that exited there, with `exitedOnly`). */
+  async detailsAt(
+    db: Db,
+    orgId: string,
+    envId: string,
+    index: number,
+    exitedOnly = false,
+  ): Promise<Map<string, InstanceDetail[]>> {
+    const rows = await db
+      .selectFrom('runtime_details as d')
+      .select(['d.hash', 'd.detail'])
+      .where('d.org_id', '=', orgId)
+      .where('d.hash', 'in', (eb) =>
+        eb
+          .selectFrom('runtime_states as s')
+          .select('s.detail_hash')
+          .where('s.org_id', '=', orgId)
+          .where('s.environment_id', '=', envId)
+          .where('s.from_index', '<=', index)
+          .where((w) =>
+            exitedOnly
+              ? w.and([w('s.to_index', '=', index), w('s.exited', '=', true)])
+              : w.or([w('s.to_index', 'is', null), w('s.to_index', '>=', index)]),
+          ),
+      )
+      .execute();
+    return new Map(rows.map((r) => [r.hash, r.detail]));
+  },
+
   async details(db: Db, orgId: string, hashes: readonly string[]): Promise<Map<string, InstanceDetail[]>> {
     const out = new Map<string, InstanceDetail[]>();
     for (const part of chunks([...new Set(hashes)])) {
