@@ -2,6 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, createTestApp, type TestApp } from '../helpers/app.js';
 import { deployment, fp, pod, putPolicy, POLICY_SCHEMA } from '../helpers/runtime.js';
+import { setEnvironmentTags } from '../../services/api/src/storage/repositories/environments.js';
+import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 
 let t: TestApp;
 let api: ReturnType<typeof client>;
@@ -72,6 +74,18 @@ describe('environments', () => {
     expect(
       (await reader.put(`/api/v2/environments/${ORG}`, { name: 'x', type: 'K8S', description: '' })).status,
     ).toBe(403);
+  });
+
+  it('sets and removes tags through the repository function the tags route calls', async () => {
+    const org = await orgsRepository.findByName(t.db.db, ORG);
+    expect(await setEnvironmentTags(t.db.db, org!.id, 'prod', { team: 'core', tier: '1' }, [])).toBe(true);
+    expect(await setEnvironmentTags(t.db.db, org!.id, 'prod', { tier: '2' }, ['team'])).toBe(true);
+    expect(await setEnvironmentTags(t.db.db, org!.id, 'nope', { a: 'b' }, [])).toBe(false);
+    expect((await reader.get(`/api/v2/environments/${ORG}/prod`)).json.tags).toEqual({ tier: '2' });
+    expect((await reader.get(`/api/v2/environments/${ORG}?tag=tier:2`)).json.map((e: any) => e.name)).toEqual(
+      ['prod'],
+    );
+    expect((await reader.get(`/api/v2/environments/${ORG}?tag=tier:3`)).json).toEqual([]);
   });
 
   it('lists as a plain array, or a page when asked, filtered by type', async () => {
