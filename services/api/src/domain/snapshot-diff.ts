@@ -23,22 +23,9 @@ export interface InstanceDetail {
   jobName?: string;
 }
 
-/** One entry of any report type, as the contract parses it. */
-export interface ReportEntry {
+/** One entry of any report type, as the contract parses it: an instance and what it runs. */
+export interface ReportEntry extends InstanceDetail {
   digests: Record<string, string>;
-  creationTimestamp: number;
-  podName?: string;
-  namespace?: string;
-  owners?: unknown[] | null;
-  taskArn?: string;
-  cluster_name?: string | null;
-  service_name?: string | null;
-  app_name?: string;
-  app_kind?: string;
-  kind?: string;
-  serviceName?: string;
-  revisionName?: string;
-  jobName?: string;
 }
 
 /** A fingerprint as reported: its name, and every instance running it, in a stable order. */

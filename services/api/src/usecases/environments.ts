@@ -165,6 +165,7 @@ export async function putEnvironment(
         last_changed_at: null,
         compliant: null,
         last_report_hash: null,
+        last_report_raw_hash: null,
       });
       // Another request created it in between: the unique index answers 409 on retry; re-read it.
       env ??= await lockEnvironment(tx, org, body.name);

@@ -327,6 +327,8 @@ export async function ingestReport(
     entries: readonly ReportEntry[];
     now: Date;
     reportedBy: string;
+    /** sha256 of the request bytes, remembered so the same bytes next time skip parsing. */
+    rawHash?: string;
   },
 ): Promise<ReportOutcome> {
   const { org, now } = input;
@@ -345,7 +347,10 @@ export async function ingestReport(
     );
     // Rule 2 at once: the same report as last time changes nothing but the report time.
     if (env.last_report_hash === reportHash && env.latest_snapshot > 0) {
-      await environmentsRepository.update(tx, org.id, env.id, { last_reported_at: now });
+      await environmentsRepository.update(tx, org.id, env.id, {
+        last_reported_at: now,
+        last_report_raw_hash: input.rawHash ?? null,
+      });
       return { snapshot: null, notifications: 0 };
     }
     const live = await runtimeRepository.live(tx, org.id, env.id);

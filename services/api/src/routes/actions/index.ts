@@ -7,10 +7,10 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { OkString, OrgName, errorResponses } from '../../../../shared/contract/common.js';
 import { Action, EnvActionPut, FlowActionPut } from '../../../../shared/contract/actions.js';
-import { requireOrg, requirePrincipal } from '../../plugins/auth.js';
+import { requirePrincipal } from '../../plugins/auth.js';
 import { actionsRepository } from '../../storage/repositories/actions.js';
 import { findAction, presentActions, putAction, type ActionInput } from '../../usecases/actions.js';
-import { NoBody, sendJsonString } from '../schemas.js';
+import { NoBody, sendJsonString, orgRef } from '../schemas.js';
 
 const tags = ['actions'];
 const OrgOnly = z.strictObject({ org: OrgName });
@@ -18,10 +18,6 @@ const ActionNumber = z.coerce.number().int().min(1).max(2_147_483_647);
 
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  const orgOf = (request: FastifyRequest) => {
-    const org = requireOrg(request);
-    return { id: org.id, name: org.name };
-  };
   const envInput = (b: z.infer<typeof EnvActionPut>): ActionInput => ({
     name: b.name,
     type: 'env',
@@ -48,7 +44,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       async (request, reply) => {
         const { created } = await putAction(
           app.db,
-          orgOf(request),
+          orgRef(request),
           envInput(request.body),
           requirePrincipal(request).name,
           app.clock(),
@@ -84,7 +80,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       const b = request.body;
       const { created } = await putAction(
         app.db,
-        orgOf(request),
+        orgRef(request),
         {
           name: b.name,
           type: 'flow',
@@ -114,7 +110,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         },
       },
       async (request) => {
-        const org = orgOf(request);
+        const org = orgRef(request);
         return presentActions(app.db, org, await actionsRepository.list(app.db, org.id, type));
       },
     );
@@ -139,7 +135,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         },
       },
       async (request) => {
-        const org = orgOf(request);
+        const org = orgRef(request);
         return (await presentActions(app.db, org, [await findAction(app.db, org, numberOf(request))]))[0]!;
       },
     );
@@ -157,7 +153,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         },
       },
       async (request, reply) => {
-        const org = orgOf(request);
+        const org = orgRef(request);
         const action = await findAction(app.db, org, numberOf(request));
         await actionsRepository.delete(app.db, org.id, action.id);
         return sendJsonString(reply, 'OK');
@@ -187,7 +183,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     async (request, reply) => {
       await putAction(
         app.db,
-        orgOf(request),
+        orgRef(request),
         envInput(request.body),
         requirePrincipal(request).name,
         app.clock(),

@@ -1,23 +1,19 @@
 /** Allowlists (reference/cli-requests.md 3.3 `allow artifact`). */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { OkString, OrgName, ResourceName, errorResponses } from '../../../../shared/contract/common.js';
 import { AllowlistEntry, AllowlistPut } from '../../../../shared/contract/allowlists.js';
 import { epochSeconds } from '../../ids.js';
-import { requireOrg, requirePrincipal } from '../../plugins/auth.js';
+import { requirePrincipal } from '../../plugins/auth.js';
 import { allowlistsRepository } from '../../storage/repositories/allowlists.js';
 import { allowArtifact } from '../../usecases/environments.js';
-import { sendJsonString } from '../schemas.js';
+import { sendJsonString, orgRef } from '../schemas.js';
 
 const tags = ['allowlists'];
 
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  const orgOf = (request: FastifyRequest) => {
-    const org = requireOrg(request);
-    return { id: org.id, name: org.name };
-  };
 
   app.put(
     '/allowlists/:org/:env_name',
@@ -36,7 +32,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       const { created, outcome, notifications } = await allowArtifact(
         app.db,
         app.runtime.deps,
-        orgOf(request),
+        orgRef(request),
         request.params.env_name,
         {
           fingerprint: request.body.artifact_fingerprint,
@@ -64,7 +60,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) =>
-      (await allowlistsRepository.list(app.db, orgOf(request).id)).map((r) => ({
+      (await allowlistsRepository.list(app.db, orgRef(request).id)).map((r) => ({
         artifact_name: r.artifact_name,
         fingerprint: r.fingerprint,
         environment_name: r.environment_name,

@@ -2,7 +2,8 @@
  * Environments and their reports (reference/cli-requests.md 3.5 and 3.6; spec endpoints 3, 7, 8
  * and 9; Terraform's PATCH). Every report type goes through one ingestion path.
  */
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { createHash } from 'node:crypto';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { OkString, OrgName, ResourceName, errorResponses } from '../../../../shared/contract/common.js';
@@ -19,8 +20,8 @@ import {
   PolicyNames,
 } from '../../../../shared/contract/environments.js';
 import { REPORT_SCHEMAS, type ReportType } from '../../../../shared/contract/environment-reports.js';
-import { ApiError } from '../../errors.js';
-import { requireOrg, requirePrincipal, requireRole } from '../../plugins/auth.js';
+import { ApiError, RequestValidationError } from '../../errors.js';
+import { requirePrincipal, requireRole } from '../../plugins/auth.js';
 import { environmentsRepository } from '../../storage/repositories/environments.js';
 import {
   archiveEnvironment,
@@ -34,7 +35,7 @@ import {
 } from '../../usecases/environments.js';
 import { ingestReport } from '../../usecases/runtime.js';
 import { listEvents } from '../../usecases/snapshots.js';
-import { NoBody, sendJsonString } from '../schemas.js';
+import { NoBody, sendJsonString, orgRef } from '../schemas.js';
 
 const tags = ['environments'];
 const EnvParams = z.strictObject({ org: OrgName, env_name: ResourceName });
@@ -42,12 +43,44 @@ const EnvParams = z.strictObject({ org: OrgName, env_name: ResourceName });
 const list = (v: string | string[] | undefined): string[] =>
   v === undefined ? [] : (Array.isArray(v) ? v : [v]).flatMap((x) => x.split(',')).filter((x) => x !== '');
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** sha256 of a JSON body's bytes (environment routes only). */
+    rawBodySha256?: string;
+  }
+}
+
+/** Reports validate their body in the handler, after the same-bytes check; the rest as usual. */
+const reportValidator: FastifySchemaCompiler<z.ZodType> =
+  ({ schema, httpPart }) =>
+  (data) => {
+    if (httpPart === 'body') return { value: data as unknown };
+    const result = schema.safeParse(data);
+    return result.success
+      ? { value: result.data }
+      : { error: new RequestValidationError(result.error.issues) };
+  };
+
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  const orgOf = (request: FastifyRequest) => {
-    const org = requireOrg(request);
-    return { id: org.id, name: org.name };
-  };
+
+  // Same JSON handling as the app (null or nothing is null), remembering the bytes' hash so a
+  // report identical to the last one is recognised before it is parsed and grouped (rule 2).
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    request.rawBodySha256 = createHash('sha256').update(text).digest('hex');
+    if (text.trim() === '') {
+      done(null, null);
+      return;
+    }
+    try {
+      done(null, JSON.parse(text) as unknown);
+    } catch (err) {
+      (err as { statusCode?: number }).statusCode = 400;
+      done(err as Error, undefined);
+    }
+  });
 
   app.put(
     '/environments/:org',
@@ -66,7 +99,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       const { created, outcome } = await putEnvironment(
         app.db,
         app.runtime.deps,
-        orgOf(request),
+        orgRef(request),
         request.body,
         { name: requirePrincipal(request).name, role: requireRole(request) },
         app.clock(),
@@ -90,7 +123,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const org = orgOf(request);
+      const org = orgRef(request);
       const q = request.query;
       const paged = q.page !== undefined || q.per_page !== undefined;
       const page = q.page ?? 1;
@@ -131,7 +164,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const org = orgOf(request);
+      const org = orgRef(request);
       const env = await getEnvironment(app.db, org, request.params.env_name);
       return (await presentEnvironments(app.db, org, [env]))[0]!;
     },
@@ -151,7 +184,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const org = orgOf(request);
+      const org = orgRef(request);
       const outcome = await patchEnvironment(
         app.db,
         app.runtime.deps,
@@ -197,21 +230,21 @@ const routes: FastifyPluginAsync = async (fastify) => {
     'renameEnvironment',
     'Rename an environment',
     EnvironmentRename,
-    (r) => renameEnvironment(app.db, orgOf(r), r.params.env_name, r.body.new_name, app.clock()),
+    (r) => renameEnvironment(app.db, orgRef(r), r.params.env_name, r.body.new_name, app.clock()),
   );
   simpleWrite(
     '/environments/:org/:env_name/archive',
     'archiveEnvironment',
     'Archive an environment',
     NoBody,
-    (r) => archiveEnvironment(app.db, orgOf(r), r.params.env_name, app.clock()),
+    (r) => archiveEnvironment(app.db, orgRef(r), r.params.env_name, app.clock()),
   );
   simpleWrite(
     '/environments/:org/:env_name/join',
     'joinEnvironment',
     'Add a physical environment to a logical one',
     EnvironmentJoin,
-    (r) => joinEnvironment(app.db, orgOf(r), r.params.env_name, r.body.physical_env_name, app.clock()),
+    (r) => joinEnvironment(app.db, orgRef(r), r.params.env_name, r.body.physical_env_name, app.clock()),
   );
 
   for (const [method, mode] of [
@@ -237,7 +270,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         const outcome = await changePolicies(
           app.db,
           app.runtime.deps,
-          orgOf(request),
+          orgRef(request),
           params.env_name,
           body.policy_names,
           mode,
@@ -256,6 +289,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       `/environments/:org/:env_name/report/${type}`,
       {
         config: { auth: { permission: 'snapshot:report' } },
+        validatorCompiler: reportValidator as never,
         schema: {
           operationId: `report${type.replace(/(^|-)([a-zA-Z0-9])/g, (_m, _d, c: string) => c.toUpperCase())}`,
           summary: `Report what runs in a ${type} environment (the full current state)`,
@@ -267,13 +301,33 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
       async (request, reply) => {
         try {
+          const org = orgRef(request);
+          const rawHash = request.rawBodySha256;
+          const now = app.clock();
+          if (
+            rawHash &&
+            (await environmentsRepository.touchIfSameReport(
+              app.db,
+              org.id,
+              request.params.env_name,
+              type,
+              rawHash,
+              now,
+            ))
+          ) {
+            app.runtime.reported('unchanged');
+            return sendJsonString(reply, 'No new snapshots to create');
+          }
+          const parsed = schema.safeParse(request.body);
+          if (!parsed.success) throw new RequestValidationError(parsed.error.issues);
           const outcome = await ingestReport(app.db, app.runtime.deps, {
-            org: orgOf(request),
+            org,
             envName: request.params.env_name,
             type,
-            entries: (request.body as { artifacts: never[] }).artifacts,
-            now: app.clock(),
+            entries: parsed.data.artifacts,
+            now,
             reportedBy: requirePrincipal(request).name,
+            ...(rawHash ? { rawHash } : {}),
           });
           app.runtime.committed([outcome]);
           app.runtime.reported(outcome.snapshot ? 'snapshot' : 'unchanged');
@@ -306,7 +360,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       const q = request.query;
       const { events, total } = await listEvents(
         app.db,
-        orgOf(request),
+        orgRef(request),
         request.params.env_name,
         q,
         app.clock(),

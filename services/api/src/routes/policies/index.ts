@@ -1,25 +1,21 @@
 /** Environment policies (reference/cli-requests.md 3.7; spec endpoint 14). */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { OkString, OrgName, ResourceName, errorResponses } from '../../../../shared/contract/common.js';
 import { Policy, PolicyPayload } from '../../../../shared/contract/policies.js';
 import { ValidationError, issuesToFieldErrors } from '../../errors.js';
-import { requireOrg, requirePrincipal } from '../../plugins/auth.js';
+import { requirePrincipal } from '../../plugins/auth.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
 import { MAX_POLICY_BYTES } from '../../domain/policy.js';
 import { policiesRepository } from '../../storage/repositories/policies.js';
 import { getPolicy, presentPolicies, putPolicy } from '../../usecases/policies.js';
-import { sendJsonString } from '../schemas.js';
+import { sendJsonString, orgRef } from '../schemas.js';
 
 const tags = ['policies'];
 
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  const orgOf = (request: FastifyRequest) => {
-    const org = requireOrg(request);
-    return { id: org.id, name: org.name };
-  };
 
   app.put(
     '/policies/:org',
@@ -54,7 +50,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       const yaml = parts.get('policy_file')!.data.toString('utf8');
       const result = await putPolicy(
         app.db,
-        orgOf(request),
+        orgRef(request),
         {
           name: payload.data.name,
           description: payload.data.description,
@@ -82,7 +78,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const org = orgOf(request);
+      const org = orgRef(request);
       return presentPolicies(app.db, org, await policiesRepository.list(app.db, org.id));
     },
   );
@@ -100,7 +96,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const org = orgOf(request);
+      const org = orgRef(request);
       return (
         await presentPolicies(app.db, org, [await getPolicy(app.db, org, request.params.policy_name)])
       )[0]!;

@@ -1,5 +1,5 @@
 /** Snapshots: one by expression, the list, and env-diff (reference/cli-requests.md 3.5, 3.6). */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { OrgName, ResourceName, errorResponses } from '../../../../shared/contract/common.js';
@@ -9,7 +9,8 @@ import {
   SnapshotListItem,
   SnapshotListQuery,
 } from '../../../../shared/contract/snapshots.js';
-import { requireOrg } from '../../plugins/auth.js';
+import { orgRef } from '../schemas.js';
+
 import { diffSnapshots, listSnapshots, readSnapshot } from '../../usecases/snapshots.js';
 
 const tags = ['snapshots'];
@@ -17,10 +18,6 @@ const EnvParams = z.strictObject({ org: OrgName, env_name: ResourceName });
 
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  const orgOf = (request: FastifyRequest) => {
-    const org = requireOrg(request);
-    return { id: org.id, name: org.name };
-  };
 
   app.get(
     '/snapshots/:org/:env_name',
@@ -36,7 +33,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) =>
-      listSnapshots(app.db, orgOf(request), request.params.env_name, request.query, app.clock()),
+      listSnapshots(app.db, orgRef(request), request.params.env_name, request.query, app.clock()),
   );
 
   app.get(
@@ -57,7 +54,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     async (request) =>
       readSnapshot(
         app.db,
-        orgOf(request),
+        orgRef(request),
         request.params.env_name,
         request.params.snapshot_expression,
         app.clock(),
@@ -82,7 +79,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) =>
-      diffSnapshots(app.db, orgOf(request), request.query.snappish1, request.query.snappish2, app.clock()),
+      diffSnapshots(app.db, orgRef(request), request.query.snappish1, request.query.snappish2, app.clock()),
   );
 };
 

@@ -22,6 +22,7 @@ const STATEMENTS = [
     latest_snapshot integer not null default 0,
     compliant boolean,
     last_report_hash text,
+    last_report_raw_hash text,
     primary key (org_id, id),
     unique (org_id, name)
   )`,

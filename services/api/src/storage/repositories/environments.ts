@@ -116,6 +116,7 @@ export const environmentsRepository = {
       latest_snapshot: number;
       compliant: boolean | null;
       last_report_hash: string | null;
+      last_report_raw_hash: string | null;
     }>,
   ): Promise<void> {
     await db
@@ -124,6 +125,32 @@ export const environmentsRepository = {
       .where('org_id', '=', orgId)
       .where('id', '=', id)
       .execute();
+  },
+
+  /**
+   * Rule 2 in one statement: when the environment's last report had exactly these bytes, only
+   * its report time moves. Atomic on the row, so a report committed meanwhile makes it miss.
+   */
+  async touchIfSameReport(
+    db: Db,
+    orgId: string,
+    name: string,
+    type: string,
+    rawHash: string,
+    now: Date,
+  ): Promise<boolean> {
+    const row = await db
+      .updateTable('environments')
+      .set({ last_reported_at: now })
+      .where('org_id', '=', orgId)
+      .where('name', '=', name)
+      .where('type', '=', type as EnvironmentType)
+      .where('archived', '=', false)
+      .where('latest_snapshot', '>', 0)
+      .where('last_report_raw_hash', '=', rawHash)
+      .returning('id')
+      .executeTakeFirst();
+    return row !== undefined;
   },
 
   /** Members of logical environments, by logical id. */

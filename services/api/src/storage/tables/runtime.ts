@@ -51,6 +51,8 @@ export interface EnvironmentsTable {
   compliant: boolean | null;
   /** sha256 of the last report's normalised content: an identical report is recognised at once. */
   last_report_hash: string | null;
+  /** sha256 of the last report's bytes: the same bytes again skip parsing altogether. */
+  last_report_raw_hash: string | null;
 }
 
 export interface EnvironmentMembersTable {
