@@ -37,35 +37,15 @@ export interface ReportedArtifact {
   detailKey: string;
 }
 
-const DETAIL_KEYS = [
-  'podName',
-  'namespace',
-  'owners',
-  'taskArn',
-  'cluster_name',
-  'service_name',
-  'app_name',
-  'app_kind',
-  'kind',
-  'serviceName',
-  'revisionName',
-  'jobName',
-] as const;
-
 function instanceOf(entry: ReportEntry): InstanceDetail {
-  const out: InstanceDetail = { creationTimestamp: entry.creationTimestamp };
-  for (const key of DETAIL_KEYS) {
-    const value = entry[key];
-    if (value !== undefined) (out as unknown as Record<string, unknown>)[key] = value;
-  }
-  return out;
+  const { digests: _digests, ...instance } = entry;
+  return instance;
 }
 
-function compareInstances(a: InstanceDetail, b: InstanceDetail): number {
-  const ka = `${a.namespace ?? ''}/${a.podName ?? a.taskArn ?? a.app_name ?? a.serviceName ?? a.jobName ?? ''}`;
-  const kb = `${b.namespace ?? ''}/${b.podName ?? b.taskArn ?? b.app_name ?? b.serviceName ?? b.jobName ?? ''}`;
-  if (ka !== kb) return ka < kb ? -1 : 1;
-  return a.creationTimestamp - b.creationTimestamp;
+/** Orders instances by namespace and name, then creation time, so equal sets give equal text. */
+function sortKey(a: InstanceDetail): string {
+  const name = a.podName ?? a.taskArn ?? a.app_name ?? a.serviceName ?? a.jobName ?? '';
+  return `${a.namespace ?? ''}/${name}/${String(a.creationTimestamp).padStart(12, '0')}`;
 }
 
 /**
@@ -93,7 +73,9 @@ export function groupReport(entries: readonly ReportEntry[]): ReportedArtifact[]
   }
   return [...byFingerprint.entries()]
     .map(([fingerprint, group]) => {
-      const instances = group.instances.sort(compareInstances);
+      const keyed = group.instances.map((instance) => ({ key: sortKey(instance), instance }));
+      keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      const instances = keyed.map((k) => k.instance);
       return {
         fingerprint,
         name: [...group.names].sort()[0] ?? fingerprint,

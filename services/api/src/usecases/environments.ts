@@ -4,7 +4,7 @@
  * re-evaluate the environment in the same transaction, which may make a snapshot.
  */
 import type { Environment, EnvironmentPut } from '../../../shared/contract/environments.js';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../errors.js';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js';
 import { epochSeconds, newId } from '../ids.js';
 import { roleAllows, type Role } from '../domain/roles.js';
 import type { Db } from '../storage/database.js';
@@ -151,7 +151,7 @@ export async function putEnvironment(
     let env = await environmentsRepository.lockByName(tx, org.id, body.name);
     let created = false;
     if (!env) {
-      env = await environmentsRepository.insert(tx, {
+      const inserted = await environmentsRepository.insert(tx, {
         org_id: org.id,
         id: newId(),
         name: body.name,
@@ -167,8 +167,10 @@ export async function putEnvironment(
         last_report_hash: null,
         last_report_raw_hash: null,
       });
-      // Another request created it in between: the unique index answers 409 on retry; re-read it.
-      env ??= await lockEnvironment(tx, org, body.name);
+      // A concurrent create of the same name: ON CONFLICT DO NOTHING returns nothing, and
+      // this transaction cannot see the other's row yet; 409 makes the client retry as an update.
+      if (!inserted) throw new ConflictError();
+      env = inserted;
       created = true;
     } else {
       if (env.type !== body.type) {
