@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../services/api/src/storage/create-db.js';
-import { migrateToLatest } from '../../services/api/src/storage/migrate.js';
+import { MIGRATION_LOCK_KEY, migrateToLatest } from '../../services/api/src/storage/migrate.js';
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
 export const onPostgres = TEST_DATABASE_URL !== undefined;
@@ -51,7 +51,11 @@ export async function createTestDatabase(
       ...inner,
       close: async () => {
         await inner.close();
-        await adminQuery(`drop schema if exists ${schema} cascade`);
+        // Under the migration lock: a migration in another worker introspects every schema, and
+        // one dropped in the middle of that makes it fail ("schema ... does not exist").
+        await adminQuery(
+          `select pg_advisory_lock(${MIGRATION_LOCK_KEY}); drop schema if exists ${schema} cascade; select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`,
+        );
       },
     };
   } else if (options.migrate !== false) {

@@ -213,9 +213,14 @@ describe('delivery', () => {
       return a.targets.every((x: any) => x.last_success_at !== null) ? a : undefined;
     });
     expect(action.is_failing).toBe(false);
-    const metrics = (await t.app.inject({ url: '/metrics' })).body;
+    // The counter moves just after the delivery is recorded.
+    const metrics = await until(async () => {
+      const body = (await t.app.inject({ url: '/metrics' })).body;
+      return /verity_notifications_total\{target_type="EMAIL",result="success"\} 1/.test(body)
+        ? body
+        : undefined;
+    });
     expect(metrics).toMatch(/verity_notifications_total\{target_type="WEBHOOK",result="success"\} 1/);
-    expect(metrics).toMatch(/verity_notifications_total\{target_type="EMAIL",result="success"\} 1/);
   });
 
   it('retries with backoff: a target that fails twice then succeeds gets it once, and is_failing clears', async () => {
