@@ -11,6 +11,7 @@ import { newId } from '../../services/api/src/ids.js';
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 import { serviceAccountsRepository } from '../../services/api/src/storage/repositories/service-accounts.js';
 import { createServiceAccountKey } from '../../services/api/src/usecases/api-keys.js';
+import type { ProvenancePort } from '../../services/api/src/usecases/provenance.js';
 import { TestClock } from './clock.js';
 import { createTestDatabase } from './database.js';
 
@@ -20,6 +21,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
     LOG_LEVEL: 'silent',
     VERITY_RATE_LIMIT_PER_MINUTE: '0',
     VERITY_PUBLIC_URL: 'http://verity.test',
+    // Tests drive the workers by hand unless they ask for them.
+    VERITY_NOTIFIER_ENABLED: 'false',
     ...env,
   });
 }
@@ -35,7 +38,7 @@ export interface TestApp {
 
 /** The real app on a fresh database. */
 export async function createTestApp(
-  options: { env?: Record<string, string>; clock?: TestClock } = {},
+  options: { env?: Record<string, string>; clock?: TestClock; provenance?: ProvenancePort } = {},
 ): Promise<TestApp> {
   const db = await createTestDatabase();
   const clock = options.clock ?? new TestClock();
@@ -44,6 +47,7 @@ export async function createTestApp(
     database: db,
     clock: clock.now,
     logger: false,
+    ...(options.provenance ? { provenance: options.provenance } : {}),
   });
   await app.ready();
   let counter = 0;

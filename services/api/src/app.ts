@@ -23,9 +23,11 @@ import multipartPlugin from './plugins/multipart.js';
 import openapiPlugin from './plugins/openapi.js';
 import provenancePlugin from './plugins/provenance.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
+import runtimePlugin from './plugins/runtime.js';
 import routes from './routes/index.js';
 import { openDatabase, type DatabaseHandle } from './storage/create-db.js';
 import { evidenceProvenance } from './usecases/evidence-provenance.js';
+import type { ProvenancePort } from './usecases/provenance.js';
 
 export interface BuildAppOptions {
   config: Config;
@@ -33,6 +35,8 @@ export interface BuildAppOptions {
   database?: DatabaseHandle;
   clock?: () => Date;
   logger?: FastifyServerOptions['logger'];
+  /** The port to the evidence; tests pass their own, the evidence area its real one. */
+  provenance?: ProvenancePort;
 }
 
 /** zod validation that keeps the issues, so the error plugin can name every field. */
@@ -80,11 +84,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   await app.register(dbPlugin, { handle, owned, config, clock: options.clock ?? (() => new Date()) });
   await app.register(domainEventsPlugin);
-  // The runtime asks the evidence where running fingerprints came from through this port.
-  await app.register(provenancePlugin, { port: evidenceProvenance(config.publicUrl) });
+  // The runtime asks the evidence where running fingerprints came from through this port;
+  // tests may put their own in its place.
+  await app.register(provenancePlugin, { port: options.provenance ?? evidenceProvenance(config.publicUrl) });
   await app.register(errorsPlugin);
   await app.register(evidencePlugin);
   await app.register(metricsPlugin);
+  await app.register(runtimePlugin);
   await app.register(openapiPlugin);
   await app.register(authPlugin);
   await app.register(rateLimitPlugin);

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { OrgName } from '../../shared/contract/common.js';
+import { parseOutboundAllowList, type OutboundAllowList } from './domain/outbound-address.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -74,6 +75,24 @@ const EnvSchema = z
     VERITY_RATE_LIMIT_PER_MINUTE: intVar(3000, 0, 10_000_000),
     VERITY_SHUTDOWN_TIMEOUT_MS: intVar(10_000, 0, 600_000),
     VERITY_TRUST_PROXY: boolVar(false),
+    VERITY_NOTIFIER_ENABLED: boolVar(true),
+    VERITY_NOTIFIER_POLL_MS: intVar(1000, 50, 3_600_000),
+    VERITY_NOTIFIER_MAX_ATTEMPTS: intVar(10, 1, 100),
+    VERITY_REEVALUATION_INTERVAL_MS: intVar(30_000, 100, 86_400_000),
+    VERITY_OUTBOUND_ALLOW: optionalString.transform((v, ctx) => {
+      const parsed = parseOutboundAllowList(v);
+      if (!parsed.ok) {
+        ctx.addIssue({ code: 'custom', message: parsed.reason });
+        return z.NEVER;
+      }
+      return parsed.value;
+    }),
+    VERITY_OUTBOUND_TIMEOUT_MS: intVar(5000, 100, 120_000),
+    VERITY_WEBHOOK_SECRET: optionalString.refine((v) => v === undefined || v.length >= 16, {
+      message: 'must be at least 16 characters',
+    }),
+    SMTP_URL: urlVar(['smtp:', 'smtps:']),
+    VERITY_EMAIL_FROM: optionalString.transform((v) => v ?? 'Verity <verity@localhost>'),
   })
   .superRefine((env, ctx) => {
     if (env.VERITY_BOOTSTRAP_API_KEY && !env.VERITY_BOOTSTRAP_ORG) {
@@ -108,6 +127,18 @@ export interface Config {
   rateLimitPerMinute: number;
   shutdownTimeoutMs: number;
   trustProxy: boolean;
+  /** Run the notification and re-evaluation workers in this process. */
+  notifierEnabled: boolean;
+  notifierPollMs: number;
+  notifierMaxAttempts: number;
+  reevaluationIntervalMs: number;
+  /** Hosts and ranges notifications may reach despite being loopback or private. */
+  outboundAllow: OutboundAllowList;
+  outboundTimeoutMs: number;
+  /** Key of the HMAC-SHA256 signature on webhook deliveries. */
+  webhookSecret: string | undefined;
+  smtpUrl: string | undefined;
+  emailFrom: string;
 }
 
 /** Raised with every problem found in the environment. */
@@ -119,7 +150,7 @@ export class ConfigError extends Error {
 }
 
 /** Variables that may instead be read from the file named by `<NAME>_FILE`. */
-const FILE_VARS = ['DATABASE_URL', 'VERITY_BOOTSTRAP_API_KEY'] as const;
+const FILE_VARS = ['DATABASE_URL', 'VERITY_BOOTSTRAP_API_KEY', 'VERITY_WEBHOOK_SECRET', 'SMTP_URL'] as const;
 
 /** Parse the environment; throws {@link ConfigError} listing every bad variable. */
 export function loadConfig(
@@ -171,5 +202,14 @@ export function loadConfig(
     rateLimitPerMinute: e.VERITY_RATE_LIMIT_PER_MINUTE,
     shutdownTimeoutMs: e.VERITY_SHUTDOWN_TIMEOUT_MS,
     trustProxy: e.VERITY_TRUST_PROXY,
+    notifierEnabled: e.VERITY_NOTIFIER_ENABLED,
+    notifierPollMs: e.VERITY_NOTIFIER_POLL_MS,
+    notifierMaxAttempts: e.VERITY_NOTIFIER_MAX_ATTEMPTS,
+    reevaluationIntervalMs: e.VERITY_REEVALUATION_INTERVAL_MS,
+    outboundAllow: e.VERITY_OUTBOUND_ALLOW,
+    outboundTimeoutMs: e.VERITY_OUTBOUND_TIMEOUT_MS,
+    webhookSecret: e.VERITY_WEBHOOK_SECRET,
+    smtpUrl: e.SMTP_URL,
+    emailFrom: e.VERITY_EMAIL_FROM,
   };
 }

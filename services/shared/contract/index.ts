@@ -12,3 +12,8 @@ export * from './attestation-types.js';
 export * from './controls.js';
 export * from './repos.js';
 export * from './search.js';
+export * from './environments.js';
+export * from './snapshots.js';
+export * from './policies.js';
+export * from './allowlists.js';
+export * from './actions.js';

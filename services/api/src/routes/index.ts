@@ -14,6 +14,11 @@ import repos from './repos/index.js';
 import search from './search/index.js';
 import serviceAccounts from './service-accounts/index.js';
 import trails from './trails/index.js';
+import actions from './actions/index.js';
+import allowlists from './allowlists/index.js';
+import environments from './environments/index.js';
+import policies from './policies/index.js';
+import snapshots from './snapshots/index.js';
 
 const routes: FastifyPluginAsync = async (app) => {
   await app.register(organizations);
@@ -27,6 +32,11 @@ const routes: FastifyPluginAsync = async (app) => {
   await app.register(repos);
   await app.register(search);
   await app.register(audit);
+  await app.register(environments);
+  await app.register(snapshots);
+  await app.register(policies);
+  await app.register(allowlists);
+  await app.register(actions);
 };
 
 export default routes;

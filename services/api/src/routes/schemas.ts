@@ -1,5 +1,6 @@
 /** Route-schema pieces every resource uses. */
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { requireOrg } from '../plugins/auth.js';
 import { z } from 'zod';
 
 /** A route that takes no body still accepts the `null` (or `{}`) the CLI sends on every write. */
@@ -11,4 +12,10 @@ export const NoBody = z.union([z.null(), z.strictObject({})]).optional();
  */
 export function sendJsonString(reply: FastifyReply, text: string, status = 200): FastifyReply {
   return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(text));
+}
+
+/** The organization of an org-scoped request, as use cases take it. */
+export function orgRef(request: FastifyRequest): { id: string; name: string } {
+  const org = requireOrg(request);
+  return { id: org.id, name: org.name };
 }

@@ -6,8 +6,10 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_identity.js';
 import * as m0100 from './0100_evidence.js';
+import * as m0200 from './0200_runtime.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
   '0100_evidence': m0100,
+  '0200_runtime': m0200,
 };

@@ -1,0 +1,433 @@
+/**
+ * The expression language of policy conditions (semantics.md section 6): `${{ ... }}` over
+ * `flow.name`, `flow.tags.<key>`, `artifact.name`, `artifact.fingerprint`, with
+ * `== != < > <= >= and or not in`, lists, parentheses, `exists(x)` and `matches(s, regex)`.
+ * A small recursive-descent parser builds a tree; evaluation walks it. User text is never run
+ * as code.
+ *
+ *   expr    := or
+ *   or      := and ("or" and)*
+ *   and     := not ("and" not)*
+ *   not     := "not" not | compare
+ *   compare := operand (("==" | "!=" | "<" | ">" | "<=" | ">=") operand | "not"? "in" operand)?
+ *   operand := STRING | NUMBER | "true" | "false" | "null" | list | call | path | "(" expr ")"
+ *   list    := "[" (expr ("," expr)*)? "]"
+ *   call    := ("exists" | "matches") "(" (expr ("," expr)*)? ")"
+ */
+
+export type Value = string | number | boolean | null | Value[];
+
+export type Expr =
+  | { type: 'literal'; value: string | number | boolean | null }
+  | { type: 'list'; items: Expr[] }
+  | { type: 'path'; root: 'flow' | 'artifact'; field: 'name' | 'tags' | 'fingerprint'; key?: string }
+  | { type: 'exists'; arg: Expr }
+  | { type: 'matches'; subject: Expr; pattern: Expr; regex?: RegExp }
+  | { type: 'not'; operand: Expr }
+  | { type: 'logical'; op: 'and' | 'or'; left: Expr; right: Expr }
+  | { type: 'compare'; op: '==' | '!=' | '<' | '>' | '<=' | '>='; left: Expr; right: Expr }
+  | { type: 'in'; negated: boolean; left: Expr; right: Expr };
+
+/** What an expression may read. Missing tags read as null. */
+export interface ExpressionContext {
+  flow: { name: string; tags: Record<string, string> } | null;
+  artifact: { name: string; fingerprint: string };
+}
+
+/** A parse failure with the column (1-based) where it was found. */
+export class ExpressionError extends Error {
+  constructor(
+    message: string,
+    readonly column: number,
+  ) {
+    super(`${message} (at column ${column})`);
+    this.name = 'ExpressionError';
+  }
+}
+
+type Token =
+  | { kind: 'string'; value: string; pos: number }
+  | { kind: 'number'; value: number; pos: number }
+  | { kind: 'word'; value: string; pos: number }
+  | { kind: 'op'; value: string; pos: number }
+  | { kind: 'end'; pos: number };
+
+/** The longest expression text accepted. */
+export const MAX_EXPRESSION_LENGTH = 2000;
+/** The longest regular expression accepted by matches(). */
+export const MAX_PATTERN_LENGTH = 512;
+
+const WORD = /[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)*/y;
+const NUMBER = /-?\d+(?:\.\d+)?/y;
+
+function tokenize(text: string): Token[] {
+  const tokens: Token[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    if (c === '"' || c === "'") {
+      let value = '';
+      let j = i + 1;
+      for (; j < text.length && text[j] !== c; j++) {
+        if (text[j] === '\\' && j + 1 < text.length) {
+          const next = text[++j]!;
+          value += next === 'n' ? '\n' : next === 't' ? '\t' : next;
+        } else value += text[j];
+      }
+      if (j >= text.length) throw new ExpressionError('unterminated string', i + 1);
+      tokens.push({ kind: 'string', value, pos: i });
+      i = j + 1;
+      continue;
+    }
+    const two = text.slice(i, i + 2);
+    if (['==', '!=', '<=', '>='].includes(two)) {
+      tokens.push({ kind: 'op', value: two, pos: i });
+      i += 2;
+      continue;
+    }
+    if ('<>()[],'.includes(c)) {
+      tokens.push({ kind: 'op', value: c, pos: i });
+      i++;
+      continue;
+    }
+    NUMBER.lastIndex = i;
+    const num = NUMBER.exec(text);
+    if (num && (c !== '-' || /\d/.test(text[i + 1] ?? ''))) {
+      tokens.push({ kind: 'number', value: Number(num[0]), pos: i });
+      i += num[0].length;
+      continue;
+    }
+    WORD.lastIndex = i;
+    const word = WORD.exec(text);
+    if (word) {
+      tokens.push({ kind: 'word', value: word[0], pos: i });
+      i += word[0].length;
+      continue;
+    }
+    throw new ExpressionError(`unexpected character '${c}'`, i + 1);
+  }
+  tokens.push({ kind: 'end', pos: text.length });
+  return tokens;
+}
+
+const KEYWORDS = new Set(['and', 'or', 'not', 'in', 'true', 'false', 'null']);
+const COMPARE_OPS = new Set(['==', '!=', '<', '>', '<=', '>=']);
+
+class Parser {
+  private i = 0;
+  constructor(private readonly tokens: Token[]) {}
+
+  private peek(): Token {
+    return this.tokens[this.i]!;
+  }
+  private next(): Token {
+    return this.tokens[this.i++]!;
+  }
+  private isWord(value: string): boolean {
+    const t = this.peek();
+    return t.kind === 'word' && t.value === value;
+  }
+  private isOp(value: string): boolean {
+    const t = this.peek();
+    return t.kind === 'op' && t.value === value;
+  }
+  private expectOp(value: string): void {
+    const t = this.next();
+    if (t.kind !== 'op' || t.value !== value) throw new ExpressionError(`expected '${value}'`, t.pos + 1);
+  }
+
+  parseAll(): Expr {
+    const expr = this.parseOr();
+    const t = this.peek();
+    if (t.kind !== 'end') throw new ExpressionError('unexpected input after the expression', t.pos + 1);
+    return expr;
+  }
+
+  private parseOr(): Expr {
+    let left = this.parseAnd();
+    while (this.isWord('or')) {
+      const pos = this.next().pos;
+      const right = this.parseAnd();
+      left = {
+        type: 'logical',
+        op: 'or',
+        left: requireBoolean(left, pos),
+        right: requireBoolean(right, pos),
+      };
+    }
+    return left;
+  }
+
+  private parseAnd(): Expr {
+    let left = this.parseNot();
+    while (this.isWord('and')) {
+      const pos = this.next().pos;
+      const right = this.parseNot();
+      left = {
+        type: 'logical',
+        op: 'and',
+        left: requireBoolean(left, pos),
+        right: requireBoolean(right, pos),
+      };
+    }
+    return left;
+  }
+
+  private parseNot(): Expr {
+    if (this.isWord('not')) {
+      const pos = this.next().pos;
+      return { type: 'not', operand: requireBoolean(this.parseNot(), pos) };
+    }
+    return this.parseCompare();
+  }
+
+  private parseCompare(): Expr {
+    const left = this.parseOperand();
+    const t = this.peek();
+    if (t.kind === 'op' && COMPARE_OPS.has(t.value)) {
+      this.next();
+      return { type: 'compare', op: t.value as '==', left, right: this.parseOperand() };
+    }
+    if (this.isWord('in')) {
+      this.next();
+      return { type: 'in', negated: false, left, right: this.parseOperand() };
+    }
+    if (
+      this.isWord('not') &&
+      this.tokens[this.i + 1]?.kind === 'word' &&
+      (this.tokens[this.i + 1] as { value: string }).value === 'in'
+    ) {
+      this.i += 2;
+      return { type: 'in', negated: true, left, right: this.parseOperand() };
+    }
+    return left;
+  }
+
+  private parseOperand(): Expr {
+    const t = this.next();
+    switch (t.kind) {
+      case 'string':
+        return { type: 'literal', value: t.value };
+      case 'number':
+        return { type: 'literal', value: t.value };
+      case 'end':
+        throw new ExpressionError('unexpected end of expression', t.pos + 1);
+      case 'op': {
+        if (t.value === '(') {
+          const inner = this.parseOr();
+          this.expectOp(')');
+          return inner;
+        }
+        if (t.value === '[') {
+          const items: Expr[] = [];
+          if (!this.isOp(']')) {
+            items.push(this.parseOr());
+            while (this.isOp(',')) {
+              this.next();
+              items.push(this.parseOr());
+            }
+          }
+          this.expectOp(']');
+          return { type: 'list', items };
+        }
+        throw new ExpressionError(`unexpected '${t.value}'`, t.pos + 1);
+      }
+      case 'word':
+        return this.parseWord(t);
+    }
+  }
+
+  private parseWord(t: Extract<Token, { kind: 'word' }>): Expr {
+    if (t.value === 'true' || t.value === 'false') return { type: 'literal', value: t.value === 'true' };
+    if (t.value === 'null') return { type: 'literal', value: null };
+    if (KEYWORDS.has(t.value)) throw new ExpressionError(`unexpected '${t.value}'`, t.pos + 1);
+    if (this.isOp('(')) {
+      this.next();
+      const args: Expr[] = [];
+      if (!this.isOp(')')) {
+        args.push(this.parseOr());
+        while (this.isOp(',')) {
+          this.next();
+          args.push(this.parseOr());
+        }
+      }
+      this.expectOp(')');
+      return call(t.value, args, t.pos);
+    }
+    return path(t.value, t.pos);
+  }
+}
+
+function call(name: string, args: Expr[], pos: number): Expr {
+  if (name === 'exists') {
+    if (args.length !== 1 || args[0]!.type !== 'path') {
+      throw new ExpressionError('exists() takes one context value, e.g. exists(flow.tags.team)', pos + 1);
+    }
+    return { type: 'exists', arg: args[0]! };
+  }
+  if (name === 'matches') {
+    if (args.length !== 2)
+      throw new ExpressionError('matches() takes two arguments: matches(value, "regex")', pos + 1);
+    const [subject, pattern] = args as [Expr, Expr];
+    if (pattern.type === 'literal') {
+      if (typeof pattern.value !== 'string')
+        throw new ExpressionError('the pattern of matches() must be a string', pos + 1);
+      return { type: 'matches', subject, pattern, regex: compilePattern(pattern.value, pos) };
+    }
+    return { type: 'matches', subject, pattern };
+  }
+  throw new ExpressionError(`unknown function '${name}'; use exists() or matches()`, pos + 1);
+}
+
+function compilePattern(pattern: string, pos: number): RegExp {
+  if (pattern.length > MAX_PATTERN_LENGTH) {
+    throw new ExpressionError(`the pattern is longer than ${MAX_PATTERN_LENGTH} characters`, pos + 1);
+  }
+  try {
+    return new RegExp(pattern);
+  } catch (err) {
+    throw new ExpressionError(`invalid regular expression: ${(err as Error).message}`, pos + 1);
+  }
+}
+
+function path(text: string, pos: number): Expr {
+  const [root, field, ...rest] = text.split('.');
+  if (root === 'flow' && field === 'name' && rest.length === 0) return { type: 'path', root, field };
+  if (root === 'flow' && field === 'tags' && rest.length > 0) {
+    return { type: 'path', root, field, key: rest.join('.') };
+  }
+  if (root === 'artifact' && (field === 'name' || field === 'fingerprint') && rest.length === 0) {
+    return { type: 'path', root, field };
+  }
+  throw new ExpressionError(
+    `unknown context '${text}'; use flow.name, flow.tags.<key>, artifact.name or artifact.fingerprint`,
+    pos + 1,
+  );
+}
+
+function isBooleanNode(e: Expr): boolean {
+  return (
+    e.type === 'compare' ||
+    e.type === 'in' ||
+    e.type === 'not' ||
+    e.type === 'logical' ||
+    e.type === 'exists' ||
+    e.type === 'matches' ||
+    (e.type === 'literal' && typeof e.value === 'boolean')
+  );
+}
+
+function requireBoolean(e: Expr, pos: number): Expr {
+  if (!isBooleanNode(e)) throw new ExpressionError('operands of and, or and not must be conditions', pos + 1);
+  return e;
+}
+
+/** Removes the `${{ ... }}` wrapper a policy writes around an expression, if present. */
+export function unwrapExpression(text: string): string {
+  const m = /^\s*\$\{\{([\s\S]*)\}\}\s*$/.exec(text);
+  return (m ? m[1]! : text).trim();
+}
+
+/** Parses an expression (with or without `${{ }}`); throws ExpressionError when it is invalid or not a condition. */
+export function parseExpression(text: string): Expr {
+  const inner = unwrapExpression(text);
+  if (inner.length === 0) throw new ExpressionError('the expression is empty', 1);
+  if (inner.length > MAX_EXPRESSION_LENGTH) {
+    throw new ExpressionError(`the expression is longer than ${MAX_EXPRESSION_LENGTH} characters`, 1);
+  }
+  const expr = new Parser(tokenize(inner)).parseAll();
+  if (!isBooleanNode(expr))
+    throw new ExpressionError('the expression must be a condition (true or false)', 1);
+  return expr;
+}
+
+function read(e: Extract<Expr, { type: 'path' }>, ctx: ExpressionContext): Value {
+  if (e.root === 'artifact') return e.field === 'name' ? ctx.artifact.name : ctx.artifact.fingerprint;
+  if (!ctx.flow) return null;
+  if (e.field === 'name') return ctx.flow.name;
+  return Object.prototype.hasOwnProperty.call(ctx.flow.tags, e.key!) ? ctx.flow.tags[e.key!]! : null;
+}
+
+function equal(a: Value, b: Value): boolean {
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => equal(v, b[i]!))
+    );
+  }
+  return a === b;
+}
+
+function order(op: '<' | '>' | '<=' | '>=', a: Value, b: Value): boolean {
+  const comparable =
+    (typeof a === 'number' && typeof b === 'number') || (typeof a === 'string' && typeof b === 'string');
+  if (!comparable) return false;
+  switch (op) {
+    case '<':
+      return a < b;
+    case '>':
+      return a > b;
+    case '<=':
+      return a <= b;
+    case '>=':
+      return a >= b;
+  }
+}
+
+function value(e: Expr, ctx: ExpressionContext): Value {
+  switch (e.type) {
+    case 'literal':
+      return e.value;
+    case 'list':
+      return e.items.map((item) => value(item, ctx));
+    case 'path':
+      return read(e, ctx);
+    case 'exists':
+      return value(e.arg, ctx) !== null;
+    case 'matches': {
+      const subject = value(e.subject, ctx);
+      if (typeof subject !== 'string') return false;
+      let regex = e.regex;
+      if (!regex) {
+        const pattern = value(e.pattern, ctx);
+        if (typeof pattern !== 'string' || pattern.length > MAX_PATTERN_LENGTH) return false;
+        try {
+          regex = new RegExp(pattern);
+        } catch {
+          return false;
+        }
+      }
+      return regex.test(subject);
+    }
+    case 'not':
+      return value(e.operand, ctx) !== true;
+    case 'logical': {
+      const left = value(e.left, ctx) === true;
+      if (e.op === 'and') return left && value(e.right, ctx) === true;
+      return left || value(e.right, ctx) === true;
+    }
+    case 'compare': {
+      const a = value(e.left, ctx);
+      const b = value(e.right, ctx);
+      if (e.op === '==') return equal(a, b);
+      if (e.op === '!=') return !equal(a, b);
+      return order(e.op, a, b);
+    }
+    case 'in': {
+      const needle = value(e.left, ctx);
+      const haystack = value(e.right, ctx);
+      let found = false;
+      if (Array.isArray(haystack)) found = haystack.some((v) => equal(v, needle));
+      else if (typeof haystack === 'string' && typeof needle === 'string') found = haystack.includes(needle);
+      return e.negated ? !found : found;
+    }
+  }
+}
+
+/** Evaluates a parsed condition; a missing value reads as null, so the answer is always true or false. */
+export function evaluateExpression(expr: Expr, ctx: ExpressionContext): boolean {
+  return value(expr, ctx) === true;
+}

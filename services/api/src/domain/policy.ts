@@ -1,0 +1,251 @@
+/**
+ * Environment policy files (semantics.md section 6): YAML, validated against the published JSON
+ * Schema, with every `${{ ... }}` condition parsed by the expression grammar. Errors name the
+ * line and the reason. The parsed form is what evaluation uses and what snapshots freeze.
+ */
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
+import { parseExpression, unwrapExpression, ExpressionError } from './policy-expression.js';
+import { ENVIRONMENT_POLICY_SCHEMA_V1 } from './policy-schema-v1.js';
+
+/** A condition as stored: its text, without the `${{ }}` wrapper. */
+export interface Condition {
+  text: string;
+}
+
+export interface BooleanRule {
+  required: boolean;
+  exceptions: Condition[];
+}
+
+export interface AttestationRule {
+  name: string;
+  type: string;
+  if: Condition | null;
+  mustBeCompliant: boolean;
+  forControl: string | null;
+}
+
+/** A validated policy. */
+export interface ParsedPolicy {
+  schemaVersion: '1';
+  provenance: BooleanRule;
+  trailCompliance: BooleanRule;
+  attestations: AttestationRule[];
+}
+
+export interface PolicyProblem {
+  /** 1-based line in the file, when known. */
+  line: number | null;
+  /** Where in the document, e.g. `artifacts.attestations[0].type`. */
+  path: string;
+  message: string;
+}
+
+export type PolicyParseResult = { ok: true; policy: ParsedPolicy } | { ok: false; problems: PolicyProblem[] };
+
+/** The `_schema` URLs of version 1 that published material uses. */
+export const POLICY_SCHEMA_URLS = [
+  'https://docs.kosli.com/schemas/policy/v1',
+  'https://kosli.com/schemas/policy/environment/v1',
+] as const;
+
+const ajv = new Ajv2020({ allErrors: true, strict: false, useDefaults: false });
+addFormats.default(ajv);
+const validateSchema = ajv.compile(ENVIRONMENT_POLICY_SCHEMA_V1);
+
+type PathPart = string | number;
+
+function renderPath(path: PathPart[]): string {
+  let out = '';
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : out === '' ? p : `.${p}`;
+  return out || '(document)';
+}
+
+function lineOf(doc: Document, counter: LineCounter, path: PathPart[]): number | null {
+  for (let n = path.length; n >= 0; n--) {
+    const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
+    if (isNode(node) && node.range) return counter.linePos(node.range[0]).line;
+  }
+  return null;
+}
+
+function pointerToPath(pointer: string): PathPart[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+}
+
+function describeSchemaError(e: ErrorObject): string {
+  switch (e.keyword) {
+    case 'additionalProperties':
+      return `unknown key '${String((e.params as { additionalProperty: string }).additionalProperty)}'`;
+    case 'required':
+      return `missing required key '${String((e.params as { missingProperty: string }).missingProperty)}'`;
+    case 'anyOf':
+      return 'is not one of the allowed values';
+    default:
+      return e.message ?? 'is invalid';
+  }
+}
+
+/** Turns YAML `if: ${{ ... }}` strings into the schema's `{text}` form. */
+function normaliseConditions(value: unknown): void {
+  if (typeof value !== 'object' || value === null) return;
+  const artifacts = (value as Record<string, unknown>).artifacts;
+  if (typeof artifacts !== 'object' || artifacts === null) return;
+  const fix = (holder: unknown) => {
+    if (typeof holder !== 'object' || holder === null) return;
+    const h = holder as Record<string, unknown>;
+    if (typeof h.if === 'string') h.if = { text: unwrapExpression(h.if) };
+  };
+  const a = artifacts as Record<string, unknown>;
+  for (const key of ['provenance', 'trail-compliance']) {
+    const rule = a[key];
+    if (typeof rule === 'object' && rule !== null) {
+      const exceptions = (rule as Record<string, unknown>).exceptions;
+      if (Array.isArray(exceptions)) exceptions.forEach(fix);
+    }
+  }
+  if (Array.isArray(a.attestations)) a.attestations.forEach(fix);
+}
+
+/** The longest policy file accepted. */
+export const MAX_POLICY_BYTES = 1024 * 1024;
+
+/** Parses and validates a policy file (section 6); every problem is reported with its line. */
+export function parsePolicyYaml(text: string): PolicyParseResult {
+  if (text.length > MAX_POLICY_BYTES) {
+    return {
+      ok: false,
+      problems: [{ line: null, path: '(document)', message: 'the policy file is larger than 1 MiB' }],
+    };
+  }
+  const counter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: counter, prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    return {
+      ok: false,
+      problems: doc.errors.map((e) => ({
+        line: e.linePos?.[0]?.line ?? null,
+        path: '(document)',
+        message: `invalid YAML: ${e.message.split('\n')[0]}`,
+      })),
+    };
+  }
+  const value: unknown = doc.toJS({ maxAliasCount: 50 });
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return {
+      ok: false,
+      problems: [{ line: 1, path: '(document)', message: 'a policy must be a YAML mapping' }],
+    };
+  }
+  normaliseConditions(value);
+  const problems: PolicyProblem[] = [];
+  const at = (path: PathPart[], message: string) =>
+    problems.push({ line: lineOf(doc, counter, path), path: renderPath(path), message });
+
+  if (!validateSchema(value)) {
+    // anyOf reports every branch it tried at the same place: one line per place is clearer.
+    const errors = validateSchema.errors ?? [];
+    const anyOfAt = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+    const seen = new Set<string>();
+    for (const e of errors) {
+      if (anyOfAt.has(e.instancePath) && e.keyword !== 'anyOf') continue;
+      const message = describeSchemaError(e);
+      const key = `${e.instancePath}|${message}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      at(pointerToPath(e.instancePath), message);
+    }
+    return { ok: false, problems };
+  }
+
+  const raw = value as {
+    _schema: string;
+    artifacts?: {
+      provenance?: { required?: boolean; exceptions?: Array<{ if?: Condition | null }> };
+      'trail-compliance'?: { required?: boolean; exceptions?: Array<{ if?: Condition | null }> };
+      attestations?: Array<{
+        name?: string;
+        type: string;
+        if?: Condition | null;
+        must_be_compliant?: boolean;
+        for_control?: string | null;
+      }>;
+    };
+  };
+  const version = /\/v(\d+)\/?$/.exec(raw._schema);
+  if (!version) at(['_schema'], `'${raw._schema}' must end with /v1 (e.g. ${POLICY_SCHEMA_URLS[0]})`);
+  else if (version[1] !== '1') at(['_schema'], `schema version v${version[1]} is not supported; use v1`);
+
+  const condition = (c: Condition | null | undefined, path: PathPart[]): Condition | null => {
+    if (c === null || c === undefined) return null;
+    try {
+      parseExpression(c.text);
+    } catch (err) {
+      at(path, err instanceof ExpressionError ? `invalid condition: ${err.message}` : String(err));
+    }
+    return { text: c.text };
+  };
+  const booleanRule = (key: 'provenance' | 'trail-compliance'): BooleanRule => {
+    const rule = raw.artifacts?.[key];
+    const exceptions: Condition[] = [];
+    (rule?.exceptions ?? []).forEach((e, i) => {
+      const c = condition(e.if, ['artifacts', key, 'exceptions', i, 'if']);
+      if (c) exceptions.push(c);
+    });
+    return { required: rule?.required ?? false, exceptions };
+  };
+  const provenance = booleanRule('provenance');
+  const trailCompliance = booleanRule('trail-compliance');
+  const attestations = (raw.artifacts?.attestations ?? []).map((a, i): AttestationRule => {
+    const name = a.name ?? '*';
+    if (name === '*' && a.type === '*') {
+      at(['artifacts', 'attestations', i], "name and type cannot both be '*'");
+    }
+    if (a.for_control !== undefined && a.for_control !== null && a.type !== 'decision') {
+      at(['artifacts', 'attestations', i, 'for_control'], "for_control is only valid with type 'decision'");
+    }
+    return {
+      name,
+      type: a.type,
+      if: condition(a.if, ['artifacts', 'attestations', i, 'if']),
+      mustBeCompliant: a.must_be_compliant ?? true,
+      forControl: a.for_control ?? null,
+    };
+  });
+  if (problems.length > 0) return { ok: false, problems };
+  return { ok: true, policy: { schemaVersion: '1', provenance, trailCompliance, attestations } };
+}
+
+/** One-line text of a problem, e.g. `line 7: artifacts.attestations[0].type: is not one of the allowed values`. */
+export function formatPolicyProblem(p: PolicyProblem): string {
+  return `${p.line !== null ? `line ${p.line}: ` : ''}${p.path}: ${p.message}`;
+}
+
+/** The stored form the interface shows as `policy_dump` (reference: live snapshot). */
+export function policyDump(policy: ParsedPolicy): Record<string, unknown> {
+  const exceptions = (r: BooleanRule) => r.exceptions.map((e) => ({ if_condition: { text: e.text } }));
+  return {
+    schema_version: policy.schemaVersion,
+    artifacts: {
+      provenance: { required: policy.provenance.required, exceptions: exceptions(policy.provenance) },
+      trail_compliance: {
+        required: policy.trailCompliance.required,
+        exceptions: exceptions(policy.trailCompliance),
+      },
+      attestations: policy.attestations.map((a) => ({
+        if_condition: a.if ? { text: a.if.text } : null,
+        name: a.name,
+        type: a.type,
+        must_be_compliant: a.mustBeCompliant,
+        ...(a.forControl ? { for_control: a.forControl } : {}),
+      })),
+    },
+  };
+}

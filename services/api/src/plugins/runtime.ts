@@ -1,0 +1,240 @@
+/**
+ * The runtime in the app: `app.runtime` (what use cases need, plus the workers), the runtime
+ * metrics, and the subscriber to the evidence's domain events. The notification and
+ * re-evaluation workers run in this process when `VERITY_NOTIFIER_ENABLED` is on, and stop when
+ * the app closes; several replicas may run them side by side.
+ */
+import fp from 'fastify-plugin';
+import { Counter, Gauge } from 'prom-client';
+import { Loop } from '../notify/loop.js';
+import { Notifier } from '../notify/notifier.js';
+import { environmentsRepository } from '../storage/repositories/environments.js';
+import { orgsRepository } from '../storage/repositories/orgs.js';
+import type { DomainEvent } from '../usecases/domain-events.js';
+import { enqueueNotifications } from '../usecases/notifications.js';
+import type { NotificationEvent } from '../domain/triggers.js';
+import {
+  markEnvironmentsRunning,
+  processReevaluationMarks,
+  type ReportOutcome,
+  type RuntimeDeps,
+} from '../usecases/runtime.js';
+import type { Db } from '../storage/database.js';
+
+export interface RuntimeService {
+  deps: RuntimeDeps;
+  notifier: Notifier;
+  /** Records what a committed change did (metrics) and wakes the notifier when it wrote rows. */
+  committed(outcomes: ReadonlyArray<ReportOutcome | null>): void;
+  /** Counts a report by result. */
+  reported(result: 'snapshot' | 'unchanged' | 'rejected' | 'error'): void;
+  /** Processes pending re-evaluation marks now; returns the snapshots made. */
+  processMarks(): Promise<ReportOutcome[]>;
+  /** Wakes the workers (marks or notifications were committed). */
+  kick(): void;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    runtime: RuntimeService;
+  }
+}
+
+/** Turns the evidence's events into flow-action notifications and re-evaluation marks. */
+async function onDomainEvents(
+  db: Db,
+  events: DomainEvent[],
+  publicUrl: string,
+): Promise<{ marks: number; rows: number }> {
+  let marks = 0;
+  let rows = 0;
+  const byOrg = new Map<string, DomainEvent[]>();
+  for (const e of events) byOrg.set(e.orgId, [...(byOrg.get(e.orgId) ?? []), e]);
+  for (const [orgId, list] of byOrg) {
+    const org = await orgsRepository.findById(db, orgId);
+    if (!org) continue;
+    const notifications: NotificationEvent[] = [];
+    const changed = new Set<string>();
+    for (const e of list) {
+      const base = { org: org.name, timestamp: e.at.getTime() / 1000 };
+      switch (e.type) {
+        case 'trail.started':
+          notifications.push({
+            ...base,
+            trigger: 'ON_STARTED_TRAIL',
+            flow: e.flowName,
+            trail: e.trailName,
+            description: `Trail ${e.trailName} started in flow ${e.flowName}`,
+          });
+          break;
+        case 'artifact.reported':
+          changed.add(e.fingerprint);
+          notifications.push({
+            ...base,
+            trigger: 'ON_ATTESTED_PROVENANCE',
+            flow: e.flowName,
+            trail: e.trailName,
+            description: `Artifact ${e.artifactName} reported in trail ${e.trailName}`,
+            artifact: {
+              name: e.artifactName,
+              fingerprint: e.fingerprint,
+              provenance: {
+                flow: e.flowName,
+                trail: e.trailName,
+                status: 'reported',
+                commit: null,
+                commit_url: null,
+                build_url: null,
+                html_url: `${publicUrl}/${org.name}/flows/${encodeURIComponent(e.flowName)}/artifacts/${e.fingerprint}`,
+              },
+            },
+          });
+          break;
+        case 'attestation.reported':
+          notifications.push({
+            ...base,
+            trigger: 'ON_ATTESTATION',
+            flow: e.flowName,
+            trail: e.trailName,
+            description: `Attestation ${e.attestationName} (${e.attestationType}) reported in trail ${e.trailName}`,
+            attestation: { name: e.attestationName, type: e.attestationType, is_compliant: e.isCompliant },
+          });
+          break;
+        case 'artifact.compliance-changed':
+          for (const f of e.fingerprints) changed.add(f);
+          break;
+      }
+    }
+    const at = list[list.length - 1]!.at;
+    rows += await enqueueNotifications(db, orgId, notifications, at);
+    marks += await markEnvironmentsRunning(db, orgId, [...changed], 'provenance', at);
+  }
+  return { marks, rows };
+}
+
+export default fp(
+  async (app) => {
+    const config = app.config;
+    const registry = app.metrics.registry;
+    const snapshots = new Counter({
+      name: 'verity_snapshots_created_total',
+      help: 'Environment snapshots created, by cause (report, policies, allowlist, reevaluation)',
+      labelNames: ['cause'] as const,
+      registers: [registry],
+    });
+    const reports = new Counter({
+      name: 'verity_reports_total',
+      help: 'Environment reports received, by result (snapshot, unchanged, rejected, error)',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    });
+    const notifications = new Counter({
+      name: 'verity_notifications_total',
+      help: 'Notification delivery attempts, by target type and result (success, failure, refused)',
+      labelNames: ['target_type', 'result'] as const,
+      registers: [registry],
+    });
+    // Read from the database at scrape time: every replica reports the same truth.
+    new Gauge({
+      name: 'verity_environment_compliant',
+      help: 'Compliance of the latest snapshot: 1 compliant, 0 not; absent when unknown (no policies)',
+      labelNames: ['org', 'environment'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const e of await environmentsRepository.complianceOverview(app.db)) {
+          if (e.compliant !== null) this.set({ org: e.org, environment: e.name }, e.compliant ? 1 : 0);
+        }
+      },
+    });
+    new Gauge({
+      name: 'verity_environment_snapshot_age_seconds',
+      help: 'Seconds since the environment was last reported, i.e. the age of the state its latest snapshot describes',
+      labelNames: ['org', 'environment'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const now = app.clock().getTime();
+        for (const e of await environmentsRepository.complianceOverview(app.db)) {
+          if (e.last_reported_at)
+            this.set({ org: e.org, environment: e.name }, (now - e.last_reported_at.getTime()) / 1000);
+        }
+      },
+    });
+
+    const deps: RuntimeDeps = { provenance: app.provenance, publicUrl: config.publicUrl };
+    const notifier = new Notifier({
+      db: app.db,
+      clock: app.clock,
+      log: app.log,
+      allow: config.outboundAllow,
+      webhookSecret: config.webhookSecret,
+      smtpUrl: config.smtpUrl,
+      emailFrom: config.emailFrom,
+      timeoutMs: config.outboundTimeoutMs,
+      maxAttempts: config.notifierMaxAttempts,
+      onResult: (target_type, result) => notifications.inc({ target_type, result }),
+    });
+    const notifyLoop = new Loop('notifier', () => notifier.drain(), config.notifierPollMs, app.log);
+    let pendingMarks = false;
+    let pendingRows = false;
+
+    const committed = (outcomes: ReadonlyArray<ReportOutcome | null>) => {
+      let rows = 0;
+      for (const o of outcomes) {
+        if (!o) continue;
+        if (o.snapshot) snapshots.inc({ cause: o.snapshot.cause });
+        rows += o.notifications;
+      }
+      if (rows > 0) notifyLoop.kick();
+    };
+    const processMarks = async () => {
+      const outcomes = await processReevaluationMarks(app.db, deps, app.clock);
+      committed(outcomes);
+      return outcomes;
+    };
+    const reevaluationLoop = new Loop('reevaluation', processMarks, config.reevaluationIntervalMs, app.log);
+
+    app.decorate('runtime', {
+      deps,
+      notifier,
+      committed,
+      reported: (result) => reports.inc({ result }),
+      processMarks,
+      kick: () => {
+        reevaluationLoop.kick();
+        notifyLoop.kick();
+      },
+    } satisfies RuntimeService);
+
+    app.domainEvents.subscribe(async (db, events) => {
+      const { marks, rows } = await onDomainEvents(db, events, config.publicUrl);
+      if (marks > 0) pendingMarks = true;
+      if (rows > 0) pendingRows = true;
+    });
+    // The publishing transaction has committed once the response goes out: process its marks now.
+    app.addHook('onResponse', async () => {
+      if (pendingMarks) {
+        pendingMarks = false;
+        reevaluationLoop.kick();
+      }
+      if (pendingRows) {
+        pendingRows = false;
+        notifyLoop.kick();
+      }
+    });
+
+    if (config.notifierEnabled) {
+      app.addHook('onReady', async () => {
+        notifyLoop.start();
+        reevaluationLoop.start();
+      });
+    }
+    app.addHook('onClose', async () => {
+      await notifyLoop.stop();
+      await reevaluationLoop.stop();
+      notifier.close();
+    });
+  },
+  { name: 'runtime', dependencies: ['db', 'metrics', 'provenance', 'domain-events'] },
+);

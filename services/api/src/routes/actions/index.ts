@@ -1,0 +1,197 @@
+/**
+ * Actions (spec endpoints 4, 5, 6 and 19) and the environments_notifications routes the
+ * Terraform provider uses.
+ */
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { OkString, OrgName, errorResponses } from '../../../../shared/contract/common.js';
+import { Action, EnvActionPut, FlowActionPut } from '../../../../shared/contract/actions.js';
+import { requirePrincipal } from '../../plugins/auth.js';
+import { actionsRepository } from '../../storage/repositories/actions.js';
+import { findAction, presentActions, putAction, type ActionInput } from '../../usecases/actions.js';
+import { NoBody, sendJsonString, orgRef } from '../schemas.js';
+
+const tags = ['actions'];
+const OrgOnly = z.strictObject({ org: OrgName });
+const ActionNumber = z.coerce.number().int().min(1).max(2_147_483_647);
+
+const routes: FastifyPluginAsync = async (fastify) => {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const envInput = (b: z.infer<typeof EnvActionPut>): ActionInput => ({
+    name: b.name,
+    type: 'env',
+    environments: b.environments,
+    flows: [],
+    triggers: b.triggers,
+    targets: b.targets,
+  });
+
+  const putEnv = (url: string, operationId: string, summary: string) =>
+    app.put(
+      url,
+      {
+        config: { auth: { permission: 'action:write' } },
+        schema: {
+          operationId,
+          summary,
+          tags,
+          params: OrgOnly,
+          body: EnvActionPut,
+          response: { 200: OkString, 201: OkString, ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const { created } = await putAction(
+          app.db,
+          orgRef(request),
+          envInput(request.body),
+          requirePrincipal(request).name,
+          app.clock(),
+        );
+        return sendJsonString(reply, 'OK', created ? 201 : 200);
+      },
+    );
+  putEnv(
+    '/actions/:org/environments',
+    'putEnvironmentAction',
+    'Create or update an environment action (by name)',
+  );
+  putEnv(
+    '/organizations/:org/environments_notifications',
+    'putEnvironmentNotification',
+    'Create or update an environment notification (by name)',
+  );
+
+  app.put(
+    '/actions/:org/flows',
+    {
+      config: { auth: { permission: 'action:write' } },
+      schema: {
+        operationId: 'putFlowAction',
+        summary: 'Create or update a flow action (by name)',
+        tags,
+        params: OrgOnly,
+        body: FlowActionPut,
+        response: { 200: OkString, 201: OkString, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const b = request.body;
+      const { created } = await putAction(
+        app.db,
+        orgRef(request),
+        {
+          name: b.name,
+          type: 'flow',
+          environments: [],
+          flows: b.flows,
+          triggers: b.triggers,
+          targets: b.targets,
+        },
+        requirePrincipal(request).name,
+        app.clock(),
+      );
+      return sendJsonString(reply, 'OK', created ? 201 : 200);
+    },
+  );
+
+  const listRoute = (url: string, operationId: string, type?: 'env') =>
+    app.get(
+      url,
+      {
+        config: { auth: { permission: 'read' } },
+        schema: {
+          operationId,
+          summary: type ? 'List environment notifications' : 'List actions',
+          tags,
+          params: OrgOnly,
+          response: { 200: z.array(Action), ...errorResponses },
+        },
+      },
+      async (request) => {
+        const org = orgRef(request);
+        return presentActions(app.db, org, await actionsRepository.list(app.db, org.id, type));
+      },
+    );
+  listRoute('/actions/:org', 'listActions');
+  listRoute('/organizations/:org/environments_notifications', 'listEnvironmentNotifications', 'env');
+
+  const byNumber = (url: string, param: 'action_number' | 'notification_number', prefix: string) => {
+    const Params = z.strictObject({ org: OrgName, [param]: ActionNumber }) as unknown as z.ZodType<
+      { org: string } & Record<string, number>
+    >;
+    const numberOf = (request: FastifyRequest) => (request.params as Record<string, number>)[param]!;
+    app.get(
+      url,
+      {
+        config: { auth: { permission: 'read' } },
+        schema: {
+          operationId: `get${prefix}`,
+          summary: `Get an ${prefix === 'Action' ? 'action' : 'environment notification'} by number`,
+          tags,
+          params: Params,
+          response: { 200: Action, ...errorResponses },
+        },
+      },
+      async (request) => {
+        const org = orgRef(request);
+        return (await presentActions(app.db, org, [await findAction(app.db, org, numberOf(request))]))[0]!;
+      },
+    );
+    app.delete(
+      url,
+      {
+        config: { auth: { permission: 'action:write' } },
+        schema: {
+          operationId: `delete${prefix}`,
+          summary: `Delete an ${prefix === 'Action' ? 'action' : 'environment notification'} by number`,
+          tags,
+          params: Params,
+          body: NoBody,
+          response: { 200: OkString, ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        const org = orgRef(request);
+        const action = await findAction(app.db, org, numberOf(request));
+        await actionsRepository.delete(app.db, org.id, action.id);
+        return sendJsonString(reply, 'OK');
+      },
+    );
+  };
+  byNumber('/actions/:org/:action_number', 'action_number', 'Action');
+  byNumber(
+    '/organizations/:org/environments_notifications/:notification_number',
+    'notification_number',
+    'EnvironmentNotification',
+  );
+
+  app.put(
+    '/organizations/:org/environments_notifications/:notification_number',
+    {
+      config: { auth: { permission: 'action:write' } },
+      schema: {
+        operationId: 'updateEnvironmentNotification',
+        summary: 'Update an environment notification in place, keeping its number',
+        tags,
+        params: z.strictObject({ org: OrgName, notification_number: ActionNumber }),
+        body: EnvActionPut,
+        response: { 200: OkString, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      await putAction(
+        app.db,
+        orgRef(request),
+        envInput(request.body),
+        requirePrincipal(request).name,
+        app.clock(),
+        request.params.notification_number,
+      );
+      return sendJsonString(reply, 'OK');
+    },
+  );
+};
+
+export default routes;

@@ -1,0 +1,380 @@
+/**
+ * Environments and their reports (reference/cli-requests.md 3.5 and 3.6; spec endpoints 3, 7, 8
+ * and 9; Terraform's PATCH). Every report type goes through one ingestion path.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { OkString, OrgName, ResourceName, errorResponses } from '../../../../shared/contract/common.js';
+import {
+  Environment,
+  EnvironmentEvent,
+  EnvironmentEventsQuery,
+  EnvironmentJoin,
+  EnvironmentListQuery,
+  EnvironmentPage,
+  EnvironmentPatch,
+  EnvironmentPut,
+  EnvironmentRename,
+  PolicyNames,
+} from '../../../../shared/contract/environments.js';
+import { REPORT_SCHEMAS, type ReportType } from '../../../../shared/contract/environment-reports.js';
+import { ApiError, RequestValidationError } from '../../errors.js';
+import { requirePrincipal, requireRole } from '../../plugins/auth.js';
+import { environmentsRepository } from '../../storage/repositories/environments.js';
+import {
+  archiveEnvironment,
+  changePolicies,
+  getEnvironment,
+  joinEnvironment,
+  patchEnvironment,
+  presentEnvironments,
+  putEnvironment,
+  renameEnvironment,
+} from '../../usecases/environments.js';
+import { ingestReport } from '../../usecases/runtime.js';
+import { listEvents } from '../../usecases/snapshots.js';
+import { NoBody, sendJsonString, orgRef } from '../schemas.js';
+
+const tags = ['environments'];
+const EnvParams = z.strictObject({ org: OrgName, env_name: ResourceName });
+
+const list = (v: string | string[] | undefined): string[] =>
+  v === undefined ? [] : (Array.isArray(v) ? v : [v]).flatMap((x) => x.split(',')).filter((x) => x !== '');
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** sha256 of a JSON body's bytes (environment routes only). */
+    rawBodySha256?: string;
+  }
+}
+
+/** Reports validate their body in the handler, after the same-bytes check; the rest as usual. */
+const reportValidator: FastifySchemaCompiler<z.ZodType> =
+  ({ schema, httpPart }) =>
+  (data) => {
+    if (httpPart === 'body') return { value: data as unknown };
+    const result = schema.safeParse(data);
+    return result.success
+      ? { value: result.data }
+      : { error: new RequestValidationError(result.error.issues) };
+  };
+
+const routes: FastifyPluginAsync = async (fastify) => {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+
+  // Same JSON handling as the app (null or nothing is null), remembering the bytes' hash so a
+  // report identical to the last one is recognised before it is parsed and grouped (rule 2).
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    request.rawBodySha256 = createHash('sha256').update(text).digest('hex');
+    if (text.trim() === '') {
+      done(null, null);
+      return;
+    }
+    try {
+      done(null, JSON.parse(text) as unknown);
+    } catch (err) {
+      (err as { statusCode?: number }).statusCode = 400;
+      done(err as Error, undefined);
+    }
+  });
+
+  app.put(
+    '/environments/:org',
+    {
+      config: { auth: { permission: 'environment:create' } },
+      schema: {
+        operationId: 'putEnvironment',
+        summary: 'Create or update an environment',
+        tags,
+        params: z.strictObject({ org: OrgName }),
+        body: EnvironmentPut,
+        response: { 200: OkString, 201: OkString, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { created, outcome } = await putEnvironment(
+        app.db,
+        app.runtime.deps,
+        orgRef(request),
+        request.body,
+        { name: requirePrincipal(request).name, role: requireRole(request) },
+        app.clock(),
+      );
+      app.runtime.committed([outcome]);
+      return sendJsonString(reply, 'OK', created ? 201 : 200);
+    },
+  );
+
+  app.get(
+    '/environments/:org',
+    {
+      config: { auth: { permission: 'read' } },
+      schema: {
+        operationId: 'listEnvironments',
+        summary: 'List environments: a plain array, or a page when page or per_page is given',
+        tags,
+        params: z.strictObject({ org: OrgName }),
+        querystring: EnvironmentListQuery,
+        response: { 200: z.union([z.array(Environment), EnvironmentPage]), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const org = orgRef(request);
+      const q = request.query;
+      const paged = q.page !== undefined || q.per_page !== undefined;
+      const page = q.page ?? 1;
+      const perPage = q.per_page ?? 20;
+      const { rows, total } = await environmentsRepository.list(app.db, org.id, {
+        ...(q.name ? { name: q.name } : {}),
+        types: list(q.type),
+        tags: list(q.tag).map((t) => {
+          const i = t.indexOf(':');
+          return i < 0 ? { key: t } : { key: t.slice(0, i), value: t.slice(i + 1) };
+        }),
+        sort: q.sort ?? 'name',
+        direction: q.sort_direction ?? 'asc',
+        ...(paged ? { limit: perPage, offset: (page - 1) * perPage } : {}),
+      });
+      const environments = await presentEnvironments(app.db, org, rows);
+      if (!paged) return environments;
+      return {
+        page,
+        per_page: perPage,
+        total_pages: Math.ceil(total / perPage),
+        total_count: total,
+        environments,
+      };
+    },
+  );
+
+  app.get(
+    '/environments/:org/:env_name',
+    {
+      config: { auth: { permission: 'read' } },
+      schema: {
+        operationId: 'getEnvironment',
+        summary: 'Get an environment (404 exactly when it does not exist)',
+        tags,
+        params: EnvParams,
+        response: { 200: Environment, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const org = orgRef(request);
+      const env = await getEnvironment(app.db, org, request.params.env_name);
+      return (await presentEnvironments(app.db, org, [env]))[0]!;
+    },
+  );
+
+  app.patch(
+    '/environments/:org/:env_name',
+    {
+      config: { auth: { permission: 'environment:write' } },
+      schema: {
+        operationId: 'patchEnvironment',
+        summary: 'Update the given fields of an environment',
+        tags,
+        params: EnvParams,
+        body: EnvironmentPatch,
+        response: { 200: Environment, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const org = orgRef(request);
+      const outcome = await patchEnvironment(
+        app.db,
+        app.runtime.deps,
+        org,
+        request.params.env_name,
+        request.body,
+        app.clock(),
+      );
+      app.runtime.committed([outcome]);
+      const env = await getEnvironment(app.db, org, request.params.env_name);
+      return (await presentEnvironments(app.db, org, [env]))[0]!;
+    },
+  );
+
+  const simpleWrite = <B extends z.ZodType>(
+    path: string,
+    operationId: string,
+    summary: string,
+    body: B,
+    run: (request: FastifyRequest<{ Params: z.infer<typeof EnvParams>; Body: z.infer<B> }>) => Promise<void>,
+  ) =>
+    app.put(
+      path,
+      {
+        config: { auth: { permission: 'environment:write' } },
+        schema: {
+          operationId,
+          summary,
+          tags,
+          params: EnvParams,
+          body,
+          response: { 200: OkString, ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        await run(request as never);
+        return sendJsonString(reply, 'OK');
+      },
+    );
+
+  simpleWrite(
+    '/environments/:org/:env_name/rename',
+    'renameEnvironment',
+    'Rename an environment',
+    EnvironmentRename,
+    (r) => renameEnvironment(app.db, orgRef(r), r.params.env_name, r.body.new_name, app.clock()),
+  );
+  simpleWrite(
+    '/environments/:org/:env_name/archive',
+    'archiveEnvironment',
+    'Archive an environment',
+    NoBody,
+    (r) => archiveEnvironment(app.db, orgRef(r), r.params.env_name, app.clock()),
+  );
+  simpleWrite(
+    '/environments/:org/:env_name/join',
+    'joinEnvironment',
+    'Add a physical environment to a logical one',
+    EnvironmentJoin,
+    (r) => joinEnvironment(app.db, orgRef(r), r.params.env_name, r.body.physical_env_name, app.clock()),
+  );
+
+  for (const [method, mode] of [
+    ['POST', 'attach'],
+    ['DELETE', 'detach'],
+  ] as const) {
+    app.route({
+      method,
+      url: '/environments/:org/:env_name/policies',
+      config: { auth: { permission: 'environment:write' } },
+      schema: {
+        operationId: mode === 'attach' ? 'attachPolicies' : 'detachPolicies',
+        summary:
+          mode === 'attach' ? 'Attach policies to an environment' : 'Detach policies from an environment',
+        tags,
+        params: EnvParams,
+        body: PolicyNames,
+        response: { 200: OkString, ...errorResponses },
+      },
+      handler: async (request: FastifyRequest, reply: FastifyReply) => {
+        const params = request.params as z.infer<typeof EnvParams>;
+        const body = request.body as z.infer<typeof PolicyNames>;
+        const outcome = await changePolicies(
+          app.db,
+          app.runtime.deps,
+          orgRef(request),
+          params.env_name,
+          body.policy_names,
+          mode,
+          app.clock(),
+        );
+        app.runtime.committed([outcome]);
+        return sendJsonString(reply, mode === 'attach' ? 'Policies attached' : 'Policies detached');
+      },
+    });
+  }
+
+  for (const [type, schema] of Object.entries(REPORT_SCHEMAS) as Array<
+    [ReportType, (typeof REPORT_SCHEMAS)[ReportType]]
+  >) {
+    app.put(
+      `/environments/:org/:env_name/report/${type}`,
+      {
+        config: { auth: { permission: 'snapshot:report' } },
+        validatorCompiler: reportValidator as never,
+        schema: {
+          operationId: `report${type.replace(/(^|-)([a-zA-Z0-9])/g, (_m, _d, c: string) => c.toUpperCase())}`,
+          summary: `Report what runs in a ${type} environment (the full current state)`,
+          tags,
+          params: EnvParams,
+          body: schema,
+          response: { 200: OkString, ...errorResponses },
+        },
+      },
+      async (request, reply) => {
+        try {
+          const org = orgRef(request);
+          const rawHash = request.rawBodySha256;
+          const now = app.clock();
+          if (
+            rawHash &&
+            (await environmentsRepository.touchIfSameReport(
+              app.db,
+              org.id,
+              request.params.env_name,
+              type,
+              rawHash,
+              now,
+            ))
+          ) {
+            app.runtime.reported('unchanged');
+            return sendJsonString(reply, 'No new snapshots to create');
+          }
+          const parsed = schema.safeParse(request.body);
+          if (!parsed.success) throw new RequestValidationError(parsed.error.issues);
+          const outcome = await ingestReport(app.db, app.runtime.deps, {
+            org,
+            envName: request.params.env_name,
+            type,
+            entries: parsed.data.artifacts,
+            now,
+            reportedBy: requirePrincipal(request).name,
+            ...(rawHash ? { rawHash } : {}),
+          });
+          app.runtime.committed([outcome]);
+          app.runtime.reported(outcome.snapshot ? 'snapshot' : 'unchanged');
+          return sendJsonString(
+            reply,
+            outcome.snapshot ? `Snapshot #${outcome.snapshot.index} created` : 'No new snapshots to create',
+          );
+        } catch (err) {
+          app.runtime.reported(err instanceof ApiError && err.statusCode < 500 ? 'rejected' : 'error');
+          throw err;
+        }
+      },
+    );
+  }
+
+  app.get(
+    '/environments/:org/:env_name/events',
+    {
+      config: { auth: { permission: 'read' } },
+      schema: {
+        operationId: 'listEnvironmentEvents',
+        summary: 'List the events of an environment (starts, exits, changes), newest first',
+        tags,
+        params: EnvParams,
+        querystring: EnvironmentEventsQuery,
+        response: { 200: z.array(EnvironmentEvent), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const q = request.query;
+      const { events, total } = await listEvents(
+        app.db,
+        orgRef(request),
+        request.params.env_name,
+        q,
+        app.clock(),
+      );
+      const pages = Math.ceil(total / q.per_page);
+      void reply.headers({
+        'x-total-count': String(total),
+        'x-per-page': String(q.per_page),
+        'x-current-page': String(q.page),
+        'x-total-pages': String(pages),
+      });
+      return events;
+    },
+  );
+};
+
+export default routes;

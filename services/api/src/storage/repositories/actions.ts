@@ -1,0 +1,295 @@
+/** Actions (notification definitions), their targets with delivery records, and the outbox. */
+import { sql, type Selectable } from 'kysely';
+import type { Db } from '../database.js';
+import type { ActionTargetsTable, ActionsTable, OutboxTable } from '../tables/runtime.js';
+
+export type ActionRow = Selectable<ActionsTable>;
+export type ActionTargetRow = Selectable<ActionTargetsTable>;
+export type OutboxRow = Selectable<OutboxTable>;
+
+export interface TargetInput {
+  type: 'SLACK' | 'WEBHOOK' | 'EMAIL';
+  webhook: string | null;
+  payload_version: string | null;
+  emails: string[] | null;
+}
+
+function sameTarget(a: TargetInput, b: ActionTargetRow): boolean {
+  return (
+    a.type === b.type &&
+    a.webhook === b.webhook &&
+    a.payload_version === b.payload_version &&
+    JSON.stringify(a.emails) === JSON.stringify(b.emails)
+  );
+}
+
+export const actionsRepository = {
+  async findByName(db: Db, orgId: string, name: string): Promise<ActionRow | undefined> {
+    return db
+      .selectFrom('actions')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .where('name', '=', name)
+      .executeTakeFirst();
+  },
+
+  async findByNumber(db: Db, orgId: string, number: number): Promise<ActionRow | undefined> {
+    return db
+      .selectFrom('actions')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .where('number', '=', number)
+      .executeTakeFirst();
+  },
+
+  async list(db: Db, orgId: string, type?: 'env' | 'flow'): Promise<ActionRow[]> {
+    let q = db.selectFrom('actions').selectAll().where('org_id', '=', orgId);
+    if (type) q = q.where('type', '=', type);
+    return q.orderBy('number').execute();
+  },
+
+  async targets(
+    db: Db,
+    orgId: string,
+    actionIds: readonly string[],
+  ): Promise<Map<string, ActionTargetRow[]>> {
+    const out = new Map<string, ActionTargetRow[]>();
+    if (actionIds.length === 0) return out;
+    const rows = await db
+      .selectFrom('action_targets')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .where('action_id', 'in', [...actionIds])
+      .orderBy('action_id')
+      .orderBy('position')
+      .execute();
+    for (const r of rows) out.set(r.action_id, [...(out.get(r.action_id) ?? []), r]);
+    return out;
+  },
+
+  /** Inserts a new action with the next number of the org; a concurrent insert fails with 23505 (retryable). */
+  async insert(
+    db: Db,
+    row: Omit<ActionRow, 'number' | 'environments' | 'flows' | 'triggers'> & {
+      environments: string[];
+      flows: string[];
+      triggers: string[];
+    },
+  ): Promise<ActionRow> {
+    return db
+      .insertInto('actions')
+      .values({
+        ...row,
+        environments: JSON.stringify(row.environments),
+        flows: JSON.stringify(row.flows),
+        triggers: JSON.stringify(row.triggers),
+        number: sql<number>`(select coalesce(max(number), 0) + 1 from actions where org_id = ${row.org_id})`,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  },
+
+  async update(
+    db: Db,
+    orgId: string,
+    id: string,
+    patch: {
+      name: string;
+      environments: string[];
+      flows: string[];
+      triggers: string[];
+      last_modified_at: Date;
+    },
+  ): Promise<void> {
+    await db
+      .updateTable('actions')
+      .set({
+        name: patch.name,
+        environments: JSON.stringify(patch.environments),
+        flows: JSON.stringify(patch.flows),
+        triggers: JSON.stringify(patch.triggers),
+        last_modified_at: patch.last_modified_at,
+      })
+      .where('org_id', '=', orgId)
+      .where('id', '=', id)
+      .execute();
+  },
+
+  /** Replaces the targets; a target that stays the same keeps its delivery record. */
+  async replaceTargets(
+    db: Db,
+    orgId: string,
+    actionId: string,
+    targets: readonly TargetInput[],
+  ): Promise<void> {
+    const existing = (await this.targets(db, orgId, [actionId])).get(actionId) ?? [];
+    await db
+      .deleteFrom('action_targets')
+      .where('org_id', '=', orgId)
+      .where('action_id', '=', actionId)
+      .execute();
+    if (targets.length === 0) return;
+    await db
+      .insertInto('action_targets')
+      .values(
+        targets.map((t, position) => {
+          const kept = existing.find((e) => sameTarget(t, e));
+          return {
+            org_id: orgId,
+            action_id: actionId,
+            position,
+            type: t.type,
+            webhook: t.webhook,
+            payload_version: t.payload_version,
+            emails: t.emails ? JSON.stringify(t.emails) : null,
+            last_success_at: kept?.last_success_at ?? null,
+            last_failure_at: kept?.last_failure_at ?? null,
+            last_error: kept?.last_error ?? null,
+          };
+        }),
+      )
+      .execute();
+  },
+
+  async delete(db: Db, orgId: string, id: string): Promise<void> {
+    await db
+      .deleteFrom('outbox')
+      .where('org_id', '=', orgId)
+      .where('action_id', '=', id)
+      .where('delivered_at', 'is', null)
+      .execute();
+    await db.deleteFrom('actions').where('org_id', '=', orgId).where('id', '=', id).execute();
+  },
+
+  /** Renames an environment inside every action that names it. */
+  async renameEnvironment(db: Db, orgId: string, from: string, to: string): Promise<void> {
+    const rows = await db
+      .selectFrom('actions')
+      .select(['id', 'environments'])
+      .where('org_id', '=', orgId)
+      .where(sql<boolean>`environments ? ${from}`)
+      .execute();
+    for (const r of rows) {
+      await db
+        .updateTable('actions')
+        .set({ environments: JSON.stringify(r.environments.map((e) => (e === from ? to : e))) })
+        .where('org_id', '=', orgId)
+        .where('id', '=', r.id)
+        .execute();
+    }
+  },
+
+  async recordDelivery(
+    db: Db,
+    orgId: string,
+    actionId: string,
+    position: number,
+    result: { ok: true; at: Date } | { ok: false; at: Date; error: string },
+  ): Promise<void> {
+    await db
+      .updateTable('action_targets')
+      .set(
+        result.ok
+          ? { last_success_at: result.at, last_error: null }
+          : { last_failure_at: result.at, last_error: result.error.slice(0, 1000) },
+      )
+      .where('org_id', '=', orgId)
+      .where('action_id', '=', actionId)
+      .where('position', '=', position)
+      .execute();
+  },
+};
+
+export const outboxRepository = {
+  async insert(
+    db: Db,
+    rows: ReadonlyArray<
+      Omit<
+        OutboxRow,
+        'attempts' | 'lease_until' | 'delivered_at' | 'failed_at' | 'last_error' | 'target' | 'payload'
+      > & {
+        target: object;
+        payload: object;
+      }
+    >,
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    await db
+      .insertInto('outbox')
+      .values(
+        rows.map((r) => ({ ...r, target: JSON.stringify(r.target), payload: JSON.stringify(r.payload) })),
+      )
+      .execute();
+  },
+
+  /**
+   * Claims due rows for `leaseMs`: `FOR UPDATE SKIP LOCKED` lets replicas claim side by side
+   * without taking the same row, and the lease lets a worker that dies release its rows.
+   */
+  async claim(db: Db, now: Date, leaseMs: number, limit: number): Promise<OutboxRow[]> {
+    return db.transaction().execute(async (tx) => {
+      const due = await tx
+        .selectFrom('outbox')
+        .select(['org_id', 'id'])
+        .where('delivered_at', 'is', null)
+        .where('failed_at', 'is', null)
+        .where('next_attempt_at', '<=', now)
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+        .orderBy('next_attempt_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked()
+        .execute();
+      if (due.length === 0) return [];
+      const claimed: OutboxRow[] = [];
+      for (const row of due) {
+        const updated = await tx
+          .updateTable('outbox')
+          .set({ lease_until: new Date(now.getTime() + leaseMs), attempts: sql`attempts + 1` })
+          .where('org_id', '=', row.org_id)
+          .where('id', '=', row.id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        claimed.push(updated);
+      }
+      return claimed;
+    });
+  },
+
+  async markDelivered(db: Db, row: OutboxRow, at: Date): Promise<void> {
+    await db
+      .updateTable('outbox')
+      .set({ delivered_at: at, lease_until: null, last_error: null })
+      .where('org_id', '=', row.org_id)
+      .where('id', '=', row.id)
+      .execute();
+  },
+
+  async markFailed(db: Db, row: OutboxRow, error: string, retryAt: Date | null, at: Date): Promise<void> {
+    await db
+      .updateTable('outbox')
+      .set({
+        lease_until: null,
+        last_error: error.slice(0, 1000),
+        ...(retryAt ? { next_attempt_at: retryAt } : { failed_at: at }),
+      })
+      .where('org_id', '=', row.org_id)
+      .where('id', '=', row.id)
+      .execute();
+  },
+
+  /** The earliest time a row becomes due, if any is pending. */
+  async nextDue(db: Db): Promise<Date | undefined> {
+    const row = await db
+      .selectFrom('outbox')
+      .select((eb) => eb.fn.min('next_attempt_at').as('at'))
+      .where('delivered_at', 'is', null)
+      .where('failed_at', 'is', null)
+      .executeTakeFirst();
+    return row?.at ? new Date(row.at) : undefined;
+  },
+
+  async forOrg(db: Db, orgId: string): Promise<OutboxRow[]> {
+    return db.selectFrom('outbox').selectAll().where('org_id', '=', orgId).orderBy('created_at').execute();
+  },
+};

@@ -1,0 +1,154 @@
+/**
+ * Policies (semantics.md section 6): create or update from YAML; a change of content is a new
+ * immutable version, a change of description a metadata update. Environments using a policy are
+ * marked for re-evaluation when it gets a new version.
+ */
+import { createHash } from 'node:crypto';
+import type { z } from 'zod';
+import type { Policy } from '../../../shared/contract/policies.js';
+import { NotFoundError, ValidationError } from '../errors.js';
+import { epochSeconds, newId } from '../ids.js';
+import { formatPolicyProblem, parsePolicyYaml } from '../domain/policy.js';
+import type { Db } from '../storage/database.js';
+import { environmentsRepository } from '../storage/repositories/environments.js';
+import { policiesRepository, type PolicyRow } from '../storage/repositories/policies.js';
+import type { OrgRef } from './runtime.js';
+import { markForReevaluation } from './runtime.js';
+
+export interface PolicyInput {
+  name: string;
+  description: string;
+  comment: string;
+  yaml: string;
+}
+
+/** Creates or updates a policy; returns whether it was created and the environments marked. */
+export async function putPolicy(
+  db: Db,
+  org: OrgRef,
+  input: PolicyInput,
+  who: string,
+  now: Date,
+): Promise<{ created: boolean; newVersion: boolean; marked: number }> {
+  const parsed = parsePolicyYaml(input.yaml);
+  if (!parsed.ok) {
+    const errors: Record<string, string> = {};
+    for (const p of parsed.problems) {
+      const key = `policy_file.${p.path}`;
+      errors[key] = errors[key] ? `${errors[key]}; ${formatPolicyProblem(p)}` : formatPolicyProblem(p);
+    }
+    throw new ValidationError(errors, `Invalid policy file: ${formatPolicyProblem(parsed.problems[0]!)}`);
+  }
+  const hash = createHash('sha256').update(input.yaml).digest('hex');
+  return db.transaction().execute(async (tx) => {
+    let policy = await policiesRepository.lockByName(tx, org.id, input.name);
+    const version = (n: number) =>
+      policiesRepository.insertVersion(tx, {
+        org_id: org.id,
+        policy_id: policy!.id,
+        version: n,
+        policy_yaml: input.yaml,
+        content_hash: hash,
+        parsed: parsed.policy,
+        comment: input.comment,
+        created_by: who,
+        created_at: now,
+      });
+    const event = (type: 'creation' | 'metadata_update' | 'new_version', data: Record<string, unknown>) =>
+      policiesRepository.insertEvent(tx, {
+        org_id: org.id,
+        id: newId(),
+        policy_id: policy!.id,
+        type,
+        at: now,
+        user_name: who,
+        data,
+      });
+    if (!policy) {
+      // A concurrent create of the same name fails on the unique index: 409, and the retry updates.
+      policy = await policiesRepository.insert(tx, {
+        org_id: org.id,
+        id: newId(),
+        name: input.name,
+        description: input.description,
+        type: 'env',
+        created_by: who,
+        created_at: now,
+        last_modified_at: now,
+        latest_version: 1,
+      });
+      if (!policy) throw new Error('policy insert raced');
+      await version(1);
+      await event('creation', { version: 1 });
+      return { created: true, newVersion: true, marked: 0 };
+    }
+    const latest = await policiesRepository.version(tx, org.id, policy.id, policy.latest_version);
+    let newVersion = false;
+    if (latest?.content_hash !== hash) {
+      const n = policy.latest_version + 1;
+      await version(n);
+      await policiesRepository.update(tx, org.id, policy.id, { latest_version: n, last_modified_at: now });
+      await event('new_version', { version: n, comment: input.comment });
+      newVersion = true;
+    }
+    if (input.description !== policy.description) {
+      await policiesRepository.update(tx, org.id, policy.id, {
+        description: input.description,
+        last_modified_at: now,
+      });
+      await event('metadata_update', { description: input.description });
+    }
+    const marked = newVersion
+      ? await markForReevaluation(
+          tx,
+          org.id,
+          await environmentsRepository.environmentIdsUsingPolicy(tx, org.id, policy.id),
+          `policy ${policy.name} v${policy.latest_version + 1}`,
+          now,
+        )
+      : 0;
+    return { created: false, newVersion, marked };
+  });
+}
+
+/** Policies with versions, events and consuming environments. */
+export async function presentPolicies(
+  db: Db,
+  org: OrgRef,
+  rows: readonly PolicyRow[],
+): Promise<Array<z.infer<typeof Policy>>> {
+  const ids = rows.map((r) => r.id);
+  const [versions, events, consumers] = await Promise.all([
+    policiesRepository.versions(db, org.id, ids),
+    policiesRepository.events(db, org.id, ids),
+    policiesRepository.consumers(db, org.id, ids),
+  ]);
+  return rows.map((r) => ({
+    name: r.name,
+    description: r.description,
+    type: r.type,
+    created_by: r.created_by,
+    created_at: epochSeconds(r.created_at),
+    last_modified_at: epochSeconds(r.last_modified_at),
+    archived: r.archived,
+    versions: versions
+      .filter((v) => v.policy_id === r.id)
+      .map((v) => ({
+        version: v.version,
+        comment: v.comment,
+        timestamp: epochSeconds(v.created_at),
+        created_by: v.created_by,
+        policy_yaml: v.policy_yaml,
+      })),
+    events: events
+      .filter((e) => e.policy_id === r.id)
+      .map((e) => ({ type: e.type, timestamp: epochSeconds(e.at), user: e.user_name, data: e.data })),
+    consuming_envs: consumers.get(r.id) ?? [],
+  }));
+}
+
+export async function getPolicy(db: Db, org: OrgRef, name: string): Promise<PolicyRow> {
+  const row = await policiesRepository.findByName(db, org.id, name);
+  if (!row) throw new NotFoundError(`Policy '${name}' does not exist in organization '${org.name}'`);
+  return row;
+}
