@@ -13,6 +13,7 @@ import type { Config } from './config.js';
 import { RequestValidationError } from './errors.js';
 import { loggerOptions } from './logger.js';
 import authPlugin from './plugins/auth.js';
+import cachesPlugin from './plugins/caches.js';
 import dbPlugin from './plugins/db.js';
 import domainEventsPlugin from './plugins/domain-events.js';
 import errorsPlugin from './plugins/errors.js';
@@ -59,6 +60,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       databaseUrl: config.databaseUrl,
       dataDir: config.dataDir,
       poolMax: config.dbPoolMax,
+      preparedStatements: config.dbPreparedStatements,
     }));
 
   const app = Fastify({
@@ -83,6 +85,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
 
   await app.register(dbPlugin, { handle, owned, config, clock: options.clock ?? (() => new Date()) });
+  await app.register(cachesPlugin, { handle });
   await app.register(domainEventsPlugin);
   // The runtime asks the evidence where running fingerprints came from through this port;
   // tests may put their own in its place.

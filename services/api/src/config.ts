@@ -60,6 +60,7 @@ const EnvSchema = z
     HOST: optionalString.transform((v) => v ?? '0.0.0.0'),
     DATABASE_URL: urlVar(['postgres:', 'postgresql:']),
     VERITY_DB_POOL_MAX: intVar(10, 1, 500),
+    VERITY_DB_PREPARED_STATEMENTS: boolVar(true),
     VERITY_DATA_DIR: optionalString.transform((v) => v ?? './data'),
     LOG_LEVEL: z.enum(LOG_LEVELS).optional().default('info'),
     VERITY_BOOTSTRAP_ORG: optionalString.pipe(OrgName.optional()),
@@ -110,6 +111,8 @@ export interface Config {
   host: string;
   databaseUrl: string | undefined;
   dbPoolMax: number;
+  /** PostgreSQL: run repeated statements as named prepared statements (off behind a transaction-mode pooler). */
+  dbPreparedStatements: boolean;
   dataDir: string;
   logLevel: (typeof LOG_LEVELS)[number];
   bootstrapOrg: string | undefined;
@@ -189,6 +192,7 @@ export function loadConfig(
     host: e.HOST,
     databaseUrl: e.DATABASE_URL,
     dbPoolMax: e.VERITY_DB_POOL_MAX,
+    dbPreparedStatements: e.VERITY_DB_PREPARED_STATEMENTS,
     dataDir: e.VERITY_DATA_DIR,
     logLevel: e.LOG_LEVEL,
     bootstrapOrg: e.VERITY_BOOTSTRAP_ORG,

@@ -30,6 +30,7 @@ async function main(): Promise<void> {
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolMax: config.dbPoolMax,
+    preparedStatements: config.dbPreparedStatements,
   });
   log.info(
     { database: handle.dialect === 'postgres' ? 'postgresql' : `embedded (${config.dataDir})` },

@@ -98,7 +98,13 @@ export default fp(
       let found: ApiKeyWithOwner | undefined;
       for (const key of candidates) {
         const hash = hashKey(key);
-        const row = await apiKeysRepository.findByHash(app.db, hash);
+        // Found keys are cached; change notifications evict them on revocation, expiry changes
+        // and account changes, on every replica.
+        let row = app.caches.keys.get(hash);
+        if (!row) {
+          row = await apiKeysRepository.findByHash(app.db, hash);
+          if (row) app.caches.keys.set(hash, row);
+        }
         if (row && hashesEqual(row.key_hash, hash)) {
           found = row;
           break;
@@ -115,6 +121,7 @@ export default fp(
         await apiKeysRepository.touchLastUsed(app.db, keyId, now).catch((err: unknown) => {
           request.log.warn({ err, keyId }, 'could not record key use');
         });
+        found.last_used_at = now;
       }
       return found;
     };
@@ -162,5 +169,5 @@ export default fp(
     });
     done();
   },
-  { name: 'auth', dependencies: ['db'] },
+  { name: 'auth', dependencies: ['db', 'caches'] },
 );

@@ -3,11 +3,13 @@
  * PostgreSQL through `pg` otherwise. The same SQL runs on both.
  */
 import { mkdirSync, openSync, readFileSync, rmSync, writeSync, closeSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { Kysely, PostgresDialect } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import pg from 'pg';
+import { listenPglite, listenPostgres, type ChangeHandlers, type ChangeListener } from './change-listener.js';
 import type { Database } from './database.js';
 
 export type DialectName = 'pglite' | 'postgres';
@@ -19,6 +21,8 @@ export interface DatabaseHandle {
   close(): Promise<void>;
   /** Embedded only: a dump of the whole database, which `loadDataDir` can start from. */
   dump?: () => Promise<Blob>;
+  /** Follows committed changes (migration 0300) for in-process caches. */
+  listen(handlers: ChangeHandlers): Promise<ChangeListener>;
 }
 
 export interface OpenDatabaseOptions {
@@ -27,6 +31,8 @@ export interface OpenDatabaseOptions {
   /** Embedded database directory, or `memory://`. */
   dataDir?: string;
   poolMax?: number;
+  /** PostgreSQL only: prepare repeated statements per connection (default true). */
+  preparedStatements?: boolean;
   /** PostgreSQL only: a schema to use instead of `public` (tests). */
   searchPath?: string;
   /** Embedded only: start from a dump of another embedded database (tests start from a migrated one). */
@@ -45,6 +51,35 @@ const pgTypes = {
       : (pg.types.getTypeParser(oid, format ?? 'text') as unknown)) as typeof pg.types.getTypeParser,
 };
 
+/** Statements a connection keeps prepared; beyond this, new texts run unprepared. */
+export const MAX_PREPARED_PER_CONNECTION = 500;
+const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
+
+/**
+ * Runs repeated data statements as named prepared statements, so PostgreSQL plans each once per
+ * connection instead of on every request (planning a join costs more than running it). The
+ * names are hashes of the SQL text; a connection prepares at most MAX_PREPARED_PER_CONNECTION
+ * distinct texts, so queries built with varying shapes cannot grow it without bound.
+ */
+function preparePlans(client: pg.PoolClient): void {
+  const names = new Map<string, string>();
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (
+    text: unknown,
+    values?: unknown,
+    ...rest: unknown[]
+  ) => {
+    if (typeof text !== 'string' || !Array.isArray(values) || !PREPARABLE.test(text))
+      return query(text, values, ...rest);
+    let name = names.get(text);
+    if (name === undefined && names.size < MAX_PREPARED_PER_CONNECTION) {
+      name = `v_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+      names.set(text, name);
+    }
+    return name === undefined ? query(text, values, ...rest) : query({ name, text, values }, ...rest);
+  };
+}
+
 /** Opens the configured database. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
@@ -56,8 +91,16 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     });
     // An idle client that loses its server must not crash the process.
     pool.on('error', () => undefined);
+    if (options.preparedStatements !== false) pool.on('connect', (client) => preparePlans(client));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', close: () => db.destroy() };
+    const databaseUrl = options.databaseUrl;
+    return {
+      db,
+      dialect: 'postgres',
+      close: () => db.destroy(),
+      listen: async (handlers) =>
+        listenPostgres({ connectionString: databaseUrl, searchPath: options.searchPath }, handlers),
+    };
   }
 
   const dataDir = options.dataDir ?? 'memory://';
@@ -78,6 +121,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       db,
       dialect: 'pglite',
       dump: async () => await client.dumpDataDir('none'),
+      listen: (handlers) => listenPglite(client, handlers),
       close: async () => {
         try {
           await db.destroy();

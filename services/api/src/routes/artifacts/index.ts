@@ -126,34 +126,43 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
     async (request) => {
       const ctx = evidenceContext(app, request);
-      // The common case, a full fingerprint, in one query; the rest (prefixes, ids, errors) below.
-      if (request.params.fingerprint.length === 64 && !request.query.attestation_id) {
-        const record = await readArtifactRecord(
-          ctx,
-          request.params.flow,
-          request.params.fingerprint,
-          request.query.trail,
-        );
-        if (record) return record;
-      }
-      const flow = await resolveFlow(app.db, ctx.orgId, ctx.orgName, request.params.flow);
-      let trailName = request.query.trail;
-      if (request.query.attestation_id) {
-        const [att] = await attestationsRepository.findByIds(app.db, ctx.orgId, [
-          request.query.attestation_id,
-        ]);
-        if (!att || att.flow_id !== flow.id) {
-          throw new NotFoundError(
-            `Attestation '${request.query.attestation_id}' does not exist in flow '${flow.name}'`,
-          );
-        }
-        trailName = att.trail_name;
-      }
-      const row = await findArtifact(ctx, flow, request.params.fingerprint, trailName);
-      const [record] = await presentArtifacts(ctx, [row]);
-      return record!;
+      // Served from the org's read cache while none of its evidence changed (plugins/caches.ts).
+      const { flow: flowParam, fingerprint } = request.params;
+      const cacheKey = `artifact\u0000${flowParam}\u0000${fingerprint}\u0000${request.query.trail ?? ''}\u0000${request.query.attestation_id ?? ''}`;
+      const cached = app.caches.evidence.get<ArtifactRecord>(ctx.orgId, cacheKey);
+      if (cached) return cached;
+      const epoch = app.caches.evidence.epoch(ctx.orgId);
+      const record = await readArtifactByFingerprint(ctx, request.params, request.query);
+      app.caches.evidence.set(ctx.orgId, cacheKey, record, epoch);
+      return record;
     },
   );
+
+  /** Endpoint 1 without the cache: a full fingerprint in one query; prefixes, ids and errors after. */
+  async function readArtifactByFingerprint(
+    ctx: ReturnType<typeof evidenceContext>,
+    params: { flow: string; fingerprint: string },
+    query: { trail?: string | undefined; attestation_id?: string | undefined },
+  ): Promise<ArtifactRecord> {
+    if (params.fingerprint.length === 64 && !query.attestation_id) {
+      const record = await readArtifactRecord(ctx, params.flow, params.fingerprint, query.trail);
+      if (record) return record;
+    }
+    const flow = await resolveFlow(app.db, ctx.orgId, ctx.orgName, params.flow);
+    let trailName = query.trail;
+    if (query.attestation_id) {
+      const [att] = await attestationsRepository.findByIds(app.db, ctx.orgId, [query.attestation_id]);
+      if (!att || att.flow_id !== flow.id) {
+        throw new NotFoundError(
+          `Attestation '${query.attestation_id}' does not exist in flow '${flow.name}'`,
+        );
+      }
+      trailName = att.trail_name;
+    }
+    const row = await findArtifact(ctx, flow, params.fingerprint, trailName);
+    const [record] = await presentArtifacts(ctx, [row]);
+    return record!;
+  }
 
   app.get(
     '/artifacts/:org/:flow/commit_sha/:commit_sha',

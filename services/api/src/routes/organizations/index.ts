@@ -62,6 +62,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         requireOrg(request).id,
         request.body.experimental_features_enabled,
       );
+      app.caches.keys.clear();
       return sendJsonString(reply, 'OK');
     },
   );

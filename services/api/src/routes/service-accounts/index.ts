@@ -148,7 +148,10 @@ const routes: FastifyPluginAsync = async (fastify) => {
         patch.privilege = request.body.privilege;
       }
       if (Object.keys(patch).length === 0) return presentServiceAccount(account);
-      return presentServiceAccount(await serviceAccountsRepository.update(app.db, org.id, account.id, patch));
+      const updated = await serviceAccountsRepository.update(app.db, org.id, account.id, patch);
+      // This replica evicts at once; the others hear it from the database (migration 0300).
+      app.caches.keys.clear();
+      return presentServiceAccount(updated);
     },
   );
 
@@ -170,6 +173,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       const account = await getServiceAccount(app.db, org.id, request.params.name);
       assertCanManage(requirePrincipal(request), requireRole(request), account);
       await serviceAccountsRepository.delete(app.db, org.id, account.id);
+      app.caches.keys.clear();
       return sendJsonString(reply, 'OK');
     },
   );
@@ -279,7 +283,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       assertCanManage(requirePrincipal(request), requireRole(request), account);
       const now = app.clock();
       const body = request.body ?? {};
-      const { row, key, graceEndsAt } = await rotateServiceAccountKey(app.db, {
+      const rotated = await rotateServiceAccountKey(app.db, {
         orgId: org.id,
         serviceAccountId: account.id,
         keyId: request.params.key_id,
@@ -287,6 +291,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
         expiresAt: parseExpiresAt(body.expires_at, now),
         now,
       });
+      app.caches.keys.clear();
+      const { row, key, graceEndsAt } = rotated;
       return reply.code(201).send({
         id: row.id,
         key,
@@ -326,6 +332,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
       if (!row || !keyIsUsable(row, now) || !(await apiKeysRepository.revoke(app.db, row.id, now))) {
         throw new NotFoundError('API key not found');
       }
+      // Revocation is immediate here; other replicas hear it from the database (migration 0300).
+      app.caches.keys.clear();
       return sendJsonString(reply, 'revoked');
     },
   );

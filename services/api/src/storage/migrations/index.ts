@@ -1,15 +1,18 @@
 /**
  * Every migration, listed statically so a compiled build needs no directory scan.
  * Names sort in the order they apply; shipped migrations are never edited.
- * Ranges: 0001-0099 identity and platform, 0100-0199 evidence, 0200-0299 runtime.
+ * Ranges: 0001-0099 identity and platform, 0100-0199 evidence, 0200-0299 runtime,
+ * 0300-0399 cross-area (change notifications).
  */
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_identity.js';
 import * as m0100 from './0100_evidence.js';
 import * as m0200 from './0200_runtime.js';
+import * as m0300 from './0300_change_notifications.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
   '0100_evidence': m0100,
   '0200_runtime': m0200,
+  '0300_change_notifications': m0300,
 };

@@ -1,0 +1,121 @@
+/**
+ * In-process caches that every replica keeps correct through the change notifications of
+ * migration 0300: API keys by hash (one database round trip less on every request), and evidence
+ * read views per organization, valid only for the organization's current epoch. A committed
+ * write anywhere bumps the epoch on every replica; the replica that wrote also evicts at once.
+ * While the listener is down (PostgreSQL connection lost) nothing is cached.
+ */
+import fp from 'fastify-plugin';
+import type { ChangeListener } from '../storage/change-listener.js';
+import type { DatabaseHandle } from '../storage/create-db.js';
+import type { ApiKeyWithOwner } from '../storage/repositories/api-keys.js';
+
+/** A size-bounded map that forgets the least recently used entry first. */
+export class LruMap<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly max: number) {}
+  get(key: string): V | undefined {
+    const v = this.map.get(key);
+    if (v !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
+    return v;
+  }
+  set(key: string, value: V): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string);
+  }
+  delete(key: string): void {
+    this.map.delete(key);
+  }
+  clear(): void {
+    this.map.clear();
+  }
+  get size(): number {
+    return this.map.size;
+  }
+}
+
+/** API keys by hash, for at most `ttlMs` even if no change is heard. */
+export class KeyCache {
+  private readonly entries = new LruMap<{ row: ApiKeyWithOwner; at: number }>(10_000);
+  constructor(
+    private readonly usable: () => boolean,
+    private readonly ttlMs = 300_000,
+  ) {}
+  get(hash: string): ApiKeyWithOwner | undefined {
+    if (!this.usable()) return undefined;
+    const e = this.entries.get(hash);
+    if (!e || Date.now() - e.at > this.ttlMs) return undefined;
+    return e.row;
+  }
+  set(hash: string, row: ApiKeyWithOwner): void {
+    if (this.usable()) this.entries.set(hash, { row, at: Date.now() });
+  }
+  /** Forgets every key: credentials changed somewhere. */
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+/** Read views per organization, valid while the organization's epoch has not moved. */
+export class EpochCache {
+  private readonly epochs = new Map<string, number>();
+  private readonly entries = new LruMap<{ epoch: number; value: unknown }>(20_000);
+  private generation = 0;
+  constructor(private readonly usable: () => boolean) {}
+  /** The epoch to pass to `set` for a view read from now on. */
+  epoch(orgId: string): number {
+    return this.generation * 1e9 + (this.epochs.get(orgId) ?? 0);
+  }
+  get<T>(orgId: string, key: string): T | undefined {
+    if (!this.usable()) return undefined;
+    const e = this.entries.get(`${orgId}\u0000${key}`);
+    return e && e.epoch === this.epoch(orgId) ? (e.value as T) : undefined;
+  }
+  set(orgId: string, key: string, value: unknown, epoch: number): void {
+    if (this.usable() && epoch === this.epoch(orgId))
+      this.entries.set(`${orgId}\u0000${key}`, { epoch, value });
+  }
+  /** The organization's evidence changed: its cached views are stale. */
+  bump(orgId: string): void {
+    this.epochs.set(orgId, (this.epochs.get(orgId) ?? 0) + 1);
+  }
+  /** Everything may be stale. */
+  reset(): void {
+    this.generation += 1;
+    this.entries.clear();
+    this.epochs.clear();
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    caches: { keys: KeyCache; evidence: EpochCache };
+  }
+}
+
+export default fp<{ handle: DatabaseHandle }>(
+  async (app, opts) => {
+    const state: { listener?: ChangeListener } = {};
+    const usable = () => state.listener?.listening === true;
+    const keys = new KeyCache(usable);
+    const evidence = new EpochCache(usable);
+    const listener = await opts.handle.listen({
+      onChange(channel, payload) {
+        if (channel === 'verity_auth') keys.clear();
+        else evidence.bump(payload);
+      },
+      onReset() {
+        keys.clear();
+        evidence.reset();
+      },
+    });
+    state.listener = listener;
+    app.decorate('caches', { keys, evidence });
+    app.addHook('onClose', async () => listener.close());
+  },
+  { name: 'caches', dependencies: ['db'] },
+);

@@ -1,0 +1,167 @@
+/**
+ * The in-process caches (API keys, artifact views) never serve what a committed write changed,
+ * on the replica that wrote and on every other replica sharing the database: a second app on the
+ * same database stands for a second replica.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../services/api/src/app.js';
+import { openDatabase, type DatabaseHandle } from '../../services/api/src/storage/create-db.js';
+import { createTestApp, testConfig, type TestApp } from '../helpers/app.js';
+import { cliClient } from '../helpers/cli.js';
+import { TEST_DATABASE_URL, onPostgres } from '../helpers/database.js';
+
+let t: TestApp;
+let replica: FastifyInstance;
+let replicaDb: DatabaseHandle | undefined;
+let adminKey: string;
+const sa = '/api/v2/service-accounts/acme';
+const FP = 'c4'.repeat(32);
+
+beforeAll(async () => {
+  t = await createTestApp();
+  if (onPostgres) {
+    // Its own pool and listener on the same schema, as another process would have.
+    const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(t.db.db)).rows[0]!.s;
+    replicaDb = await openDatabase({ databaseUrl: TEST_DATABASE_URL, searchPath: schema, poolMax: 2 });
+  }
+  replica = await buildApp({ config: testConfig(), database: replicaDb ?? t.db, logger: false });
+  await replica.ready();
+  adminKey = await t.seedKey('acme', 'admin');
+  const admin = cliClient(t.app, adminKey);
+  expect((await admin.json('POST', sa, { name: 'bot', description: '', privilege: 'member' })).status).toBe(
+    201,
+  );
+  await admin.multipart('PUT', '/api/v2/flows/acme/template_file', [
+    { name: 'data_json', value: JSON.stringify({ name: 'web', description: '' }) },
+  ]);
+  const reported = await admin.json('POST', '/api/v2/artifacts/acme/web', {
+    fingerprint: FP,
+    filename: 'web:1',
+    build_url: 'https://ci/1',
+    commit_url: 'https://git/1',
+    trail_name: 'release-1',
+  });
+  expect(reported.status).toBe(201);
+});
+afterAll(async () => {
+  await replica?.close();
+  await replicaDb?.close();
+  await t?.close();
+});
+
+async function newKey(): Promise<{ id: string; key: string }> {
+  const res = await cliClient(t.app, adminKey).json('POST', `${sa}/bot/api-keys`, { description: 'ci' });
+  expect(res.status).toBe(201);
+  return res.json;
+}
+const status = async (app: FastifyInstance, key: string) =>
+  (await cliClient(app, key).get('/api/v2/organizations/acme')).status;
+
+describe('API key cache', () => {
+  it('refuses a revoked key at once on the replica that revoked it', async () => {
+    const { id, key } = await newKey();
+    expect(await status(t.app, key)).toBe(200);
+    expect(await status(t.app, key)).toBe(200);
+    const revoked = await cliClient(t.app, adminKey).json('DELETE', `${sa}/bot/api-keys/${id}`);
+    expect(revoked.status).toBe(200);
+    expect(await status(t.app, key)).toBe(401);
+  });
+
+  it('refuses a key revoked through another replica once the change is heard', async () => {
+    const { id, key } = await newKey();
+    expect(await status(replica, key)).toBe(200);
+    expect(await status(replica, key)).toBe(200);
+    expect((await cliClient(t.app, adminKey).json('DELETE', `${sa}/bot/api-keys/${id}`)).status).toBe(200);
+    await expect.poll(() => status(replica, key), { timeout: 5000, interval: 20 }).toBe(401);
+  });
+
+  it('follows a change of privilege made directly in the database', async () => {
+    const { key } = await newKey();
+    const bot = cliClient(replica, key);
+    const write = () =>
+      bot.json('PUT', '/api/v2/flows/acme', { name: 'bot-flow', description: '', visibility: 'private' });
+    expect((await write()).status).toBeLessThan(300);
+    await sql`update service_accounts set privilege = 'reader' where name = 'bot'`.execute(t.db.db);
+    await expect.poll(async () => (await write()).status, { timeout: 5000, interval: 20 }).toBe(403);
+    await sql`update service_accounts set privilege = 'member' where name = 'bot'`.execute(t.db.db);
+  });
+
+  it('refuses a key whose account was deleted, on both replicas', async () => {
+    const admin = cliClient(t.app, adminKey);
+    expect(
+      (await admin.json('POST', sa, { name: 'temp', description: '', privilege: 'member' })).status,
+    ).toBe(201);
+    const { key } = (await admin.json('POST', `${sa}/temp/api-keys`, { description: 'x' })).json;
+    expect(await status(t.app, key)).toBe(200);
+    expect(await status(replica, key)).toBe(200);
+    expect((await admin.json('DELETE', `${sa}/temp`)).status).toBe(200);
+    expect(await status(t.app, key)).toBe(401);
+    await expect.poll(() => status(replica, key), { timeout: 5000, interval: 20 }).toBe(401);
+  });
+});
+
+describe('artifact view cache', () => {
+  const view = async (app: FastifyInstance) => {
+    const res = await cliClient(app, adminKey).get(`/api/v2/artifacts/acme/web/fingerprint/${FP}`);
+    expect(res.status).toBe(200);
+    return res.json as { evidence: Record<string, unknown>; state: string };
+  };
+
+  it('shows new evidence on every replica after an attestation', async () => {
+    const before = await view(replica);
+    expect(await view(replica)).toEqual(before);
+    expect(before.evidence).not.toHaveProperty('unit-tests');
+    const attested = await cliClient(t.app, adminKey).multipart(
+      'POST',
+      '/api/v2/attestations/acme/web/trail/release-1/generic',
+      [
+        {
+          name: 'data_json',
+          value: JSON.stringify({
+            attestation_name: 'unit-tests',
+            artifact_fingerprint: FP,
+            is_compliant: true,
+          }),
+        },
+      ],
+    );
+    expect(attested.status).toBe(201);
+    expect((await view(t.app)).evidence).toHaveProperty('unit-tests');
+    await expect
+      .poll(async () => Object.keys((await view(replica)).evidence), { timeout: 5000 })
+      .toContain('unit-tests');
+  });
+
+  it('keeps organizations apart: another organization never sees a cached view', async () => {
+    const other = cliClient(t.app, await t.seedKey('globex', 'admin'));
+    expect((await other.get(`/api/v2/artifacts/globex/web/fingerprint/${FP}`)).status).toBe(404);
+  });
+});
+
+describe.runIf(onPostgres)('listener connection lost', () => {
+  it('reconnects, and a revocation after it still reaches the other replica', async () => {
+    const { id, key } = await newKey();
+    expect(await status(replica, key)).toBe(200);
+    const terminated = await sql<{ n: number }>`
+      select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
+      where application_name = 'verity-change-listener' and pid <> pg_backend_pid()`.execute(t.db.db);
+    expect(terminated.rows[0]!.n).toBeGreaterThanOrEqual(2);
+    // Without a listener nothing is cached, so the key keeps working only while it is valid.
+    expect(await status(replica, key)).toBe(200);
+    expect((await cliClient(t.app, adminKey).json('DELETE', `${sa}/bot/api-keys/${id}`)).status).toBe(200);
+    await expect.poll(() => status(replica, key), { timeout: 10_000, interval: 50 }).toBe(401);
+    // Listening again: both listeners are back.
+    await expect
+      .poll(
+        async () =>
+          (
+            await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+              where application_name = 'verity-change-listener'`.execute(t.db.db)
+          ).rows[0]!.n,
+        { timeout: 10_000, interval: 50 },
+      )
+      .toBeGreaterThanOrEqual(2);
+  });
+});
