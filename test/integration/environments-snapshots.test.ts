@@ -2,8 +2,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, createTestApp, type TestApp } from '../helpers/app.js';
 import { deployment, fp, pod, putPolicy, POLICY_SCHEMA } from '../helpers/runtime.js';
-import { setEnvironmentTags } from '../../services/api/src/storage/repositories/environments.js';
-import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 
 let t: TestApp;
 let api: ReturnType<typeof client>;
@@ -76,16 +74,30 @@ describe('environments', () => {
     ).toBe(403);
   });
 
-  it('sets and removes tags through the repository function the tags route calls', async () => {
-    const org = await orgsRepository.findByName(t.db.db, ORG);
-    expect(await setEnvironmentTags(t.db.db, org!.id, 'prod', { team: 'core', tier: '1' }, [])).toBe(true);
-    expect(await setEnvironmentTags(t.db.db, org!.id, 'prod', { tier: '2' }, ['team'])).toBe(true);
-    expect(await setEnvironmentTags(t.db.db, org!.id, 'nope', { a: 'b' }, [])).toBe(false);
+  it('sets and removes tags with PATCH /tags/{org}/env/{name}, as the CLI sends it', async () => {
+    const tag = (who: ReturnType<typeof client>, type: string, name: string, body: unknown) =>
+      who.patch(`/api/v2/tags/${ORG}/${type}/${name}`, body);
+    expect((await tag(api, 'env', 'prod', { set_tags: { team: 'core', tier: '1' } })).json).toBe('OK');
+    const changed = await tag(api, 'environment', 'prod', { set_tags: { tier: '2' }, remove_tags: ['team'] });
+    expect(changed.status).toBe(200);
+    // A key both set and removed ends up removed, as on flows.
+    expect(
+      (await tag(api, 'environments', 'prod', { set_tags: { x: '1' }, remove_tags: ['x'] })).status,
+    ).toBe(200);
+    const missing = await tag(api, 'env', 'nope', { set_tags: { a: 'b' } });
+    expect(missing.status).toBe(404);
+    expect(missing.json.message).toBe(`Environment named 'nope' does not exist for organization '${ORG}'`);
+    expect((await tag(reader, 'env', 'prod', { set_tags: { a: 'b' } })).status).toBe(403);
+    expect((await tag(api, 'env', 'prod', { set_tags: { a: 1 } })).status).toBe(400);
     expect((await reader.get(`/api/v2/environments/${ORG}/prod`)).json.tags).toEqual({ tier: '2' });
     expect((await reader.get(`/api/v2/environments/${ORG}?tag=tier:2`)).json.map((e: any) => e.name)).toEqual(
       ['prod'],
     );
     expect((await reader.get(`/api/v2/environments/${ORG}?tag=tier:3`)).json).toEqual([]);
+    // Another organization's key never reaches these tags.
+    const other = client(t.app, await t.seedKey('globex', 'admin'));
+    expect((await other.patch(`/api/v2/tags/${ORG}/env/prod`, { set_tags: { evil: '1' } })).status).toBe(403);
+    expect((await reader.get(`/api/v2/environments/${ORG}/prod`)).json.tags).toEqual({ tier: '2' });
   });
 
   it('lists as a plain array, or a page when asked, filtered by type', async () => {

@@ -6,8 +6,10 @@ import type { Permission } from '../domain/roles.js';
 import { NotFoundError } from '../errors.js';
 import { controlsRepository } from '../storage/repositories/controls.js';
 import { flowsRepository } from '../storage/repositories/flows.js';
+import { setEnvironmentTags } from '../storage/repositories/environments.js';
 import { reposRepository } from '../storage/repositories/repos.js';
 import { assertControlsEnabled, getControl } from './controls.js';
+import { environmentNotFound } from './environments.js';
 import type { EvidenceContext } from './evidence-context.js';
 import { resolveFlow } from './flows.js';
 import type { OrgContext } from './principal.js';
@@ -62,11 +64,12 @@ const controlTarget: TagTarget = {
   },
 };
 
-/** Environments belong to the runtime area; until it registers its target, none exist. */
 const environmentTarget: TagTarget = {
   permission: 'environment:write',
-  async apply(ctx, _org, id) {
-    throw new NotFoundError(`Environment named '${id}' does not exist for organization '${ctx.orgName}'`);
+  async apply(ctx, _org, id, change) {
+    if (!(await setEnvironmentTags(ctx.db, ctx.orgId, id, change.set, change.remove))) {
+      throw environmentNotFound({ id: ctx.orgId, name: ctx.orgName }, id);
+    }
   },
 };
 

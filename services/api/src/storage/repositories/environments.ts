@@ -276,7 +276,8 @@ export async function setEnvironmentTags(
   const rows = await db
     .updateTable('environments')
     .set({
-      tags: sql`(tags - ${sql.val([...remove])}::text[]) || ${JSON.stringify(set)}::jsonb`,
+      // Set first, then remove: a key both set and removed ends up removed (as on flows).
+      tags: sql`(tags || ${JSON.stringify(set)}::jsonb) - ${sql.val([...remove])}::text[]`,
     })
     .where('org_id', '=', orgId)
     .where('name', '=', envName)
