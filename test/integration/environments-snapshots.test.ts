@@ -1,4 +1,5 @@
 /** Environments, reports and snapshots over HTTP: spec rules 2-4 and section 5 as a client sees them. */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, createTestApp, type TestApp } from '../helpers/app.js';
 import { deployment, fp, pod, putPolicy, POLICY_SCHEMA } from '../helpers/runtime.js';
@@ -381,11 +382,22 @@ describe('reports', () => {
     const res = await t.app.inject({ url: '/metrics' });
     expect(res.body).toMatch(/verity_environment_compliant\{org="acme",environment="prod"\} 1/);
     expect(res.body).not.toMatch(/verity_environment_compliant\{org="acme",environment="ecs"\}/);
-    expect(res.body).toMatch(/verity_environment_snapshot_age_seconds\{org="acme",environment="prod"\}/);
+    expect(res.body).toMatch(/verity_environment_last_report_age_seconds\{org="acme",environment="prod"\}/);
     expect(res.body).toMatch(/verity_snapshots_created_total\{cause="report"\} \d+/);
     expect(res.body).toMatch(/verity_reports_total\{result="unchanged"\} 3/);
     expect(res.body).toMatch(/verity_reports_total\{result="rejected"\} \d/);
     expect(res.body).not.toContain(API_V1);
+  });
+
+  it('exports every metric the alerts of the Helm chart read', async () => {
+    const rules = readFileSync(
+      new URL('../../charts/verity/templates/prometheusrule.yaml', import.meta.url),
+      'utf8',
+    );
+    const names = [...rules.matchAll(/"(verity_[a-z_]+)"/g)].map((m) => m[1]!);
+    expect(names.length).toBeGreaterThanOrEqual(4);
+    const res = await t.app.inject({ url: '/metrics' });
+    for (const name of names) expect(res.body, name).toContain(`# TYPE ${name} `);
   });
 });
 

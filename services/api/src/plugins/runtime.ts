@@ -148,7 +148,7 @@ export default fp(
       },
     });
     new Gauge({
-      name: 'verity_environment_snapshot_age_seconds',
+      name: 'verity_environment_last_report_age_seconds',
       help: 'Seconds since the environment was last reported, i.e. the age of the state its latest snapshot describes',
       labelNames: ['org', 'environment'] as const,
       registers: [registry],
