@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
+import { POLICY_SCHEMA, putPolicy } from '../helpers/runtime.js';
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 
 let t: TestApp;
@@ -182,14 +183,145 @@ describe('provenance port', () => {
     ]);
     const release = (await cli.get(`/api/v2/asserts/acme/fingerprint/${FP}?flow_name=release`)).json;
     expect(release.compliant).toBe(true);
-    const env = await cli.get(`/api/v2/asserts/acme/fingerprint/${FP}?environment_name=prod`);
-    expect(env.status).toBe(400);
-    expect(env.json.errors).toEqual({ 'query.environment_name': 'not yet supported' });
-    const policy = await cli.get(`/api/v2/asserts/acme/fingerprint/${FP}?policy_name=a&policy_name=b`);
-    expect(policy.status).toBe(400);
-    expect(policy.json.message).toMatch(/policy scope/);
     const none = await cli.get(`/api/v2/asserts/acme/fingerprint/${UNKNOWN}`);
     expect(none.status).toBe(404);
     expect((await cli.get(`/api/v2/asserts/acme/fingerprint/${FP}?flow_name=ghost`)).status).toBe(404);
+  });
+});
+
+describe('asserts in environment and policy scope, with real evidence', () => {
+  const assert = (query: string, fp = FP) => cli.get(`/api/v2/asserts/acme/fingerprint/${fp}?${query}`);
+  const key = () => t.seedKey('acme', 'admin');
+
+  beforeAll(async () => {
+    const k = await key();
+    // build/new has 'scan' non-compliant; release/r1 has nothing failing.
+    expect(
+      (
+        await putPolicy(
+          t.app,
+          k,
+          'acme',
+          'needs-scan',
+          `${POLICY_SCHEMA}artifacts:\n  attestations:\n    - name: scan\n      type: generic\n`,
+        )
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await putPolicy(
+          t.app,
+          k,
+          'acme',
+          'needs-provenance',
+          `${POLICY_SCHEMA}artifacts:\n  provenance:\n    required: true\n`,
+        )
+      ).status,
+    ).toBe(201);
+    for (const env of ['prod', 'bare']) {
+      expect(
+        (await cli.json('PUT', '/api/v2/environments/acme', { name: env, type: 'K8S', description: '' }))
+          .status,
+      ).toBe(201);
+    }
+    expect(
+      (await cli.json('POST', '/api/v2/environments/acme/prod/policies', { policy_names: ['needs-scan'] }))
+        .status,
+    ).toBe(200);
+  });
+
+  it('evaluates the attached policies against the evidence of every flow', async () => {
+    const r = await assert('environment_name=prod');
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({
+      fingerprint: FP,
+      scope: 'environment',
+      environment: 'prod',
+      // The scan attested in build/new is non-compliant, and a rule holds if any flow satisfies it:
+      // release/r1 has no scan at all.
+      compliant: false,
+      allow_listing: null,
+    });
+    expect(r.json.policy_evaluations).toHaveLength(1);
+    const [decision] = r.json.policy_evaluations;
+    expect(decision).toMatchObject({ policy_name: 'needs-scan', policy_version: 1, status: 'NON-COMPLIANT' });
+    const rule = decision.rule_evaluations.find((e: any) => e.rule.type === 'attestation');
+    expect(rule).toMatchObject({ satisfied: false, ignored: false });
+    expect(rule.resolutions.map((x: any) => [x.type, x.context.flow_name]).sort()).toEqual([
+      ['missing_attestation', 'release'],
+      ['non_compliant_attestation', 'build'],
+    ]);
+    expect(r.json.flows.map((f: any) => f.flow).sort()).toEqual(['build', 'release']);
+    expect(typeof r.json.html_url).toBe('string');
+  });
+
+  it('turns compliant when the evidence does, on the next assert', async () => {
+    await cli.multipart('POST', '/api/v2/attestations/acme/build/trail/new/generic', [
+      {
+        name: 'data_json',
+        value: JSON.stringify({ attestation_name: 'scan', artifact_fingerprint: FP, is_compliant: true }),
+      },
+    ]);
+    const r = await assert('environment_name=prod');
+    expect(r.json.compliant).toBe(true);
+    expect(r.json.policy_evaluations[0].status).toBe('COMPLIANT');
+  });
+
+  it('lets the allowlist of the environment win, and says so', async () => {
+    expect((await assert('environment_name=prod', UNKNOWN)).json.compliant).toBe(false);
+    const allowed = await cli.json('PUT', '/api/v2/allowlists/acme/prod', {
+      artifact_fingerprint: UNKNOWN,
+      artifact_name: 'third-party',
+      description: 'vendor image',
+    });
+    expect(allowed.status).toBe(201);
+    const r = await assert('environment_name=prod', UNKNOWN);
+    expect(r.json.compliant).toBe(true);
+    expect(r.json.allow_listing).toMatchObject({
+      description: 'vendor image',
+      timestamp: expect.any(Number),
+    });
+    expect(r.json.flows).toEqual([]);
+  });
+
+  it('evaluates the named policies in policy scope', async () => {
+    const unknown = await assert('policy_name=needs-provenance', UNKNOWN);
+    expect(unknown.status).toBe(200);
+    expect(unknown.json).toMatchObject({
+      scope: 'policy',
+      environment: null,
+      compliant: false,
+      allow_listing: null,
+    });
+    expect(unknown.json.policy_evaluations[0].rule_evaluations[0].resolutions[0].type).toBe('no_provenance');
+    const both = await assert('policy_name=needs-provenance&policy_name=needs-scan');
+    expect(both.json.compliant).toBe(true);
+    expect(both.json.policy_evaluations.map((d: any) => d.policy_name)).toEqual([
+      'needs-provenance',
+      'needs-scan',
+    ]);
+    // flow_name narrows the evidence to one flow: release has no scan.
+    expect((await assert('policy_name=needs-scan&flow_name=release')).json.compliant).toBe(false);
+  });
+
+  it('answers 404, 400 and 403 clearly, and keeps organizations apart', async () => {
+    const ghostEnv = await assert('environment_name=ghost');
+    expect(ghostEnv.status).toBe(404);
+    expect(ghostEnv.json.message).toBe("Environment named 'ghost' does not exist for organization 'acme'");
+    const ghostPolicy = await assert('policy_name=needs-scan&policy_name=ghost');
+    expect(ghostPolicy.status).toBe(404);
+    expect(ghostPolicy.json.message).toBe("Policy 'ghost' does not exist in organization 'acme'");
+    const bare = await assert('environment_name=bare');
+    expect(bare.status).toBe(400);
+    expect(bare.json.errors).toEqual({ 'query.environment_name': 'has no policies attached' });
+    const both = await assert('environment_name=prod&policy_name=needs-scan');
+    expect(both.status).toBe(400);
+    const other = cliClient(t.app, await t.seedKey('globex', 'admin'));
+    expect((await other.get(`/api/v2/asserts/acme/fingerprint/${FP}?environment_name=prod`)).status).toBe(
+      403,
+    );
+    expect((await other.get(`/api/v2/asserts/globex/fingerprint/${FP}?policy_name=needs-scan`)).status).toBe(
+      404,
+    );
   });
 });

@@ -101,7 +101,7 @@ function provenanceKey(entries: readonly unknown[]): string {
     .join('|');
 }
 
-async function attachedPolicies(db: Db, orgId: string, envId: string): Promise<PolicyVersion[]> {
+export async function attachedPolicies(db: Db, orgId: string, envId: string): Promise<PolicyVersion[]> {
   const rows = await policiesRepository.attachedLatest(db, orgId, envId);
   return rows.map((r) => ({ id: r.id, name: r.name, version: r.version, policy: r.parsed as ParsedPolicy }));
 }

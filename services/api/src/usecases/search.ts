@@ -65,32 +65,12 @@ export async function search(ctx: EvidenceContext, value: string): Promise<z.inf
 const scoped = (slots: SlotStatus[] | undefined, scope: 'trail' | 'artifact') =>
   (slots ?? []).map((s) => ({ ...s, scope }));
 
-/** Assert in flow scope: is the fingerprint compliant in every flow holding it (or the named one)? */
-export async function assertInFlows(
-  ctx: EvidenceContext,
-  fingerprintOrPrefix: string,
-  flowName: string | undefined,
-): Promise<z.infer<typeof AssertResult>> {
-  let flowId: string | null = null;
-  if (flowName !== undefined) {
-    const flow = await flowsRepository.findByName(ctx.db, ctx.orgId, flowName);
-    if (!flow) throw flowNotFound(flowName, ctx.orgName);
-    flowId = flow.id;
-  }
-  const fingerprint = await resolvePrefix(ctx.db, ctx.orgId, fingerprintOrPrefix, flowId);
-  const contexts = fingerprint
-    ? (await artifactsRepository.latestPerFlow(ctx.db, ctx.orgId, [fingerprint])).filter(
-        (c) => flowId === null || c.flow_id === flowId,
-      )
-    : [];
-  if (contexts.length === 0) {
-    throw new NotFoundError(
-      flowName === undefined
-        ? `Artifact with fingerprint '${fingerprintOrPrefix}' does not exist in organization '${ctx.orgName}'`
-        : `Artifact with fingerprint '${fingerprintOrPrefix}' does not exist in flow '${flowName}' belonging to organization '${ctx.orgName}'`,
-    );
-  }
-  const flows = contexts.map((c) => {
+/** The flows holding a fingerprint (or only `flowId`), as an assert lists them; empty when none. */
+export async function assertFlows(ctx: EvidenceContext, fingerprint: string, flowId: string | null) {
+  const contexts = (await artifactsRepository.latestPerFlow(ctx.db, ctx.orgId, [fingerprint])).filter(
+    (c) => flowId === null || c.flow_id === flowId,
+  );
+  return contexts.map((c) => {
     const artifact = c.compliance as Partial<ArtifactStatusRecord>;
     const trail = c.trail_compliance as { attestations_statuses?: SlotStatus[] };
     return {
@@ -108,8 +88,37 @@ export async function assertInFlows(
       html_url: artifactUrls(ctx, { flow_name: c.flow_name, fingerprint: c.fingerprint, id: c.id }).html_url,
     };
   });
+}
+
+/** The flow named in an assert, or null; 404 when it does not exist. */
+export async function assertFlowId(
+  ctx: EvidenceContext,
+  flowName: string | undefined,
+): Promise<string | null> {
+  if (flowName === undefined) return null;
+  const flow = await flowsRepository.findByName(ctx.db, ctx.orgId, flowName);
+  if (!flow) throw flowNotFound(flowName, ctx.orgName);
+  return flow.id;
+}
+
+/** Assert in flow scope: is the fingerprint compliant in every flow holding it (or the named one)? */
+export async function assertInFlows(
+  ctx: EvidenceContext,
+  fingerprintOrPrefix: string,
+  flowName: string | undefined,
+): Promise<z.infer<typeof AssertResult>> {
+  const flowId = await assertFlowId(ctx, flowName);
+  const fingerprint = await resolvePrefix(ctx.db, ctx.orgId, fingerprintOrPrefix, flowId);
+  const flows = fingerprint ? await assertFlows(ctx, fingerprint, flowId) : [];
+  if (flows.length === 0) {
+    throw new NotFoundError(
+      flowName === undefined
+        ? `Artifact with fingerprint '${fingerprintOrPrefix}' does not exist in organization '${ctx.orgName}'`
+        : `Artifact with fingerprint '${fingerprintOrPrefix}' does not exist in flow '${flowName}' belonging to organization '${ctx.orgName}'`,
+    );
+  }
   return {
-    fingerprint: contexts[0]!.fingerprint,
+    fingerprint: fingerprint!,
     compliant: flows.every((f) => f.compliant),
     scope: 'flow',
     environment: null,

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { OrgName, ResourceName, errorResponses } from '../../../../shared/contract/common.js';
 import { AssertResult, SearchResult } from '../../../../shared/contract/search.js';
 import { BadRequestError } from '../../errors.js';
+import { assertWithPolicies } from '../../usecases/asserts.js';
 import { assertInFlows, search } from '../../usecases/search.js';
 import { evidenceContext, FingerprintParam, Repeated } from '../evidence-shared.js';
 
@@ -37,7 +38,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
       config: { auth: { permission: 'read' } },
       schema: {
         operationId: 'assertArtifact',
-        summary: 'Is the artifact compliant? Flow scope (every flow holding it, or flow_name)',
+        summary:
+          'Is the artifact compliant? Flow scope (every flow holding it, or flow_name), environment scope (its attached policies and allowlist) or policy scope (the named policies)',
         tags: ['asserts'],
         params: z.strictObject({ org: OrgName, fingerprint: FingerprintParam }),
         querystring: z.strictObject({
@@ -50,21 +52,25 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
     async (request) => {
       const q = request.query;
-      // The environment and policy scopes come with environments and policies.
-      if (q.environment_name !== undefined) {
-        throw new BadRequestError(
-          'The environment scope of assert is not yet supported: leave out environment_name',
-          {
-            'query.environment_name': 'not yet supported',
-          },
-        );
-      }
-      if (q.policy_name.length > 0) {
-        throw new BadRequestError('The policy scope of assert is not yet supported: leave out policy_name', {
-          'query.policy_name': 'not yet supported',
+      const ctx = evidenceContext(app, request);
+      if (q.environment_name !== undefined && q.policy_name.length > 0) {
+        throw new BadRequestError('Assert in one scope: give environment_name or policy_name, not both', {
+          'query.environment_name': 'not together with policy_name',
         });
       }
-      return assertInFlows(evidenceContext(app, request), request.params.fingerprint, q.flow_name);
+      if (q.environment_name !== undefined) {
+        return assertWithPolicies(ctx, app.provenance, request.params.fingerprint, q.flow_name, {
+          kind: 'environment',
+          environment: q.environment_name,
+        });
+      }
+      if (q.policy_name.length > 0) {
+        return assertWithPolicies(ctx, app.provenance, request.params.fingerprint, q.flow_name, {
+          kind: 'policy',
+          policies: q.policy_name,
+        });
+      }
+      return assertInFlows(ctx, request.params.fingerprint, q.flow_name);
     },
   );
 };

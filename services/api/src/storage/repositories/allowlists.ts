@@ -28,6 +28,16 @@ export const allowlistsRepository = {
     return existing === undefined;
   },
 
+  async find(db: Db, orgId: string, envId: string, fingerprint: string): Promise<AllowlistRow | undefined> {
+    return db
+      .selectFrom('allowlist_entries')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .where('environment_id', '=', envId)
+      .where('fingerprint', '=', fingerprint)
+      .executeTakeFirst();
+  },
+
   async fingerprints(db: Db, orgId: string, envId: string): Promise<Set<string>> {
     const rows = await db
       .selectFrom('allowlist_entries')
