@@ -317,7 +317,38 @@ describe('reading snapshots', () => {
       description: '3 instances started running (from 0 to 3)',
       pipeline: '',
     });
-    expect((await reader.get(`/api/v2/environments/${ORG}/prod/events?repo_name=a/b`)).status).toBe(400);
+  });
+
+  it('filters events by the repo the artifacts were reported from (log environment --repo)', async () => {
+    const FROM_REPO = fp('9');
+    const ELSEWHERE = fp('8');
+    const repo_info = { name: 'acme/svc', url: 'https://github.com/acme/svc', id: '7', provider: 'github' };
+    expect((await api.put(`/api/v2/flows/${ORG}`, { name: 'svc', description: '' })).status).toBeLessThan(
+      300,
+    );
+    const reported = await api.post(`/api/v2/artifacts/${ORG}/svc`, {
+      fingerprint: FROM_REPO,
+      filename: 'registry/svc:1',
+      build_url: 'b',
+      commit_url: 'c',
+      trail_name: 'svc-1',
+      repo_info,
+    });
+    expect(reported.status).toBe(201);
+    await api.put(`/api/v2/environments/${ORG}`, { name: 'repo-env', type: 'K8S', description: '' });
+    const snapshot = await report('repo-env', [
+      ...deployment('svc', 'registry/svc:1', FROM_REPO, 1),
+      ...deployment('other', 'registry/other:1', ELSEWHERE, 1),
+    ]);
+    expect(snapshot.json).toBe('Snapshot #1 created');
+    const events = (q: string) => reader.get(`/api/v2/environments/${ORG}/repo-env/events?per_page=100${q}`);
+    expect((await events('')).json.map((e: any) => e.sha256).sort()).toEqual([FROM_REPO, ELSEWHERE].sort());
+    const filtered = await events('&repo_name=acme/svc');
+    expect(filtered.status).toBe(200);
+    expect(filtered.json.map((e: any) => [e.sha256, e.pipeline])).toEqual([[FROM_REPO, 'svc']]);
+    expect(filtered.headers['x-total-count']).toBe('1');
+    expect((await events('&repo_name=acme/nothing&repo_name=acme/svc')).json).toHaveLength(1);
+    expect((await events('&repo_name=acme/nothing')).json).toEqual([]);
   });
 
   it('diffs two snapshots by fingerprint', async () => {

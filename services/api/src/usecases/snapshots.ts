@@ -26,7 +26,9 @@ import {
 } from '../domain/snapshot-expressions.js';
 import type { Db } from '../storage/database.js';
 import { environmentsRepository, type EnvironmentRow } from '../storage/repositories/environments.js';
+import { artifactsRepository } from '../storage/repositories/artifacts.js';
 import { policiesRepository } from '../storage/repositories/policies.js';
+import { reposRepository } from '../storage/repositories/repos.js';
 import { runtimeRepository, type StateWithVerdict } from '../storage/repositories/runtime.js';
 import { getEnvironment } from './environments.js';
 import type { OrgRef } from './runtime.js';
@@ -293,12 +295,16 @@ export async function listEvents(
   },
   now: Date,
 ): Promise<{ events: Array<z.infer<typeof EnvironmentEvent>>; total: number }> {
-  if (query.repo_name !== undefined && query.repo_name !== '') {
-    throw new BadRequestError('Filtering environment events by repository is not supported', {
-      'query.repo_name': 'not supported',
-    });
-  }
   const env = await getEnvironment(db, org, envName);
+  // `--repo` (repeatable): only artifacts reported from one of these repos, in any flow.
+  const repoNames = [query.repo_name ?? []].flat().filter((n) => n !== '');
+  let repoIds: string[] | undefined;
+  if (repoNames.length > 0) {
+    repoIds = (await Promise.all(repoNames.map((n) => reposRepository.findByName(db, org.id, n))))
+      .flat()
+      .map((r) => r.id);
+    if (repoIds.length === 0) return { events: [], total: 0 };
+  }
   if (env.latest_snapshot === 0) return { events: [], total: 0 };
   const latest = env.latest_snapshot;
   let lo = 1;
@@ -336,7 +342,16 @@ export async function listEvents(
     runtimeRepository.snapshotsBetween(db, org.id, env.id, lo, hi),
   ]);
   const snapshotOf = new Map(snapshots.map((s) => [s.index, s]));
+  const inRepos = repoIds
+    ? await artifactsRepository.fingerprintsInRepos(
+        db,
+        org.id,
+        changes.map((c) => c.fingerprint),
+        repoIds,
+      )
+    : undefined;
   const all = changes
+    .filter((c) => inRepos === undefined || inRepos.has(c.fingerprint))
     .map((c) => {
       const snap = snapshotOf.get(c.event_index)!;
       const view = c.kind === 'exit' ? annotate(c, c.event_index) : annotate(c, c.from_index);
