@@ -363,3 +363,45 @@ describe('evidence files', () => {
     expect(missing.status).toBe(404);
   });
 });
+
+describe('finding attestations across the organization', () => {
+  const find = (query: string) => cli.get(`/api/v2/attestations/acme?${query}`);
+  beforeAll(async () => {
+    for (const [name, ok] of [
+      ['srch-unit', true],
+      ['srch-lint', false],
+      ['other-srch', true],
+    ] as const) {
+      expect((await attest('generic', { attestation_name: name, is_compliant: ok }, 't-search')).status).toBe(
+        201,
+      );
+    }
+  });
+
+  it('filters by exact name, name_regex, compliance and type, newest first', async () => {
+    const names = async (query: string) => (await find(query)).json.data.map((a: any) => a.attestation_name);
+    expect(await names('name=srch-unit')).toEqual(['srch-unit']);
+    expect(await names('name_regex=^srch-')).toEqual(['srch-lint', 'srch-unit']);
+    expect(await names('name_regex=srch&is_compliant=true')).toEqual(['other-srch', 'srch-unit']);
+    expect(await names('name_regex=srch&is_compliant=false')).toEqual(['srch-lint']);
+    expect(await names('name_regex=^srch-&type=junit')).toEqual([]);
+    expect(await names('name_regex=^srch-&flow=f1')).toEqual(['srch-lint', 'srch-unit']);
+    expect(await names('name_regex=^srch-&flow=ghost')).toEqual([]);
+  });
+
+  it('pages with a cursor link', async () => {
+    const first = await find('name_regex=srch&per_page=2');
+    expect(first.json.data).toHaveLength(2);
+    const next = new URL(first.json._links.next.href);
+    expect(next.searchParams.get('name_regex')).toBe('srch');
+    const second = await cli.get(`${next.pathname}${next.search}`);
+    expect(second.json.data.map((a: any) => a.attestation_name)).toEqual(['srch-unit']);
+    expect(second.json._links).toEqual({});
+  });
+
+  it('refuses an invalid regular expression with a field error', async () => {
+    const r = await find(`name_regex=${encodeURIComponent('srch-(')}`);
+    expect(r.status).toBe(400);
+    expect(r.json.errors).toEqual({ 'query.name_regex': 'is not a valid regular expression' });
+  });
+});

@@ -28,6 +28,7 @@ import {
 import { AttestationName, TrailName } from '../../../../shared/contract/evidence-common.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
+import { isInvalidRegex } from '../../storage/errors.js';
 import { attestationsRepository } from '../../storage/repositories/attestations.js';
 import { flowsRepository } from '../../storage/repositories/flows.js';
 import { trailsRepository } from '../../storage/repositories/trails.js';
@@ -170,6 +171,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         querystring: z.strictObject({
           attestation_id: z.string().regex(ID_PATTERN, 'must be an 8-4-4-4-8 lowercase hex id').optional(),
           name: z.string().max(255).optional(),
+          name_regex: z.string().min(1).max(200).optional(),
           flow: Repeated,
           type: Repeated,
           is_compliant: QueryBool.optional(),
@@ -192,21 +194,29 @@ const routes: FastifyPluginAsync = async (fastify) => {
           if (flow) flowIds.push(flow.id);
         }
       }
-      const rows = await attestationsRepository.search(
-        app.db,
-        ctx.orgId,
-        {
-          id: q.attestation_id,
-          name: q.name,
+      const rows = await attestationsRepository
+        .search(
+          app.db,
+          ctx.orgId,
+          {
+            id: q.attestation_id,
+            name: q.name,
+            nameRegex: q.name_regex,
           flowIds,
           types: q.type,
           isCompliant: q.is_compliant,
           from: q.from_timestamp !== undefined ? new Date(q.from_timestamp * 1000) : undefined,
           to: q.to_timestamp !== undefined ? new Date(q.to_timestamp * 1000) : undefined,
-          afterSeq: q.after,
-        },
-        q.per_page,
-      );
+            afterSeq: q.after,
+          },
+          q.per_page,
+        )
+        .catch((err: unknown) => {
+          if (!isInvalidRegex(err)) throw err;
+          throw new BadRequestError(`Invalid name_regex '${q.name_regex}': ${(err as Error).message}`, {
+            'query.name_regex': 'is not a valid regular expression',
+          });
+        });
       const last = rows[rows.length - 1];
       const next =
         rows.length === q.per_page && last

@@ -17,6 +17,8 @@ const withNames = (db: Db) =>
 export interface AttestationSearch {
   id?: string | undefined;
   name?: string | undefined;
+  /** A PostgreSQL (POSIX) regular expression the name must match. */
+  nameRegex?: string | undefined;
   flowIds?: string[] | undefined;
   types?: string[] | undefined;
   isCompliant?: boolean | undefined;
@@ -131,6 +133,7 @@ export const attestationsRepository = {
     let q = withNames(db).where('x.org_id', '=', orgId);
     if (s.id) q = q.where('x.id', '=', s.id);
     if (s.name) q = q.where('x.name', '=', s.name);
+    if (s.nameRegex) q = q.where('x.name', '~', s.nameRegex);
     if (s.flowIds) q = q.where('x.flow_id', 'in', s.flowIds.length > 0 ? s.flowIds : ['']);
     if (s.types && s.types.length > 0) q = q.where('x.type', 'in', s.types);
     if (s.isCompliant !== undefined) q = q.where('x.is_compliant', '=', s.isCompliant);
