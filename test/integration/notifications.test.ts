@@ -318,3 +318,43 @@ describe('delivery', () => {
     expect(batch.map((r) => r.body.description).sort()).toEqual(['batch 1', 'batch 2', 'batch 3']);
   });
 });
+
+describe('retention', () => {
+  it('purges delivered and given-up notifications older than the retention, never pending ones', async () => {
+    const org = await orgsRepository.findByName(t.db.db, ORG);
+    await settled();
+    const finished = (await outboxRepository.forOrg(t.db.db, org!.id)).filter(
+      (r) => r.delivered_at !== null || r.failed_at !== null,
+    );
+    expect(finished.length).toBeGreaterThan(0);
+    // Nothing is old enough yet.
+    expect(await t.app.runtime.purgeNotifications()).toBe(0);
+    // A pending row written 31 days later stays; everything finished before it goes.
+    t.clock.advance(31 * 86_400_000);
+    await t.db.db
+      .transaction()
+      .execute((tx) =>
+        enqueueNotifications(
+          tx,
+          org!.id,
+          [
+            {
+              trigger: 'ON_STARTED_ARTIFACT' as const,
+              org: ORG,
+              timestamp: 1,
+              environment: 'prod',
+              description: 'kept',
+            },
+          ],
+          new Date(t.clock.now().getTime() + 3_600_000),
+        ),
+      );
+    const pendingBefore = (await outboxRepository.forOrg(t.db.db, org!.id)).filter(
+      (r) => r.delivered_at === null && r.failed_at === null,
+    );
+    expect(await t.app.runtime.purgeNotifications()).toBe(finished.length);
+    const left = await outboxRepository.forOrg(t.db.db, org!.id);
+    expect(left.map((r) => r.id).sort()).toEqual(pendingBefore.map((r) => r.id).sort());
+    expect(left.some((r) => r.payload.description === 'kept')).toBe(true);
+  });
+});

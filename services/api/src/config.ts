@@ -79,6 +79,7 @@ const EnvSchema = z
     VERITY_NOTIFIER_ENABLED: boolVar(true),
     VERITY_NOTIFIER_POLL_MS: intVar(1000, 50, 3_600_000),
     VERITY_NOTIFIER_MAX_ATTEMPTS: intVar(10, 1, 100),
+    VERITY_NOTIFICATION_RETENTION_DAYS: intVar(30, 0, 3650),
     VERITY_REEVALUATION_INTERVAL_MS: intVar(30_000, 100, 86_400_000),
     VERITY_OUTBOUND_ALLOW: optionalString.transform((v, ctx) => {
       const parsed = parseOutboundAllowList(v);
@@ -134,6 +135,8 @@ export interface Config {
   notifierEnabled: boolean;
   notifierPollMs: number;
   notifierMaxAttempts: number;
+  /** Days a delivered or given-up notification is kept; 0 keeps them forever. */
+  notificationRetentionDays: number;
   reevaluationIntervalMs: number;
   /** Hosts and ranges notifications may reach despite being loopback or private. */
   outboundAllow: OutboundAllowList;
@@ -209,6 +212,7 @@ export function loadConfig(
     notifierEnabled: e.VERITY_NOTIFIER_ENABLED,
     notifierPollMs: e.VERITY_NOTIFIER_POLL_MS,
     notifierMaxAttempts: e.VERITY_NOTIFIER_MAX_ATTEMPTS,
+    notificationRetentionDays: e.VERITY_NOTIFICATION_RETENTION_DAYS,
     reevaluationIntervalMs: e.VERITY_REEVALUATION_INTERVAL_MS,
     outboundAllow: e.VERITY_OUTBOUND_ALLOW,
     outboundTimeoutMs: e.VERITY_OUTBOUND_TIMEOUT_MS,

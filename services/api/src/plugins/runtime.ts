@@ -8,6 +8,7 @@ import fp from 'fastify-plugin';
 import { Counter, Gauge } from 'prom-client';
 import { Loop } from '../notify/loop.js';
 import { Notifier } from '../notify/notifier.js';
+import { outboxRepository } from '../storage/repositories/actions.js';
 import { environmentsRepository } from '../storage/repositories/environments.js';
 import { orgsRepository } from '../storage/repositories/orgs.js';
 import type { DomainEvent } from '../usecases/domain-events.js';
@@ -32,6 +33,8 @@ export interface RuntimeService {
   processMarks(): Promise<ReportOutcome[]>;
   /** Wakes the workers (marks or notifications were committed). */
   kick(): void;
+  /** Deletes notifications finished longer ago than the retention; returns how many. */
+  purgeNotifications(): Promise<number>;
 }
 
 declare module 'fastify' {
@@ -195,12 +198,29 @@ export default fp(
     };
     const reevaluationLoop = new Loop('reevaluation', processMarks, config.reevaluationIntervalMs, app.log);
 
+    const retentionMs = config.notificationRetentionDays * 86_400_000;
+    const purgeNotifications = async () => {
+      if (retentionMs === 0) return 0;
+      const before = new Date(app.clock().getTime() - retentionMs);
+      let total = 0;
+      // In batches, so one purge never holds many rows locked at once.
+      for (;;) {
+        const n = await outboxRepository.purgeFinished(app.db, before, 1000);
+        total += n;
+        if (n < 1000) break;
+      }
+      if (total > 0) app.log.info({ purged: total, before }, 'finished notifications purged');
+      return total;
+    };
+    const retentionLoop = new Loop('notification-retention', purgeNotifications, 3_600_000, app.log);
+
     app.decorate('runtime', {
       deps,
       notifier,
       committed,
       reported: (result) => reports.inc({ result }),
       processMarks,
+      purgeNotifications,
       kick: () => {
         reevaluationLoop.kick();
         notifyLoop.kick();
@@ -228,11 +248,13 @@ export default fp(
       app.addHook('onReady', async () => {
         notifyLoop.start();
         reevaluationLoop.start();
+        if (retentionMs > 0) retentionLoop.start();
       });
     }
     app.addHook('onClose', async () => {
       await notifyLoop.stop();
       await reevaluationLoop.stop();
+      await retentionLoop.stop();
       notifier.close();
     });
   },

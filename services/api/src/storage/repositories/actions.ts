@@ -278,6 +278,24 @@ export const outboxRepository = {
       .execute();
   },
 
+  /**
+   * Deletes up to `limit` notifications delivered or given up before `before`; returns how many.
+   * Pending rows are never touched. Each target keeps its last success and failure.
+   */
+  async purgeFinished(db: Db, before: Date, limit: number): Promise<number> {
+    const result = await db
+      .deleteFrom('outbox')
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('outbox')
+          .select('id')
+          .where((w) => w.or([w('delivered_at', '<', before), w('failed_at', '<', before)]))
+          .limit(limit),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  },
+
   /** The earliest time a row becomes due, if any is pending. */
   async nextDue(db: Db): Promise<Date | undefined> {
     const row = await db
