@@ -331,24 +331,22 @@ describe('retention', () => {
     expect(await t.app.runtime.purgeNotifications()).toBe(0);
     // A pending row written 31 days later stays; everything finished before it goes.
     t.clock.advance(31 * 86_400_000);
-    await t.db.db
-      .transaction()
-      .execute((tx) =>
-        enqueueNotifications(
-          tx,
-          org!.id,
-          [
-            {
-              trigger: 'ON_STARTED_ARTIFACT' as const,
-              org: ORG,
-              timestamp: 1,
-              environment: 'prod',
-              description: 'kept',
-            },
-          ],
-          new Date(t.clock.now().getTime() + 3_600_000),
-        ),
-      );
+    await t.db.db.transaction().execute((tx) =>
+      enqueueNotifications(
+        tx,
+        org!.id,
+        [
+          {
+            trigger: 'ON_STARTED_ARTIFACT' as const,
+            org: ORG,
+            timestamp: 1,
+            environment: 'prod',
+            description: 'kept',
+          },
+        ],
+        new Date(t.clock.now().getTime() + 3_600_000),
+      ),
+    );
     const pendingBefore = (await outboxRepository.forOrg(t.db.db, org!.id)).filter(
       (r) => r.delivered_at === null && r.failed_at === null,
     );
