@@ -88,6 +88,16 @@ describe('environments', () => {
     expect((await reader.get(`/api/v2/environments/${ORG}?tag=tier:3`)).json).toEqual([]);
   });
 
+  it('sets and removes environment tags through PATCH /tags/{org}/environment/{name}', async () => {
+    const r = await api.patch(`/api/v2/tags/${ORG}/environment/prod`, {
+      set_tags: { owner: 'platform' },
+      remove_tags: ['tier'],
+    });
+    expect(r.status).toBe(200);
+    expect((await reader.get(`/api/v2/environments/${ORG}/prod`)).json.tags).toEqual({ owner: 'platform' });
+    expect((await api.patch(`/api/v2/tags/${ORG}/env/nope`, { set_tags: { a: 'b' } })).status).toBe(404);
+  });
+
   it('lists as a plain array, or a page when asked, filtered by type', async () => {
     await api.put(`/api/v2/environments/${ORG}`, { name: 'lambdas', type: 'lambda', description: '' });
     const plain = await api.get(`/api/v2/environments/${ORG}`);

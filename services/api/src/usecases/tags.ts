@@ -5,6 +5,7 @@
 import type { Permission } from '../domain/roles.js';
 import { NotFoundError } from '../errors.js';
 import { controlsRepository } from '../storage/repositories/controls.js';
+import { setEnvironmentTags } from '../storage/repositories/environments.js';
 import { flowsRepository } from '../storage/repositories/flows.js';
 import { reposRepository } from '../storage/repositories/repos.js';
 import { assertControlsEnabled, getControl } from './controls.js';
@@ -62,11 +63,11 @@ const controlTarget: TagTarget = {
   },
 };
 
-/** Environments belong to the runtime area; until it registers its target, none exist. */
 const environmentTarget: TagTarget = {
   permission: 'environment:write',
-  async apply(ctx, _org, id) {
-    throw new NotFoundError(`Environment named '${id}' does not exist for organization '${ctx.orgName}'`);
+  async apply(ctx, _org, id, change) {
+    if (!(await setEnvironmentTags(ctx.db, ctx.orgId, id, change.set, change.remove)))
+      throw new NotFoundError(`Environment named '${id}' does not exist for organization '${ctx.orgName}'`);
   },
 };
 
