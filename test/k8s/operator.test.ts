@@ -424,6 +424,21 @@ describe('the operator', () => {
     });
   });
 
+  it('restarts a failed informer and goes on reconciling', async () => {
+    const restarted = new Promise<string>((resolve) => operator.once('restart', (kind) => resolve(kind)));
+    double.failNext('watch', 500, 1);
+    double.dropWatches();
+    expect(['Environment', 'Policy', 'Action']).toContain(await restarted);
+    await double.waitForWatches(3);
+    apply({
+      apiVersion: 'verity.dev/v1alpha1',
+      kind: 'Policy',
+      metadata: { name: 'after-restart', namespace: NS },
+      spec: { content: { _schema: 'https://kosli.com/schemas/policy/environment/v1' } },
+    });
+    expect((await ready('Policy', 'after-restart')).status.policyVersion).toBe(1);
+  });
+
   it('serves /healthz, /readyz and /metrics with the reconcile counters, and logs per object', async () => {
     const server = createOpsServer({ ready: () => operator.ready, registry: operator.metrics.registry });
     server.listen(0, '127.0.0.1');
@@ -444,6 +459,7 @@ describe('the operator', () => {
         /^verity_operator_reconcile_duration_seconds_bucket\{le="0\.1",kind="Policy"\} \d+$/m,
       );
       expect(text).toContain('process_resident_memory_bytes');
+      expect(text).toMatch(/^verity_operator_informer_restarts_total\{kind="\w+"\} [1-9]/m);
     } finally {
       server.closeAllConnections();
       server.close();

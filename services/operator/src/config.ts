@@ -79,8 +79,6 @@ const Env = z.object({
     .trim()
     .min(1, 'required (the organization the resources belong to)')
     .regex(ORG_NAME_PATTERN, `must match ${ORG_NAME_PATTERN.source}`),
-  VERITY_API_TOKEN: optional(z.string().trim()),
-  VERITY_API_TOKEN_FILE: optional(z.string().trim()),
   VERITY_WATCH_NAMESPACES: optional(
     z
       .string()
@@ -113,23 +111,21 @@ export function loadOperatorConfig(
     ? []
     : parsed.error.issues.map((i) => `${String(i.path[0] ?? 'environment')}: ${i.message}`);
 
+  // The key is checked whatever else is wrong, so every problem shows at once.
   let token: TokenSource = { kind: 'value', value: '' };
-  if (parsed.success) {
-    const { VERITY_API_TOKEN: value, VERITY_API_TOKEN_FILE: file } = parsed.data;
-    if (value && file)
-      problems.push('VERITY_API_TOKEN: set both VERITY_API_TOKEN and VERITY_API_TOKEN_FILE; use one');
-    else if (value) token = { kind: 'value', value };
-    else if (file) {
-      token = { kind: 'file', path: file };
-      try {
-        if (readFile(file).trim() === '') problems.push(`VERITY_API_TOKEN_FILE: '${file}' is empty`);
-      } catch (err) {
-        problems.push(`VERITY_API_TOKEN_FILE: cannot read '${file}': ${(err as Error).message}`);
-      }
-    } else problems.push('VERITY_API_TOKEN: required, or VERITY_API_TOKEN_FILE naming a file that holds it');
-  } else if (!env.VERITY_API_TOKEN?.trim() && !env.VERITY_API_TOKEN_FILE?.trim()) {
-    problems.push('VERITY_API_TOKEN: required, or VERITY_API_TOKEN_FILE naming a file that holds it');
-  }
+  const value = env.VERITY_API_TOKEN?.trim();
+  const file = env.VERITY_API_TOKEN_FILE?.trim();
+  if (value && file)
+    problems.push('VERITY_API_TOKEN: set both VERITY_API_TOKEN and VERITY_API_TOKEN_FILE; use one');
+  else if (value) token = { kind: 'value', value };
+  else if (file) {
+    token = { kind: 'file', path: file };
+    try {
+      if (readFile(file).trim() === '') problems.push(`VERITY_API_TOKEN_FILE: '${file}' is empty`);
+    } catch (err) {
+      problems.push(`VERITY_API_TOKEN_FILE: cannot read '${file}': ${(err as Error).message}`);
+    }
+  } else problems.push('VERITY_API_TOKEN: required, or VERITY_API_TOKEN_FILE naming a file that holds it');
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const d = parsed.data;
   return {
