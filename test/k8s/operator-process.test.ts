@@ -94,7 +94,7 @@ describe('the operator process', () => {
       const ops = `http://127.0.0.1:${listening.port}`;
       expect((await fetch(`${ops}/healthz`)).status).toBe(200);
       await logged((e) => e.msg === 'resources listed' && e.kind === 'Action');
-      await logged((e) => logs.filter((x) => x.msg === 'resources listed').length === 3);
+      await logged(() => logs.filter((x) => x.msg === 'resources listed').length === 3);
       expect((await fetch(`${ops}/readyz`)).status).toBe(200);
 
       double.store.apply(POLICIES, {
