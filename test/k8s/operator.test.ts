@@ -105,7 +105,7 @@ const countFor = (key: string) => reconciles.filter((e) => keyOf(e.kind, e.names
 
 beforeAll(async () => {
   t = await createTestApp();
-  const key = await t.seedKey(ORG, 'admin');
+  const key = await t.seedKey(ORG, 'member');
   verity = client(t.app, key);
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   proxy = await new TcpProxy((t.app.server.address() as AddressInfo).port).start();
