@@ -398,6 +398,22 @@ describe('the operator', () => {
     expect(names).toContain('shop-releases');
   });
 
+  it('renames an action in Verity when spec.name changes, keeping one copy', async () => {
+    const before = get('Action', 'shop-releases')!.status.actionNumber;
+    const renamed = sample('action-flow.yaml');
+    renamed.spec.name = 'shop-releases-v2';
+    apply(renamed);
+    const obj = await ready('Action', 'shop-releases');
+    expect(obj.metadata.generation).toBe(2);
+    const actions = (await verity.get(`/api/v2/actions/${ORG}`)).json;
+    const names = actions.map((a: any) => a.name);
+    expect(names).toContain('shop-releases-v2');
+    expect(names).not.toContain('shop-releases');
+    const current = actions.find((a: any) => a.name === 'shop-releases-v2');
+    expect(obj.status.actionNumber).toBe(current.number);
+    expect(current.number).not.toBe(before);
+  });
+
   it('reports the API being down as Ready=False with the reason, and recovers when it is back', async () => {
     await proxy.stop();
     apply({
