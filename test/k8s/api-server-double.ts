@@ -6,12 +6,20 @@
  * `allowWatchBookmarks=true`, 410 Gone for a compacted resourceVersion, timeoutSeconds).
  * Tests change objects directly, drop watch connections, expire history and inject failures.
  * Pods are its first resource; others are registered with {@link ApiServerDouble.register}.
+ *
+ * Types registered with `statusSubresource` behave as custom resources with a status
+ * subresource do: `metadata.generation` starts at 1 and grows only when `spec` changes, a write
+ * of the main resource keeps `status` and a write of `/status` changes nothing else, PATCH takes
+ * merge patches and JSON patches, a write that changes nothing is a no-op (no new
+ * resourceVersion, no event), and DELETE of an object with finalizers only marks it deleting
+ * until an update removes the last finalizer.
  */
 import { once, EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { parseLabelSelector, type LabelRequirement } from '../../services/reporter/src/label-selector.js';
+import { jsonPatch, mergePatch, PatchError } from './patch.js';
 
 /** A resource type the double serves. */
 export interface ResourceType {
@@ -21,6 +29,8 @@ export interface ResourceType {
   resource: string;
   kind: string;
   namespaced: boolean;
+  /** Custom-resource semantics: generation, a `/status` subresource, no-op writes. */
+  statusSubresource?: boolean;
 }
 
 export const PODS: ResourceType = {
@@ -30,6 +40,28 @@ export const PODS: ResourceType = {
   kind: 'Pod',
   namespaced: true,
 };
+
+export const SECRETS: ResourceType = {
+  group: '',
+  version: 'v1',
+  resource: 'secrets',
+  kind: 'Secret',
+  namespaced: true,
+};
+
+const verityKind = (kind: string, resource: string): ResourceType => ({
+  group: 'verity.dev',
+  version: 'v1alpha1',
+  resource,
+  kind,
+  namespaced: true,
+  statusSubresource: true,
+});
+/** The operator's custom resources, as crds/ declares them. */
+export const ENVIRONMENTS = verityKind('Environment', 'environments');
+export const POLICIES = verityKind('Policy', 'policies');
+export const ACTIONS = verityKind('Action', 'actions');
+export const VERITY_KINDS = [ENVIRONMENTS, POLICIES, ACTIONS] as const;
 
 type K8sObject = Record<string, any> & { metadata: Record<string, any> };
 type EventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -44,6 +76,17 @@ interface StoreEvent {
 
 const typeKey = (t: ResourceType) => `${t.group}/${t.version}/${t.resource}`;
 const objectKey = (ns: string | undefined, name: string) => `${ns ?? ''}/${name}`;
+
+/** A copy with object keys sorted, so two objects compare equal whatever their key order. */
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (typeof v !== 'object' || v === null) return v;
+  return Object.fromEntries(
+    Object.keys(v)
+      .sort()
+      .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+  );
+}
 
 /** apimachinery's Status body. */
 function status(code: number, reason: string, message: string) {
@@ -159,6 +202,12 @@ export class ObjectStore extends EventEmitter<{ event: [StoreEvent] }> {
     const key = objectKey(obj.metadata.namespace, obj.metadata.name);
     if (this.bucket(t).has(key))
       throw new HttpError(409, 'AlreadyExists', `${t.resource} "${obj.metadata.name}" already exists`);
+    if (t.statusSubresource) {
+      // The API server drops status on create when the status subresource is enabled.
+      delete obj.status;
+      delete obj.metadata.deletionTimestamp;
+      obj.metadata.generation = 1;
+    }
     this.revision += 1;
     obj.metadata.resourceVersion = String(this.revision);
     obj.metadata.uid ??= `uid-${this.revision}`;
@@ -168,9 +217,14 @@ export class ObjectStore extends EventEmitter<{ event: [StoreEvent] }> {
     return obj;
   }
 
-  /** Replaces an object; 404 when missing, 409 when a given resourceVersion is not the current one. */
-  replace(t: ResourceType, input: K8sObject): K8sObject {
-    const obj = structuredClone(input);
+  /**
+   * Replaces an object; 404 when missing, 409 when a given resourceVersion is not the current one.
+   * For custom resources `part` says what the write may change: the main resource (status kept,
+   * generation bumped when spec changed, finalizers honoured) or the status subresource (only
+   * status taken).
+   */
+  replace(t: ResourceType, input: K8sObject, part: 'main' | 'status' = 'main'): K8sObject {
+    let obj = structuredClone(input);
     const key = objectKey(obj.metadata.namespace, obj.metadata.name);
     const previous = this.bucket(t).get(key);
     if (!previous) throw new HttpError(404, 'NotFound', `${t.resource} "${obj.metadata.name}" not found`);
@@ -179,8 +233,45 @@ export class ObjectStore extends EventEmitter<{ event: [StoreEvent] }> {
       throw new HttpError(
         409,
         'Conflict',
-        `the object has been modified; please apply your changes to the latest version`,
+        `Operation cannot be fulfilled on ${t.resource} "${obj.metadata.name}": the object has been modified; please apply your changes to the latest version and try again`,
       );
+    if (t.statusSubresource) {
+      if (part === 'status') {
+        obj = { ...structuredClone(previous), status: obj.status };
+        if (obj.status === undefined) delete obj.status;
+      } else {
+        const { status: _ignored, ...rest } = obj;
+        obj = previous.status === undefined ? rest : { ...rest, status: structuredClone(previous.status) };
+        const deleting = previous.metadata.deletionTimestamp as string | undefined;
+        const before = new Set<string>(previous.metadata.finalizers ?? []);
+        if (deleting && ((obj.metadata.finalizers ?? []) as string[]).some((f) => !before.has(f)))
+          throw new HttpError(
+            422,
+            'Invalid',
+            `${t.kind} "${obj.metadata.name}" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted`,
+          );
+        obj.metadata = {
+          ...obj.metadata,
+          generation:
+            (previous.metadata.generation as number) +
+            (JSON.stringify(obj.spec) === JSON.stringify(previous.spec) ? 0 : 1),
+          ...(deleting ? { deletionTimestamp: deleting, deletionGracePeriodSeconds: 0 } : {}),
+        };
+        if (obj.metadata.finalizers?.length === 0) delete obj.metadata.finalizers;
+      }
+      obj.metadata = {
+        ...obj.metadata,
+        uid: previous.metadata.uid,
+        creationTimestamp: previous.metadata.creationTimestamp,
+        resourceVersion: previous.metadata.resourceVersion,
+      };
+      // A write that changes nothing is a no-op: no new resourceVersion, no watch event.
+      if (JSON.stringify(canonical(obj)) === JSON.stringify(canonical(previous))) return previous;
+      if (obj.metadata.deletionTimestamp && !obj.metadata.finalizers?.length) {
+        this.bucket(t).set(key, obj);
+        return this.delete(t, obj.metadata.namespace, obj.metadata.name);
+      }
+    }
     this.revision += 1;
     obj.metadata = {
       ...obj.metadata,
@@ -197,14 +288,30 @@ export class ObjectStore extends EventEmitter<{ event: [StoreEvent] }> {
   apply(t: ResourceType, input: K8sObject): K8sObject {
     const existing = this.get(t, input.metadata.namespace, input.metadata.name);
     if (!existing) return this.create(t, input);
-    return this.replace(t, { ...input, metadata: { ...input.metadata, resourceVersion: undefined } });
+    // As kubectl apply, metadata it does not name (finalizers of a controller) stays.
+    const metadata = t.statusSubresource ? { ...existing.metadata, ...input.metadata } : input.metadata;
+    return this.replace(t, { ...input, metadata: { ...metadata, resourceVersion: undefined } });
   }
 
-  /** Deletes an object; 404 when missing. */
+  /**
+   * Deletes an object; 404 when missing. An object with finalizers is only marked deleting
+   * (deletionTimestamp set, a MODIFIED event); it goes when an update removes its last finalizer.
+   */
   delete(t: ResourceType, namespace: string | undefined, name: string): K8sObject {
     const key = objectKey(namespace, name);
     const previous = this.bucket(t).get(key);
     if (!previous) throw new HttpError(404, 'NotFound', `${t.resource} "${name}" not found`);
+    if (previous.metadata.finalizers?.length) {
+      if (previous.metadata.deletionTimestamp) return previous;
+      this.revision += 1;
+      const marked = structuredClone(previous);
+      marked.metadata.deletionTimestamp = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+      marked.metadata.deletionGracePeriodSeconds = 0;
+      marked.metadata.resourceVersion = String(this.revision);
+      this.bucket(t).set(key, marked);
+      this.record(t, 'MODIFIED', marked, previous);
+      return marked;
+    }
     this.bucket(t).delete(key);
     this.revision += 1;
     const obj = { ...previous, metadata: { ...previous.metadata, resourceVersion: String(this.revision) } };
@@ -255,12 +362,23 @@ export class ApiServerDouble extends EventEmitter<{ watch: [WatchScope]; list: [
   private readonly types = new Map<string, ResourceType>();
   private readonly watches = new Set<ActiveWatch>();
   private readonly injected: Injected[] = [];
+  private readonly lastStatus = new WeakMap<ServerResponse, number>();
   private server: Server | undefined;
   private bookmarkTimer: NodeJS.Timeout | undefined;
   readonly token: string;
   url = '';
   /** Requests served, by kind: what tests assert on for "relisted" or "watched again". */
   readonly counts = { list: 0, watch: 0, expired: 0, dropped: 0, bookmarks: 0 };
+  /** Every write request (not GET) with the outcome: what tests count for "wrote status once". */
+  readonly writes: Array<{
+    method: string;
+    resource: string;
+    namespace: string | undefined;
+    name: string | undefined;
+    subresource: string | undefined;
+    contentType: string | undefined;
+    status: number;
+  }> = [];
 
   constructor(private readonly options: ApiServerDoubleOptions = {}) {
     super();
@@ -325,6 +443,19 @@ export class ApiServerDouble extends EventEmitter<{ watch: [WatchScope]; list: [
     this.store.delete(PODS, namespace, name);
   }
 
+  /** Creates or replaces a Secret from plain values (what `stringData` becomes: base64 `data`). */
+  putSecret(namespace: string, name: string, values: Record<string, string>): K8sObject {
+    const data = Object.fromEntries(
+      Object.entries(values).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]),
+    );
+    return this.store.apply(SECRETS, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { namespace, name },
+      data,
+    });
+  }
+
   /** Closes every open watch connection abruptly, as a load balancer or an API server restart does. */
   dropWatches(): number {
     const n = this.watches.size;
@@ -385,6 +516,7 @@ export class ApiServerDouble extends EventEmitter<{ watch: [WatchScope]; list: [
   }
 
   private send(res: ServerResponse, code: number, body: unknown): void {
+    this.lastStatus.set(res, code);
     res.writeHead(code, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   }
@@ -397,6 +529,12 @@ export class ApiServerDouble extends EventEmitter<{ watch: [WatchScope]; list: [
         this.route(req, res, Buffer.concat(body).toString('utf8'));
       } catch (err) {
         if (err instanceof HttpError) this.send(res, err.code, status(err.code, err.reason, err.message));
+        else if (err instanceof PatchError)
+          this.send(
+            res,
+            err.testFailed ? 409 : 422,
+            status(err.testFailed ? 409 : 422, err.testFailed ? 'Conflict' : 'Invalid', err.message),
+          );
         else this.send(res, 500, status(500, 'InternalError', (err as Error).message));
       }
     });
@@ -421,10 +559,24 @@ export class ApiServerDouble extends EventEmitter<{ watch: [WatchScope]; list: [
     }
     const [resource, name, subresource] = rest;
     const t = this.types.get(`${group}/${version}/${resource}`);
-    if (!t || subresource !== undefined)
+    if (!t || (subresource !== undefined && !(subresource === 'status' && t.statusSubresource)))
       throw new HttpError(404, 'NotFound', `the server could not find the requested resource`);
     const q = url.searchParams;
     const method = req.method ?? 'GET';
+    if (method !== 'GET') {
+      const entry = {
+        method,
+        resource: resource!,
+        namespace,
+        name,
+        subresource,
+        contentType: req.headers['content-type'],
+        status: 0,
+      };
+      this.writes.push(entry);
+      res.on('finish', () => (entry.status = this.lastStatus.get(res) ?? 0));
+    }
+    if (subresource === 'status') return this.statusRoute(t, method, namespace, name!, req, res, text);
 
     if (method === 'GET' && name === undefined) {
       const selectorText = q.get('labelSelector') ?? '';
@@ -453,9 +605,64 @@ export class ApiServerDouble extends EventEmitter<{ watch: [WatchScope]; list: [
       input.metadata.namespace = t.namespaced ? namespace : undefined;
       return this.send(res, 200, this.store.replace(t, input));
     }
+    if (method === 'PATCH' && name !== undefined && input !== undefined)
+      return this.send(res, 200, this.store.replace(t, this.patched(t, namespace, name, req, input), 'main'));
     if (method === 'DELETE' && name !== undefined)
       return this.send(res, 200, this.store.delete(t, namespace, name));
     throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported here`);
+  }
+
+  /** GET, PUT and PATCH of `/status`: only `status` changes, generation never. */
+  private statusRoute(
+    t: ResourceType,
+    method: string,
+    namespace: string | undefined,
+    name: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+    text: string,
+  ): void {
+    const current = this.store.get(t, namespace, name);
+    if (!current) throw new HttpError(404, 'NotFound', `${t.resource} "${name}" not found`);
+    if (method === 'GET') return this.send(res, 200, current);
+    const input = text ? (JSON.parse(text) as unknown) : undefined;
+    if (input === undefined) throw new HttpError(400, 'BadRequest', 'the request body is empty');
+    let next: K8sObject;
+    if (method === 'PUT') {
+      next = input as K8sObject;
+      if (next.metadata?.name !== name)
+        throw new HttpError(400, 'BadRequest', 'the name of the object does not match');
+      next.metadata.namespace = namespace;
+    } else if (method === 'PATCH') next = this.patched(t, namespace, name, req, input);
+    else throw new HttpError(405, 'MethodNotAllowed', `${method} is not supported here`);
+    this.send(res, 200, this.store.replace(t, next, 'status'));
+  }
+
+  /** The current object with a patch applied, by the request's content type. */
+  private patched(
+    t: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    req: IncomingMessage,
+    patch: unknown,
+  ): K8sObject {
+    const current = this.store.get(t, namespace, name);
+    if (!current) throw new HttpError(404, 'NotFound', `${t.resource} "${name}" not found`);
+    const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim();
+    let next: K8sObject;
+    if (type === 'application/merge-patch+json') next = mergePatch(current, patch) as K8sObject;
+    else if (type === 'application/json-patch+json') next = jsonPatch(current, patch) as K8sObject;
+    else
+      throw new HttpError(
+        415,
+        'UnsupportedMediaType',
+        `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json`,
+      );
+    // A patch may not move the object; a resourceVersion it sets is a precondition.
+    next.metadata = { ...next.metadata, name, namespace };
+    if (next.metadata.resourceVersion === current.metadata.resourceVersion)
+      delete next.metadata.resourceVersion;
+    return next;
   }
 
   private takeInjected(kind: 'list' | 'watch'): number | undefined {

@@ -68,6 +68,7 @@ export function retryAfterMs(err: unknown): number | undefined {
 }
 
 export interface RequestOptions<S extends z.ZodType> {
+  /** JSON-encoded, except a FormData, sent as multipart/form-data. */
   body?: unknown;
   query?: Record<string, string | number | boolean | undefined | Array<string | number>>;
   /** Parses the 2xx body; without it the body is returned as parsed JSON. */
@@ -96,6 +97,8 @@ export function createClient(options: ClientOptions) {
       for (const item of Array.isArray(v) ? v : [v]) url.searchParams.append(k, String(item));
     }
     const hasBody = method !== 'GET' && method !== 'HEAD';
+    // A FormData body goes as multipart/form-data (fetch sets the boundary); anything else as JSON.
+    const multipart = opts.body instanceof FormData;
     let res: Response;
     try {
       res = await doFetch(url, {
@@ -103,9 +106,9 @@ export function createClient(options: ClientOptions) {
         headers: {
           authorization: `Bearer ${token()}`,
           'user-agent': options.userAgent ?? 'verity-client',
-          ...(hasBody ? { 'content-type': 'application/json; charset=utf-8' } : {}),
+          ...(hasBody && !multipart ? { 'content-type': 'application/json; charset=utf-8' } : {}),
         },
-        ...(hasBody ? { body: JSON.stringify(opts.body ?? null) } : {}),
+        ...(hasBody ? { body: multipart ? (opts.body as FormData) : JSON.stringify(opts.body ?? null) } : {}),
         signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
       });
     } catch (err) {

@@ -1,0 +1,104 @@
+/** Operator configuration: defaults, the Secret-mounted key file, and every bad variable at once. */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadOperatorConfig, tokenReader } from '../../services/operator/src/config.js';
+
+const BASE = { VERITY_API_URL: 'http://verity:8080/', VERITY_ORG: 'acme', VERITY_API_TOKEN: 'k' };
+
+function problemsOf(env: Record<string, string>, files: Record<string, string> = {}): string[] {
+  try {
+    loadOperatorConfig(env, (p) => {
+      if (p in files) return files[p]!;
+      throw new Error('ENOENT: no such file');
+    });
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('operator configuration', () => {
+  it('fills the defaults the agent chart relies on', () => {
+    expect(loadOperatorConfig(BASE)).toEqual({
+      apiUrl: 'http://verity:8080',
+      org: 'acme',
+      token: { kind: 'value', value: 'k' },
+      watchNamespaces: [],
+      requeueIntervalMs: 300_000,
+      workers: 4,
+      retryBaseMs: 1000,
+      retryMaxMs: 300_000,
+      port: 8082,
+      host: '0.0.0.0',
+      logLevel: 'info',
+      shutdownTimeoutMs: 10_000,
+    });
+  });
+
+  it('reads the namespaces, the interval and the key file as the chart sets them', () => {
+    const files = { '/var/run/secrets/verity/token': 'from-file\n' };
+    const config = loadOperatorConfig(
+      {
+        VERITY_API_URL: 'https://verity.example.com',
+        VERITY_ORG: 'acme',
+        VERITY_API_TOKEN_FILE: '/var/run/secrets/verity/token',
+        VERITY_WATCH_NAMESPACES: 'team-a, team-b,',
+        VERITY_REQUEUE_INTERVAL_SECONDS: '60',
+        VERITY_OPERATOR_PORT: '9000',
+        LOG_LEVEL: 'debug',
+      },
+      (p) => files[p as keyof typeof files],
+    );
+    expect(config).toMatchObject({
+      token: { kind: 'file', path: '/var/run/secrets/verity/token' },
+      watchNamespaces: ['team-a', 'team-b'],
+      requeueIntervalMs: 60_000,
+      port: 9000,
+      logLevel: 'debug',
+    });
+    // The file is read on every request, so a rotated Secret takes effect without a restart.
+    let content = 'one\n';
+    const read = tokenReader(config.token, () => content);
+    expect(read()).toBe('one');
+    content = 'two';
+    expect(read()).toBe('two');
+  });
+
+  it('lists every bad variable at once', () => {
+    expect(
+      problemsOf({
+        VERITY_API_URL: 'verity:8080',
+        VERITY_ORG: 'bad org',
+        VERITY_WATCH_NAMESPACES: 'ok,Not_A_Namespace',
+        VERITY_REQUEUE_INTERVAL_SECONDS: '0',
+        VERITY_OPERATOR_PORT: 'http',
+        LOG_LEVEL: 'loud',
+      }),
+    ).toEqual([
+      'VERITY_API_URL: must be an http or https URL',
+      'VERITY_ORG: must match ^[a-zA-Z0-9][a-zA-Z0-9._-]*$',
+      'VERITY_WATCH_NAMESPACES: must be a comma list of namespace names',
+      'VERITY_REQUEUE_INTERVAL_SECONDS: must be an integer between 1 and 86400',
+      'VERITY_OPERATOR_PORT: must be an integer between 0 and 65535',
+      'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent',
+      'VERITY_API_TOKEN: required, or VERITY_API_TOKEN_FILE naming a file that holds it',
+    ]);
+  });
+
+  it('names the missing variables and an unreadable or empty key file', () => {
+    expect(problemsOf({})).toEqual([
+      'VERITY_API_URL: required (the Verity server, e.g. http://verity:8080)',
+      'VERITY_ORG: required (the organization the resources belong to)',
+      'VERITY_API_TOKEN: required, or VERITY_API_TOKEN_FILE naming a file that holds it',
+    ]);
+    expect(problemsOf({ ...BASE, VERITY_API_TOKEN: '', VERITY_API_TOKEN_FILE: '/nope' })).toEqual([
+      "VERITY_API_TOKEN_FILE: cannot read '/nope': ENOENT: no such file",
+    ]);
+    expect(
+      problemsOf({ ...BASE, VERITY_API_TOKEN: '', VERITY_API_TOKEN_FILE: '/empty' }, { '/empty': ' \n' }),
+    ).toEqual(["VERITY_API_TOKEN_FILE: '/empty' is empty"]);
+    expect(problemsOf({ ...BASE, VERITY_API_TOKEN_FILE: '/t' }, { '/t': 'x' })).toEqual([
+      'VERITY_API_TOKEN: set both VERITY_API_TOKEN and VERITY_API_TOKEN_FILE; use one',
+    ]);
+  });
+});
