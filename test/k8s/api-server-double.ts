@@ -475,6 +475,11 @@ export class ApiServerDouble extends EventEmitter<{ watch: [WatchScope]; list: [
     this.injected.push({ kind, status, remaining: times });
   }
 
+  /** Ends every injected failure still pending. */
+  clearFailures(): void {
+    this.injected.length = 0;
+  }
+
   /** Sends a BOOKMARK with the current resourceVersion on every watch that asked for bookmarks. */
   sendBookmarks(): void {
     for (const w of this.watches) {
