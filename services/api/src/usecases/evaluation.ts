@@ -13,7 +13,7 @@ import { trailsRepository } from '../storage/repositories/trails.js';
 
 export interface EvaluationOutcome {
   evaluation: TrailEvaluation;
-  /** Fingerprints whose stored state changed with this evaluation. */
+  /** Fingerprints whose stored compliance (state, slots) or whose trail's compliance changed. */
   changedFingerprints: string[];
 }
 
@@ -63,18 +63,25 @@ export async function reevaluateTrail(
     evaluatedAt: epochSeconds(now),
   });
 
+  // What the runtime reads of an artifact (provenance.ts) is its state, its effective
+  // attestations and its trail's state: a change of any of them, not only of the artifact's own
+  // state, can change a verdict in an environment where it runs.
+  const stored = storedCompliance(evaluation);
+  const trailChanged =
+    evaluation.status !== trail.compliance_state || comparable(stored) !== comparable(trail.compliance);
   const changedFingerprints: string[] = [];
   for (const a of artifacts) {
     const next = evaluation.byArtifactId[a.id];
     if (!next) continue;
     const state = next.status === 'MISSING' ? 'INCOMPLETE' : next.status;
-    if (state !== a.state) changedFingerprints.push(a.fingerprint);
-    if (state !== a.state || comparable(next) !== comparable(a.compliance)) {
+    const changed = state !== a.state || comparable(next) !== comparable(a.compliance);
+    if (changed || trailChanged) changedFingerprints.push(a.fingerprint);
+    if (changed) {
       await artifactsRepository.update(db, orgId, a.id, { state, compliance: JSON.stringify(next) });
     }
   }
   await trailsRepository.update(db, orgId, trail.id, {
-    compliance: JSON.stringify(storedCompliance(evaluation)),
+    compliance: JSON.stringify(stored),
     compliance_state: evaluation.status,
     evaluated_at: now,
     last_modified_at: now,
