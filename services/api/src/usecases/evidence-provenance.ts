@@ -29,6 +29,19 @@ const reported = (slots: SlotStatus[] | undefined, scope: 'trail' | 'artifact'):
       scope,
     }));
 
+/** The failing and missing slots behind an artifact's state, trail-level ones first. */
+function nonComplianceReasons(trailSlots: SlotStatus[], artifactSlots: SlotStatus[]): string[] {
+  const lines = (slots: SlotStatus[], prefix: string) =>
+    slots.flatMap((s) =>
+      s.status === 'MISSING'
+        ? [`${prefix}attestation '${s.attestation_name}' is missing`]
+        : s.is_compliant === false
+          ? [`${prefix}attestation '${s.attestation_name}' is non-compliant`]
+          : [],
+    );
+  return [...lines(trailSlots, 'trail '), ...lines(artifactSlots, '')];
+}
+
 /** The port, building html_url from the public URL. */
 export function evidenceProvenance(publicUrl: string): ProvenancePort {
   return {
@@ -67,12 +80,20 @@ export function evidenceProvenance(publicUrl: string): ProvenancePort {
             artifactName: row.filename,
             templateReferenceName: row.template_reference_name,
             gitCommit: row.git_commit,
+            gitCommitInfo: row.git_commit_info ?? null,
             commitUrl: row.commit_url,
             buildUrl: row.build_url,
             htmlUrl: artifactUrls({ publicUrl, orgName: row.org_name }, row).html_url,
             reportedAt: row.created_at,
             artifactCompliance: row.state,
             trailCompliance: row.trail_state,
+            nonComplianceReasons:
+              row.state === 'COMPLIANT'
+                ? []
+                : nonComplianceReasons(
+                    trail.attestations_statuses ?? [],
+                    artifact.attestations_statuses ?? [],
+                  ),
             attestations,
           };
           pending.push({ record, ids });

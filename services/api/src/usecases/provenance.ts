@@ -29,6 +29,8 @@ export interface ProvenanceRecord {
   artifactName: string;
   templateReferenceName: string | null;
   gitCommit: string | null;
+  /** The commit as CI reported it with the artifact (sha1, message, author, branch, ...). */
+  gitCommitInfo: Record<string, unknown> | null;
   commitUrl: string | null;
   buildUrl: string | null;
   htmlUrl: string;
@@ -36,6 +38,8 @@ export interface ProvenanceRecord {
   /** The artifact's status in its trail. */
   artifactCompliance: ComplianceState;
   trailCompliance: ComplianceState;
+  /** Why the artifact is not compliant in its trail: its failing and missing slots (empty when compliant). */
+  nonComplianceReasons: string[];
   attestations: ProvenanceAttestation[];
 }
 

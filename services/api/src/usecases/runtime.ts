@@ -81,11 +81,13 @@ function provenanceEntries(records: readonly ProvenanceRecord[], publicUrl: stri
     artifact_id: r.artifactId,
     artifact_name: r.artifactName,
     git_commit: r.gitCommit ?? '',
+    git_commit_info: r.gitCommitInfo,
     commit_url: r.commitUrl ?? '',
     build_url: r.buildUrl,
     html_url: r.htmlUrl,
     flow_html_url: `${publicUrl}/${org}/flows/${encodeURIComponent(r.flowName)}`,
     artifact_compliance_in_flow: r.artifactCompliance === 'COMPLIANT',
+    flow_reasons_for_non_compliance: r.nonComplianceReasons,
     artifact_status: r.artifactCompliance,
     trail_status: r.trailCompliance,
   }));
