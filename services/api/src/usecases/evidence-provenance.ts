@@ -119,29 +119,38 @@ export function evidenceProvenance(publicUrl: string): ProvenancePort {
     async recordRuntimeEvents(db, orgId, events) {
       if (events.length === 0) return;
       const fingerprints = [...new Set(events.map((e) => e.fingerprint))];
-      const holders = new Map<string, Array<{ trailId: string; templateReferenceName: string | null }>>();
+      const holders = new Map<
+        string,
+        Array<{ artifactId: string; trailId: string; templateReferenceName: string | null }>
+      >();
       for (const part of chunks(fingerprints)) {
         for (const row of await artifactsRepository.latestPerFlow(db, orgId, part)) {
           const list = holders.get(row.fingerprint) ?? [];
-          list.push({ trailId: row.trail_id, templateReferenceName: row.template_reference_name });
+          list.push({
+            artifactId: row.id,
+            trailId: row.trail_id,
+            templateReferenceName: row.template_reference_name,
+          });
           holders.set(row.fingerprint, list);
         }
       }
       const rows = events.flatMap((e) =>
-        (holders.get(e.fingerprint) ?? []).map((h) => ({
-          org_id: orgId,
-          trail_id: h.trailId,
-          type: e.type,
-          fingerprint: e.fingerprint,
-          occurred_at: e.at,
-          data: JSON.stringify({
-            artifact_fingerprint: e.fingerprint,
-            environment_name: e.environmentName,
-            snapshot_index: e.snapshotIndex,
-            replica_number: e.instanceCount,
-            template_reference_name: h.templateReferenceName,
-          }),
-        })),
+        (holders.get(e.fingerprint) ?? [])
+          .filter((h) => e.artifactIds === undefined || e.artifactIds.includes(h.artifactId))
+          .map((h) => ({
+            org_id: orgId,
+            trail_id: h.trailId,
+            type: e.type,
+            fingerprint: e.fingerprint,
+            occurred_at: e.at,
+            data: JSON.stringify({
+              artifact_fingerprint: e.fingerprint,
+              environment_name: e.environmentName,
+              snapshot_index: e.snapshotIndex,
+              replica_number: e.instanceCount,
+              template_reference_name: h.templateReferenceName,
+            }),
+          })),
       );
       for (const part of chunks(rows)) await trailEventsRepository.insert(db, part);
     },

@@ -51,12 +51,17 @@ export interface RuntimeEvent {
   snapshotIndex: number;
   instanceCount: number;
   at: Date;
+  /**
+   * Only the trails of these artifact records: a fingerprint already running when CI reported it
+   * tells its new trails only. Absent: the latest trail of every flow holding the fingerprint.
+   */
+  artifactIds?: readonly string[];
 }
 
 export interface ProvenancePort {
   /** For each fingerprint: one record per flow holding it (that flow's latest trail with it). */
   find(db: Db, orgId: string, fingerprints: readonly string[]): Promise<Map<string, ProvenanceRecord[]>>;
-  /** Appends runtime events to the latest trail of every flow holding each fingerprint. */
+  /** Appends runtime events to the latest trail of every flow holding each fingerprint (or those named). */
   recordRuntimeEvents(db: Db, orgId: string, events: readonly RuntimeEvent[]): Promise<void>;
 }
 
