@@ -28,8 +28,16 @@ export function storedCompliance(e: TrailEvaluation): Omit<TrailEvaluation, 'byA
   return rest;
 }
 
+/**
+ * A stored evaluation as text for comparison: without `evaluated_at`, and with object keys
+ * sorted, since jsonb hands objects back in its own key order, not the order they were written.
+ */
 const comparable = (c: unknown) =>
-  JSON.stringify(c, (k, v: unknown) => (k === 'evaluated_at' ? undefined : v));
+  JSON.stringify(c, (k, v: unknown) => {
+    if (k === 'evaluated_at') return undefined;
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  });
 
 /** Evaluates the trail inside the caller's transaction and stores trail, artifact and flow states. */
 export async function reevaluateTrail(
