@@ -268,11 +268,13 @@ describe('compliance over HTTP', () => {
       is_compliant: true,
       overridden_attestation_id: null,
     });
-    expect(published.map((e) => e.type)).toEqual(['attestation.reported']);
+    // A trail-level slot is part of every artifact's evidence in the trail (a policy may require it).
+    expect(published.map((e) => e.type)).toEqual(['attestation.reported', 'artifact.compliance-changed']);
     expect(published[0]).toMatchObject({ attestationType: 'override', isCompliant: true, fingerprint: null });
+    expect(published[1]).toMatchObject({ fingerprints: [FP, FP2] });
   });
 
-  it('publishes artifact.compliance-changed with the fingerprints whose state changed', async () => {
+  it('publishes artifact.compliance-changed with the fingerprints whose compliance or trail changed', async () => {
     published.length = 0;
     await attest('junit', {
       attestation_name: 'tests',
@@ -280,6 +282,7 @@ describe('compliance over HTTP', () => {
       junit_results: [{ name: 's', failures: 0, errors: 0, skipped: 0, total: 5, duration: 1 }],
     });
     expect(published.map((e) => e.type)).toEqual(['attestation.reported', 'artifact.compliance-changed']);
+    // FP's slot changed; the trail's own record (which shows FP2 as 'app') did not.
     expect(published[1]).toMatchObject({ fingerprints: [FP] });
     expect((await cli.get(`/api/v2/artifacts/acme/f1/fingerprint/${FP}`)).json.state).toBe('COMPLIANT');
   });

@@ -12,6 +12,7 @@ import { outboxRepository } from '../storage/repositories/actions.js';
 import { environmentsRepository } from '../storage/repositories/environments.js';
 import { orgsRepository } from '../storage/repositories/orgs.js';
 import type { DomainEvent } from '../usecases/domain-events.js';
+import { artifactUrls } from '../usecases/artifacts.js';
 import { enqueueNotifications } from '../usecases/notifications.js';
 import type { NotificationEvent } from '../domain/triggers.js';
 import {
@@ -84,11 +85,14 @@ async function onDomainEvents(
               provenance: {
                 flow: e.flowName,
                 trail: e.trailName,
-                status: 'reported',
-                commit: null,
-                commit_url: null,
-                build_url: null,
-                html_url: `${publicUrl}/${org.name}/flows/${encodeURIComponent(e.flowName)}/artifacts/${e.fingerprint}`,
+                status: e.state.toLowerCase(),
+                commit: e.gitCommit,
+                commit_url: e.commitUrl,
+                build_url: e.buildUrl,
+                html_url: artifactUrls(
+                  { publicUrl, orgName: org.name },
+                  { flow_name: e.flowName, fingerprint: e.fingerprint, id: e.artifactId },
+                ).html_url,
               },
             },
           });

@@ -98,12 +98,13 @@ export async function reportArtifact(
       }),
     },
   ]);
-  const { changedFingerprints } = await reevaluateTrail(ctx.db, {
+  const { changedFingerprints, evaluation } = await reevaluateTrail(ctx.db, {
     orgId: ctx.orgId,
     flow,
     trail,
     now: ctx.now,
   });
+  const status = evaluation.byArtifactId[artifactId]?.status ?? 'INCOMPLETE';
   await ctx.events.publish(ctx.db, [
     {
       type: 'artifact.reported',
@@ -112,6 +113,11 @@ export async function reportArtifact(
       trailName: trail.name,
       fingerprint: input.fingerprint,
       artifactName: input.filename,
+      artifactId,
+      gitCommit,
+      commitUrl: input.commit_url ?? null,
+      buildUrl: input.build_url ?? null,
+      state: status === 'MISSING' ? 'INCOMPLETE' : status,
       at: ctx.now,
     },
     ...(changedFingerprints.length > 0 || !existing

@@ -15,6 +15,12 @@ export type DomainEvent =
       trailName: string;
       fingerprint: string;
       artifactName: string;
+      artifactId: string;
+      gitCommit: string | null;
+      commitUrl: string | null;
+      buildUrl: string | null;
+      /** The artifact's state in its trail after this report. */
+      state: 'COMPLIANT' | 'NON-COMPLIANT' | 'INCOMPLETE';
       at: Date;
     }
   | {

@@ -13,7 +13,7 @@ import { trailsRepository } from '../storage/repositories/trails.js';
 
 export interface EvaluationOutcome {
   evaluation: TrailEvaluation;
-  /** Fingerprints whose stored state changed with this evaluation. */
+  /** Fingerprints whose stored compliance (state, slots) or whose trail's compliance changed. */
   changedFingerprints: string[];
 }
 
@@ -28,8 +28,16 @@ export function storedCompliance(e: TrailEvaluation): Omit<TrailEvaluation, 'byA
   return rest;
 }
 
+/**
+ * A stored evaluation as text for comparison: without `evaluated_at`, and with object keys
+ * sorted, since jsonb hands objects back in its own key order, not the order they were written.
+ */
 const comparable = (c: unknown) =>
-  JSON.stringify(c, (k, v: unknown) => (k === 'evaluated_at' ? undefined : v));
+  JSON.stringify(c, (k, v: unknown) => {
+    if (k === 'evaluated_at') return undefined;
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  });
 
 /** Evaluates the trail inside the caller's transaction and stores trail, artifact and flow states. */
 export async function reevaluateTrail(
@@ -63,18 +71,25 @@ export async function reevaluateTrail(
     evaluatedAt: epochSeconds(now),
   });
 
+  // What the runtime reads of an artifact (provenance.ts) is its state, its effective
+  // attestations and its trail's state: a change of any of them, not only of the artifact's own
+  // state, can change a verdict in an environment where it runs.
+  const stored = storedCompliance(evaluation);
+  const trailChanged =
+    evaluation.status !== trail.compliance_state || comparable(stored) !== comparable(trail.compliance);
   const changedFingerprints: string[] = [];
   for (const a of artifacts) {
     const next = evaluation.byArtifactId[a.id];
     if (!next) continue;
     const state = next.status === 'MISSING' ? 'INCOMPLETE' : next.status;
-    if (state !== a.state) changedFingerprints.push(a.fingerprint);
-    if (state !== a.state || comparable(next) !== comparable(a.compliance)) {
+    const changed = state !== a.state || comparable(next) !== comparable(a.compliance);
+    if (changed || trailChanged) changedFingerprints.push(a.fingerprint);
+    if (changed) {
       await artifactsRepository.update(db, orgId, a.id, { state, compliance: JSON.stringify(next) });
     }
   }
   await trailsRepository.update(db, orgId, trail.id, {
-    compliance: JSON.stringify(storedCompliance(evaluation)),
+    compliance: JSON.stringify(stored),
     compliance_state: evaluation.status,
     evaluated_at: now,
     last_modified_at: now,

@@ -29,6 +29,19 @@ const reported = (slots: SlotStatus[] | undefined, scope: 'trail' | 'artifact'):
       scope,
     }));
 
+/** The failing and missing slots behind an artifact's state, trail-level ones first. */
+function nonComplianceReasons(trailSlots: SlotStatus[], artifactSlots: SlotStatus[]): string[] {
+  const lines = (slots: SlotStatus[], prefix: string) =>
+    slots.flatMap((s) =>
+      s.status === 'MISSING'
+        ? [`${prefix}attestation '${s.attestation_name}' is missing`]
+        : s.is_compliant === false
+          ? [`${prefix}attestation '${s.attestation_name}' is non-compliant`]
+          : [],
+    );
+  return [...lines(trailSlots, 'trail '), ...lines(artifactSlots, '')];
+}
+
 /** The port, building html_url from the public URL. */
 export function evidenceProvenance(publicUrl: string): ProvenancePort {
   return {
@@ -67,12 +80,20 @@ export function evidenceProvenance(publicUrl: string): ProvenancePort {
             artifactName: row.filename,
             templateReferenceName: row.template_reference_name,
             gitCommit: row.git_commit,
+            gitCommitInfo: row.git_commit_info ?? null,
             commitUrl: row.commit_url,
             buildUrl: row.build_url,
             htmlUrl: artifactUrls({ publicUrl, orgName: row.org_name }, row).html_url,
             reportedAt: row.created_at,
             artifactCompliance: row.state,
             trailCompliance: row.trail_state,
+            nonComplianceReasons:
+              row.state === 'COMPLIANT'
+                ? []
+                : nonComplianceReasons(
+                    trail.attestations_statuses ?? [],
+                    artifact.attestations_statuses ?? [],
+                  ),
             attestations,
           };
           pending.push({ record, ids });
@@ -98,29 +119,38 @@ export function evidenceProvenance(publicUrl: string): ProvenancePort {
     async recordRuntimeEvents(db, orgId, events) {
       if (events.length === 0) return;
       const fingerprints = [...new Set(events.map((e) => e.fingerprint))];
-      const holders = new Map<string, Array<{ trailId: string; templateReferenceName: string | null }>>();
+      const holders = new Map<
+        string,
+        Array<{ artifactId: string; trailId: string; templateReferenceName: string | null }>
+      >();
       for (const part of chunks(fingerprints)) {
         for (const row of await artifactsRepository.latestPerFlow(db, orgId, part)) {
           const list = holders.get(row.fingerprint) ?? [];
-          list.push({ trailId: row.trail_id, templateReferenceName: row.template_reference_name });
+          list.push({
+            artifactId: row.id,
+            trailId: row.trail_id,
+            templateReferenceName: row.template_reference_name,
+          });
           holders.set(row.fingerprint, list);
         }
       }
       const rows = events.flatMap((e) =>
-        (holders.get(e.fingerprint) ?? []).map((h) => ({
-          org_id: orgId,
-          trail_id: h.trailId,
-          type: e.type,
-          fingerprint: e.fingerprint,
-          occurred_at: e.at,
-          data: JSON.stringify({
-            artifact_fingerprint: e.fingerprint,
-            environment_name: e.environmentName,
-            snapshot_index: e.snapshotIndex,
-            replica_number: e.instanceCount,
-            template_reference_name: h.templateReferenceName,
-          }),
-        })),
+        (holders.get(e.fingerprint) ?? [])
+          .filter((h) => e.artifactIds === undefined || e.artifactIds.includes(h.artifactId))
+          .map((h) => ({
+            org_id: orgId,
+            trail_id: h.trailId,
+            type: e.type,
+            fingerprint: e.fingerprint,
+            occurred_at: e.at,
+            data: JSON.stringify({
+              artifact_fingerprint: e.fingerprint,
+              environment_name: e.environmentName,
+              snapshot_index: e.snapshotIndex,
+              replica_number: e.instanceCount,
+              template_reference_name: h.templateReferenceName,
+            }),
+          })),
       );
       for (const part of chunks(rows)) await trailEventsRepository.insert(db, part);
     },

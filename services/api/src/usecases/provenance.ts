@@ -29,6 +29,8 @@ export interface ProvenanceRecord {
   artifactName: string;
   templateReferenceName: string | null;
   gitCommit: string | null;
+  /** The commit as CI reported it with the artifact (sha1, message, author, branch, ...). */
+  gitCommitInfo: Record<string, unknown> | null;
   commitUrl: string | null;
   buildUrl: string | null;
   htmlUrl: string;
@@ -36,6 +38,8 @@ export interface ProvenanceRecord {
   /** The artifact's status in its trail. */
   artifactCompliance: ComplianceState;
   trailCompliance: ComplianceState;
+  /** Why the artifact is not compliant in its trail: its failing and missing slots (empty when compliant). */
+  nonComplianceReasons: string[];
   attestations: ProvenanceAttestation[];
 }
 
@@ -47,12 +51,17 @@ export interface RuntimeEvent {
   snapshotIndex: number;
   instanceCount: number;
   at: Date;
+  /**
+   * Only the trails of these artifact records: a fingerprint already running when CI reported it
+   * tells its new trails only. Absent: the latest trail of every flow holding the fingerprint.
+   */
+  artifactIds?: readonly string[];
 }
 
 export interface ProvenancePort {
   /** For each fingerprint: one record per flow holding it (that flow's latest trail with it). */
   find(db: Db, orgId: string, fingerprints: readonly string[]): Promise<Map<string, ProvenanceRecord[]>>;
-  /** Appends runtime events to the latest trail of every flow holding each fingerprint. */
+  /** Appends runtime events to the latest trail of every flow holding each fingerprint (or those named). */
   recordRuntimeEvents(db: Db, orgId: string, events: readonly RuntimeEvent[]): Promise<void>;
 }
 

@@ -81,11 +81,13 @@ function provenanceEntries(records: readonly ProvenanceRecord[], publicUrl: stri
     artifact_id: r.artifactId,
     artifact_name: r.artifactName,
     git_commit: r.gitCommit ?? '',
+    git_commit_info: r.gitCommitInfo,
     commit_url: r.commitUrl ?? '',
     build_url: r.buildUrl,
     html_url: r.htmlUrl,
     flow_html_url: `${publicUrl}/${org}/flows/${encodeURIComponent(r.flowName)}`,
     artifact_compliance_in_flow: r.artifactCompliance === 'COMPLIANT',
+    flow_reasons_for_non_compliance: r.nonComplianceReasons,
     artifact_status: r.artifactCompliance,
     trail_status: r.trailCompliance,
   }));
@@ -547,6 +549,27 @@ export async function reevaluateLocked(
       run_start: s.run_start,
     });
   }
+  // A fingerprint that was already running when CI reported it (or reported it again in a new
+  // trail) started before that trail held it: tell the newly linked trails where it runs.
+  const linked = changes.flatMap(({ s, v }): RuntimeEvent[] => {
+    const known = new Set((s.provenance as ProvenanceEntry[]).map((e) => e.artifact_id));
+    const added = (v.provenance as ProvenanceEntry[])
+      .map((e) => e.artifact_id)
+      .filter((id) => !known.has(id));
+    if (added.length === 0) return [];
+    return [
+      {
+        fingerprint: s.fingerprint,
+        type: 'artifact_started_running',
+        environmentName: env.name,
+        snapshotIndex: s.run_start,
+        instanceCount: live.get(s.fingerprint)?.instance_count ?? s.instance_count,
+        at: now,
+        artifactIds: added,
+      },
+    ];
+  });
+  if (linked.length > 0) await deps.provenance.recordRuntimeEvents(db, org.id, linked);
   return writeSnapshot(
     db,
     deps,

@@ -113,7 +113,23 @@ export async function beginTrail(
     },
   ]);
   const updated = (await trailsRepository.find(ctx.db, ctx.orgId, flow.id, input.name))!;
-  await reevaluateTrail(ctx.db, { orgId: ctx.orgId, flow, trail: updated, now: ctx.now });
+  const { changedFingerprints } = await reevaluateTrail(ctx.db, {
+    orgId: ctx.orgId,
+    flow,
+    trail: updated,
+    now: ctx.now,
+  });
+  // A new template can change the verdicts of artifacts already running somewhere.
+  if (changedFingerprints.length > 0) {
+    await ctx.events.publish(ctx.db, [
+      {
+        type: 'artifact.compliance-changed',
+        orgId: ctx.orgId,
+        fingerprints: changedFingerprints,
+        at: ctx.now,
+      },
+    ]);
+  }
   return { trail: updated, created: false };
 }
 

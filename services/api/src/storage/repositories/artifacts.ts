@@ -306,6 +306,7 @@ export const artifactsRepository = {
         'a.filename',
         'a.template_reference_name',
         'a.git_commit',
+        'a.git_commit_info',
         'a.commit_url',
         'a.build_url',
         'a.created_at',
