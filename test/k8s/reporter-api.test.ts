@@ -172,7 +172,9 @@ describe('the reporter against the real API', () => {
 
   it('makes exactly one snapshot for a rollout and none for scaling, even when the heartbeat resends', async () => {
     cluster();
-    const r = await startReporter({ heartbeatMs: 200 });
+    // A debounce wide enough that the rollout's deletes and adds, however slowly the watch
+    // delivers them, make one change; no heartbeat may fall between them.
+    const r = await startReporter({ debounceMs: 500, maxWaitMs: 5000 });
     await snapshotNumber(1);
 
     const accepted = delivered(r, (d) => d.result === 'accepted' && d.reason === 'change');
@@ -191,8 +193,12 @@ describe('the reporter against the real API', () => {
       now: 0,
     });
 
-    // Scale web 3 -> 5: the reporter skips the change; its next heartbeat carries the five pods,
-    // which the latest snapshot shows live, and the API makes no snapshot of it.
+    // A restarted reporter with a short heartbeat: its first report is the same state (no
+    // snapshot). Scale web 3 -> 5: the reporter skips the change; its next heartbeat carries the
+    // five pods, which the latest snapshot shows live, and the API makes no snapshot of it.
+    await r.stop();
+    const hb = await startReporter({ heartbeatMs: 200 });
+    expect(await latestIndex()).toBe(2);
     for (const p of deploymentPods('prod', 'web', WEB2, 5).slice(3)) double.putPod(p);
     const scaled = await until(async () => {
       const s = await snapshot();
@@ -200,8 +206,8 @@ describe('the reporter against the real API', () => {
     });
     expect(scaled.index).toBe(2);
     // More heartbeats of the same state: still no snapshot.
-    await delivered(r, (d) => d.result === 'accepted' && d.reason === 'heartbeat');
-    await delivered(r, (d) => d.result === 'accepted' && d.reason === 'heartbeat');
+    await delivered(hb, (d) => d.result === 'accepted' && d.reason === 'heartbeat');
+    await delivered(hb, (d) => d.result === 'accepted' && d.reason === 'heartbeat');
     expect(await latestIndex()).toBe(2);
     const list = (
       await reader.get(`/api/v2/snapshots/${ORG}/${ENV}?page=1&per_page=15&interval=&reverse=false`)
