@@ -1,5 +1,5 @@
 /**
- * The in-process caches (API keys, artifact views) never serve what a committed write changed,
+ * The in-process caches (API keys, artifact views, flow action settings) never serve what a committed write changed,
  * on the replica that wrote and on every other replica sharing the database: a second app on the
  * same database stands for a second replica.
  */
@@ -11,6 +11,8 @@ import { openDatabase, type DatabaseHandle } from '../../services/api/src/storag
 import { createTestApp, testConfig, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { TEST_DATABASE_URL, onPostgres } from '../helpers/database.js';
+import { outboxRepository } from '../../services/api/src/storage/repositories/actions.js';
+import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 
 let t: TestApp;
 let replica: FastifyInstance;
@@ -137,6 +139,66 @@ describe('artifact view cache', () => {
   it('keeps organizations apart: another organization never sees a cached view', async () => {
     const other = cliClient(t.app, await t.seedKey('globex', 'admin'));
     expect((await other.get(`/api/v2/artifacts/globex/web/fingerprint/${FP}`)).status).toBe(404);
+  });
+});
+
+describe('flow action settings cache', () => {
+  const attest = async (app: FastifyInstance, name: string) => {
+    const res = await cliClient(app, adminKey).multipart(
+      'POST',
+      '/api/v2/attestations/acme/web/trail/release-1/generic',
+      [{ name: 'data_json', value: JSON.stringify({ attestation_name: name, is_compliant: true }) }],
+    );
+    expect(res.status).toBe(201);
+  };
+  const queued = async (name: string) => {
+    const org = await orgsRepository.findByName(t.db.db, 'acme');
+    return (await outboxRepository.forOrg(t.db.db, org!.id)).filter(
+      (r) => (r.payload as { attestation?: { name: string } }).attestation?.name === name,
+    ).length;
+  };
+  const putAction = async (app: FastifyInstance, name: string) =>
+    (
+      await cliClient(app, adminKey).json('PUT', '/api/v2/actions/acme/flows', {
+        name,
+        flows: ['web'],
+        triggers: ['ON_ATTESTATION'],
+        targets: [{ type: 'WEBHOOK', webhook: 'https://hooks.example/verity', payload_version: '1.0' }],
+      })
+    ).status;
+
+  it('notifies an action created on the same replica from the next attestation on', async () => {
+    await attest(t.app, 'before-action');
+    expect(await queued('before-action')).toBe(0);
+    expect(await putAction(t.app, 'local')).toBe(201);
+    await attest(t.app, 'after-action');
+    expect(await queued('after-action')).toBe(1);
+    const actions = (await cliClient(t.app, adminKey).get('/api/v2/actions/acme')).json as Array<{
+      name: string;
+      number: number;
+    }>;
+    const local = actions.find((a) => a.name === 'local')!;
+    expect(
+      (await cliClient(t.app, adminKey).json('DELETE', `/api/v2/actions/acme/${local.number}`)).status,
+    ).toBe(200);
+    await attest(t.app, 'after-delete');
+    expect(await queued('after-delete')).toBe(0);
+  });
+
+  it('notifies an action created through another replica once the change is heard', async () => {
+    await attest(t.app, 'warm');
+    expect(await putAction(replica, 'remote')).toBe(201);
+    let n = 0;
+    await expect
+      .poll(
+        async () => {
+          n += 1;
+          await attest(t.app, `remote-${n}`);
+          return queued(`remote-${n}`);
+        },
+        { timeout: 5000, interval: 50 },
+      )
+      .toBe(1);
   });
 });
 

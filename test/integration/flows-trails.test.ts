@@ -244,4 +244,22 @@ describe('trails', () => {
     const list = await cli.get('/api/v2/trails/acme/templated?per_page=100');
     expect(list.json.data.filter((x: any) => x.name === 'race')).toHaveLength(1);
   });
+
+  it('keeps every one of 30 parallel attestations to one trail in its evaluation and event log', async () => {
+    const url = '/api/v2/attestations/acme/templated/trail/race/generic';
+    const report = (name: string) =>
+      cli.multipart('POST', url, [
+        { name: 'data_json', value: JSON.stringify({ attestation_name: name, is_compliant: true }) },
+      ]);
+    // One report first, so the rest find the organization's settings known (the unlocked path).
+    expect((await report('first')).status).toBe(201);
+    const names = Array.from({ length: 30 }, (_, i) => `parallel-${i}`);
+    const results = await Promise.all(names.map(report));
+    expect(results.map((r) => r.status)).toEqual(names.map(() => 201));
+    const trail = (await cli.get('/api/v2/trails/acme/templated/race')).json;
+    const slots = trail.compliance_status.attestations_statuses.map((s: any) => s.attestation_name);
+    expect(slots).toEqual(expect.arrayContaining(['first', ...names]));
+    expect(slots.filter((n: string) => n.startsWith('parallel-'))).toHaveLength(30);
+    expect(trail.events.filter((e: any) => e.type === 'trail_attestation_reported')).toHaveLength(31);
+  });
 });

@@ -1,9 +1,11 @@
 /**
  * In-process caches that every replica keeps correct through the change notifications of
- * migration 0300: API keys by hash (one database round trip less on every request), and evidence
- * read views per organization, valid only for the organization's current epoch. A committed
- * write anywhere bumps the epoch on every replica; the replica that wrote also evicts at once.
- * While the listener is down (PostgreSQL connection lost) nothing is cached.
+ * migrations 0300 and 0301: API keys by hash (one database round trip less on every request),
+ * evidence read views per organization, valid only for the organization's current epoch, and
+ * per organization what the domain-event subscriber needs to know before it writes anything (its
+ * name and actions), valid for the epoch of the organization's actions. A committed write
+ * anywhere bumps the epoch on every replica; the replica that wrote also evicts at once. While
+ * the listener is down (PostgreSQL connection lost) nothing is cached.
  */
 import fp from 'fastify-plugin';
 import type { ChangeListener } from '../storage/change-listener.js';
@@ -93,7 +95,7 @@ export class EpochCache {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    caches: { keys: KeyCache; evidence: EpochCache };
+    caches: { keys: KeyCache; evidence: EpochCache; config: EpochCache };
   }
 }
 
@@ -103,18 +105,24 @@ export default fp<{ handle: DatabaseHandle }>(
     const usable = () => state.listener?.listening === true;
     const keys = new KeyCache(usable);
     const evidence = new EpochCache(usable);
+    const config = new EpochCache(usable);
     const listener = await opts.handle.listen({
       onChange(channel, payload) {
-        if (channel === 'verity_auth') keys.clear();
+        if (channel === 'verity_auth') {
+          // Organizations changed too (their names are part of the config views).
+          keys.clear();
+          config.reset();
+        } else if (channel === 'verity_config') config.bump(payload);
         else evidence.bump(payload);
       },
       onReset() {
         keys.clear();
         evidence.reset();
+        config.reset();
       },
     });
     state.listener = listener;
-    app.decorate('caches', { keys, evidence });
+    app.decorate('caches', { keys, evidence, config });
     app.addHook('onClose', async () => listener.close());
   },
   { name: 'caches', dependencies: ['db'] },

@@ -8,13 +8,14 @@ import fp from 'fastify-plugin';
 import { Counter, Gauge } from 'prom-client';
 import { Loop } from '../notify/loop.js';
 import { Notifier } from '../notify/notifier.js';
-import { outboxRepository } from '../storage/repositories/actions.js';
 import { environmentsRepository } from '../storage/repositories/environments.js';
 import { orgsRepository } from '../storage/repositories/orgs.js';
 import type { DomainEvent } from '../usecases/domain-events.js';
 import { artifactUrls } from '../usecases/artifacts.js';
 import { enqueueNotifications } from '../usecases/notifications.js';
-import type { NotificationEvent } from '../domain/triggers.js';
+import { actionsFor, type NotificationEvent } from '../domain/triggers.js';
+import type { EpochCache } from './caches.js';
+import { actionsRepository, outboxRepository, type ActionRow } from '../storage/repositories/actions.js';
 import {
   markEnvironmentsRunning,
   processReevaluationMarks,
@@ -44,79 +45,124 @@ declare module 'fastify' {
   }
 }
 
+/** What the subscriber needs to know of an organization before it writes anything. */
+interface OrgNotificationConfig {
+  name: string;
+  actions: ActionRow[];
+}
+
+const CONFIG_KEY = 'domain-events';
+
+/** The events of each organization, in order. */
+function byOrg(events: DomainEvent[]): Map<string, DomainEvent[]> {
+  const out = new Map<string, DomainEvent[]>();
+  for (const e of events) out.set(e.orgId, [...(out.get(e.orgId) ?? []), e]);
+  return out;
+}
+
+/** The flow-action notifications and the fingerprints to re-evaluate that an org's events make. */
+function planFor(
+  orgName: string,
+  list: DomainEvent[],
+  publicUrl: string,
+): { notifications: NotificationEvent[]; changed: Set<string> } {
+  const notifications: NotificationEvent[] = [];
+  const changed = new Set<string>();
+  for (const e of list) {
+    const base = { org: orgName, timestamp: e.at.getTime() / 1000 };
+    switch (e.type) {
+      case 'trail.started':
+        notifications.push({
+          ...base,
+          trigger: 'ON_STARTED_TRAIL',
+          flow: e.flowName,
+          trail: e.trailName,
+          description: `Trail ${e.trailName} started in flow ${e.flowName}`,
+        });
+        break;
+      case 'artifact.reported':
+        changed.add(e.fingerprint);
+        notifications.push({
+          ...base,
+          trigger: 'ON_ATTESTED_PROVENANCE',
+          flow: e.flowName,
+          trail: e.trailName,
+          description: `Artifact ${e.artifactName} reported in trail ${e.trailName}`,
+          artifact: {
+            name: e.artifactName,
+            fingerprint: e.fingerprint,
+            provenance: {
+              flow: e.flowName,
+              trail: e.trailName,
+              status: e.state.toLowerCase(),
+              commit: e.gitCommit,
+              commit_url: e.commitUrl,
+              build_url: e.buildUrl,
+              html_url: artifactUrls(
+                { publicUrl, orgName },
+                { flow_name: e.flowName, fingerprint: e.fingerprint, id: e.artifactId },
+              ).html_url,
+            },
+          },
+        });
+        break;
+      case 'attestation.reported':
+        notifications.push({
+          ...base,
+          trigger: 'ON_ATTESTATION',
+          flow: e.flowName,
+          trail: e.trailName,
+          description: `Attestation ${e.attestationName} (${e.attestationType}) reported in trail ${e.trailName}`,
+          attestation: { name: e.attestationName, type: e.attestationType, is_compliant: e.isCompliant },
+        });
+        break;
+      case 'artifact.compliance-changed':
+        for (const f of e.fingerprints) changed.add(f);
+        break;
+    }
+  }
+  return { notifications, changed };
+}
+
 /** Turns the evidence's events into flow-action notifications and re-evaluation marks. */
 async function onDomainEvents(
   db: Db,
   events: DomainEvent[],
   publicUrl: string,
+  configs: EpochCache,
 ): Promise<{ marks: number; rows: number }> {
   let marks = 0;
   let rows = 0;
-  const byOrg = new Map<string, DomainEvent[]>();
-  for (const e of events) byOrg.set(e.orgId, [...(byOrg.get(e.orgId) ?? []), e]);
-  for (const [orgId, list] of byOrg) {
-    const org = await orgsRepository.findById(db, orgId);
-    if (!org) continue;
-    const notifications: NotificationEvent[] = [];
-    const changed = new Set<string>();
-    for (const e of list) {
-      const base = { org: org.name, timestamp: e.at.getTime() / 1000 };
-      switch (e.type) {
-        case 'trail.started':
-          notifications.push({
-            ...base,
-            trigger: 'ON_STARTED_TRAIL',
-            flow: e.flowName,
-            trail: e.trailName,
-            description: `Trail ${e.trailName} started in flow ${e.flowName}`,
-          });
-          break;
-        case 'artifact.reported':
-          changed.add(e.fingerprint);
-          notifications.push({
-            ...base,
-            trigger: 'ON_ATTESTED_PROVENANCE',
-            flow: e.flowName,
-            trail: e.trailName,
-            description: `Artifact ${e.artifactName} reported in trail ${e.trailName}`,
-            artifact: {
-              name: e.artifactName,
-              fingerprint: e.fingerprint,
-              provenance: {
-                flow: e.flowName,
-                trail: e.trailName,
-                status: e.state.toLowerCase(),
-                commit: e.gitCommit,
-                commit_url: e.commitUrl,
-                build_url: e.buildUrl,
-                html_url: artifactUrls(
-                  { publicUrl, orgName: org.name },
-                  { flow_name: e.flowName, fingerprint: e.fingerprint, id: e.artifactId },
-                ).html_url,
-              },
-            },
-          });
-          break;
-        case 'attestation.reported':
-          notifications.push({
-            ...base,
-            trigger: 'ON_ATTESTATION',
-            flow: e.flowName,
-            trail: e.trailName,
-            description: `Attestation ${e.attestationName} (${e.attestationType}) reported in trail ${e.trailName}`,
-            attestation: { name: e.attestationName, type: e.attestationType, is_compliant: e.isCompliant },
-          });
-          break;
-        case 'artifact.compliance-changed':
-          for (const f of e.fingerprints) changed.add(f);
-          break;
-      }
+  for (const [orgId, list] of byOrg(events)) {
+    let config = configs.get<OrgNotificationConfig>(orgId, CONFIG_KEY);
+    if (!config) {
+      const epoch = configs.epoch(orgId);
+      const org = await orgsRepository.findById(db, orgId);
+      if (!org) continue;
+      config = { name: org.name, actions: await actionsRepository.list(db, orgId) };
+      configs.set(orgId, CONFIG_KEY, config, epoch);
     }
+    const { notifications, changed } = planFor(config.name, list, publicUrl);
     const at = list[list.length - 1]!.at;
-    rows += await enqueueNotifications(db, orgId, notifications, at);
+    rows += await enqueueNotifications(db, orgId, notifications, at, config.actions);
     marks += await markEnvironmentsRunning(db, orgId, [...changed], 'provenance', at);
   }
   return { marks, rows };
+}
+
+/**
+ * True when onDomainEvents would write nothing: every org's settings are cached, no event
+ * reaches one of its actions and none names a fingerprint to re-evaluate.
+ */
+function idleFor(events: DomainEvent[], publicUrl: string, configs: EpochCache): boolean {
+  for (const [orgId, list] of byOrg(events)) {
+    const config = configs.get<OrgNotificationConfig>(orgId, CONFIG_KEY);
+    if (!config) return false;
+    const { notifications, changed } = planFor(config.name, list, publicUrl);
+    if (changed.size > 0) return false;
+    if (notifications.some((n) => actionsFor(config.actions, n).length > 0)) return false;
+  }
+  return true;
 }
 
 export default fp(
@@ -231,11 +277,14 @@ export default fp(
       },
     } satisfies RuntimeService);
 
-    app.domainEvents.subscribe(async (db, events) => {
-      const { marks, rows } = await onDomainEvents(db, events, config.publicUrl);
-      if (marks > 0) pendingMarks = true;
-      if (rows > 0) pendingRows = true;
-    });
+    app.domainEvents.subscribe(
+      async (db, events) => {
+        const { marks, rows } = await onDomainEvents(db, events, config.publicUrl, app.caches.config);
+        if (marks > 0) pendingMarks = true;
+        if (rows > 0) pendingRows = true;
+      },
+      (events) => idleFor(events, config.publicUrl, app.caches.config),
+    );
     // The publishing transaction has committed once the response goes out: process its marks now.
     app.addHook('onResponse', async () => {
       if (pendingMarks) {
@@ -262,5 +311,5 @@ export default fp(
       notifier.close();
     });
   },
-  { name: 'runtime', dependencies: ['db', 'metrics', 'provenance', 'domain-events'] },
+  { name: 'runtime', dependencies: ['db', 'caches', 'metrics', 'provenance', 'domain-events'] },
 );

@@ -1,5 +1,5 @@
 /**
- * Listens to the change notifications of migration 0300 (LISTEN/NOTIFY). On PostgreSQL a
+ * Listens to the change notifications of migrations 0300 and 0301 (LISTEN/NOTIFY). On PostgreSQL a
  * dedicated connection listens and reconnects when it drops; every reconnect is reported, since
  * notifications sent meanwhile are lost and caches must start over. PGlite delivers its own
  * notifications in process.
@@ -7,7 +7,7 @@
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 
-export type ChangeChannel = 'verity_evidence' | 'verity_auth';
+export type ChangeChannel = 'verity_evidence' | 'verity_auth' | 'verity_config';
 
 export interface ChangeHandlers {
   /** A change of `channel` committed; `payload` as the trigger sent it. */
@@ -22,7 +22,7 @@ export interface ChangeListener {
   close(): Promise<void>;
 }
 
-const CHANNELS: ChangeChannel[] = ['verity_evidence', 'verity_auth'];
+const CHANNELS: ChangeChannel[] = ['verity_evidence', 'verity_auth', 'verity_config'];
 const channelName = (channel: ChangeChannel, schema: string) => `${channel}__${schema}`;
 
 /** Listens on the embedded database. */

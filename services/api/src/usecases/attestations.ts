@@ -20,14 +20,16 @@ import {
 import { BadRequestError, NotFoundError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Db } from '../storage/database.js';
-import { artifactsRepository } from '../storage/repositories/artifacts.js';
-import { attestationsRepository, type AttestationRow } from '../storage/repositories/attestations.js';
+import { artifactsRepository, type EvaluationInputs } from '../storage/repositories/artifacts.js';
+import type { FlowRow } from '../storage/repositories/flows.js';
+import { attestationsRepository } from '../storage/repositories/attestations.js';
 import { attestationTypesRepository } from '../storage/repositories/attestation-types.js';
 import { controlsRepository } from '../storage/repositories/controls.js';
 import { toJson } from '../storage/repositories/json.js';
-import { trailsRepository } from '../storage/repositories/trails.js';
+import { trailsRepository, type TrailRow } from '../storage/repositories/trails.js';
 import type { CustomEvaluator } from './custom-evaluator.js';
-import { reevaluateTrail } from './evaluation.js';
+import { evaluateInputs, storeArtifactStates, type EvaluationWrites } from './evaluation.js';
+import type { DomainEvent } from './domain-events.js';
 import { inTransaction, type EvidenceContext } from './evidence-context.js';
 import { contentTypeFor, type EvidenceStore } from './evidence-store.js';
 import { ensureFlow } from './flows.js';
@@ -182,14 +184,24 @@ async function decideCustom(
   };
 }
 
-/** Records one attestation (or override) on a trail; creates the flow and trail when missing. */
+/** How many times a report is tried without a lock before it takes the trail's lock. */
+const UNLOCKED_ATTEMPTS = 2;
+
+/**
+ * Records one attestation (or override) on a trail; creates the flow and trail when missing;
+ * returns the new attestation's id. The common case (flow and trail exist, no evidence file or
+ * repo, no artifact changes state, no subscriber has anything to do) takes two statements: one
+ * read, then one write that succeeds only if nothing else was written to the trail meanwhile.
+ * Everything else, and a report that keeps meeting concurrent writes, runs in a transaction
+ * holding the trail's lock. Both store the same rows.
+ */
 export async function recordAttestation(
   ctx: EvidenceContext,
   where: { flowName: string; trailName: string },
   input: Input,
   evidence: EvidenceUpload | null,
   services: AttestationServices,
-): Promise<AttestationRow> {
+): Promise<string> {
   const data: Common = input.data;
   const targets = data.target_artifacts && data.target_artifacts.length > 0 ? data.target_artifacts : null;
   if (targets && !data.artifact_fingerprint && !data.git_commit_info) {
@@ -199,40 +211,129 @@ export async function recordAttestation(
     );
   }
   const decided = await decide(ctx, input, services);
+  const id = newId();
+
+  if (!evidence && !data.repo_info) {
+    for (let attempt = 0; attempt < UNLOCKED_ATTEMPTS; attempt++) {
+      const read = await trailsRepository.readForReport(ctx.db, ctx.orgId, where.flowName, where.trailName);
+      if (!read) break;
+      const report = planReport(ctx, read.flow, read.trail, read.inputs, {
+        id,
+        input,
+        decided,
+        targets,
+        repoId: null,
+      });
+      if (report.writes.artifacts.length > 0 || !ctx.events.idle(report.events)) break;
+      const stored = await attestationsRepository.insertReport(ctx.db, {
+        ...report.rows,
+        ifVersion: read.version,
+      });
+      // Publishing would run no subscriber (`idle`), so there is nothing more to do.
+      if (stored) return id;
+    }
+  }
 
   return ctx.db.transaction().execute(async (trx: Db) => {
     const tctx = inTransaction(ctx, trx);
     const found = await trailsRepository.lockWithFlow(trx, ctx.orgId, where.flowName, where.trailName);
     const flow = found?.flow ?? (await ensureFlow(tctx, where.flowName));
     const trail = found?.trail ?? (await ensureTrail(tctx, flow, where.trailName));
-    let target: string | null = targets?.[0] ?? null;
-    if (data.artifact_fingerprint) {
-      const artifact = await artifactsRepository.findInTrail(
-        trx,
-        ctx.orgId,
-        trail.id,
-        data.artifact_fingerprint,
-      );
-      if (!artifact) {
-        throw new NotFoundError(
-          `Artifact with fingerprint ${data.artifact_fingerprint} does not exist in trail "${trail.name}" of flow "${flow.name}" belonging to organization "${ctx.orgName}"`,
-        );
-      }
-      target = artifact.template_reference_name;
-    }
+    // Read after the lock: every earlier write to the trail has committed.
+    const inputs = await artifactsRepository.evaluationInputs(trx, ctx.orgId, trail.id);
+    // Checked (404) before anything is written.
+    reportTarget(ctx, flow, trail, inputs, data, targets);
     if (evidence)
       await services.store.put(trx, ctx.orgId, { sha256: evidence.sha256, content: evidence.data }, ctx.now);
     const repoId = await captureRepo(trx, ctx.orgId, data.repo_info, ctx.now);
-    const sha1 = data.git_commit_info?.sha1 ?? null;
-    const id = newId();
-    const eventType = data.artifact_fingerprint
-      ? 'artifact_attestation_reported'
-      : targets
-        ? 'trail_attestation_for_artifact_reported'
-        : 'trail_attestation_reported';
-    const row = await attestationsRepository.insertWithEvent(
-      trx,
-      {
+    const report = planReport(ctx, flow, trail, inputs, {
+      id,
+      input,
+      decided,
+      targets,
+      repoId,
+      evidence,
+    });
+    await attestationsRepository.insertReport(trx, { ...report.rows, ifVersion: null });
+    await storeArtifactStates(trx, ctx.orgId, report.writes);
+    await ctx.events.publish(trx, report.events);
+    return id;
+  });
+}
+
+/** The artifact a report names (404 when its fingerprint is not in the trail), else its first target. */
+function reportTarget(
+  ctx: EvidenceContext,
+  flow: FlowRow,
+  trail: TrailRow,
+  inputs: EvaluationInputs,
+  data: Common,
+  targets: string[] | null,
+): string | null {
+  if (!data.artifact_fingerprint) return targets?.[0] ?? null;
+  const artifact = inputs.artifacts.find((a) => a.fingerprint === data.artifact_fingerprint);
+  if (!artifact) {
+    throw new NotFoundError(
+      `Artifact with fingerprint ${data.artifact_fingerprint} does not exist in trail "${trail.name}" of flow "${flow.name}" belonging to organization "${ctx.orgName}"`,
+    );
+  }
+  return artifact.template_reference_name;
+}
+
+/**
+ * The rows a report stores (the attestation, its trail event, the trail's new evaluation), the
+ * artifact states it changes and the events it publishes, from the trail as it stands.
+ */
+function planReport(
+  ctx: EvidenceContext,
+  flow: FlowRow,
+  trail: TrailRow,
+  inputs: EvaluationInputs,
+  r: {
+    id: string;
+    input: Input;
+    decided: Decided;
+    targets: string[] | null;
+    repoId: string | null;
+    evidence?: EvidenceUpload | null;
+  },
+): {
+  rows: Omit<Parameters<typeof attestationsRepository.insertReport>[1], 'ifVersion'>;
+  writes: EvaluationWrites;
+  events: DomainEvent[];
+} {
+  const { id, input, decided, targets, evidence } = r;
+  const data: Common = input.data;
+  const target = reportTarget(ctx, flow, trail, inputs, data, targets);
+  const sha1 = data.git_commit_info?.sha1 ?? null;
+  const eventType = data.artifact_fingerprint
+    ? 'artifact_attestation_reported'
+    : targets
+      ? 'trail_attestation_for_artifact_reported'
+      : 'trail_attestation_reported';
+  const payload = JSON.stringify(decided.payload);
+  const originalType = (decided.payload as { original_attestation_type?: string }).original_attestation_type;
+  const writes = evaluateInputs({
+    flow,
+    trail,
+    inputs,
+    added: {
+      id,
+      name: data.attestation_name,
+      type: decided.type,
+      kind: input.kind,
+      is_compliant: decided.isCompliant,
+      artifact_fingerprint: data.artifact_fingerprint ?? null,
+      target_artifacts: targets,
+      git_commit: sha1,
+      // As `payload ->> 'original_attestation_type'` reads it back.
+      original_type: originalType ?? null,
+    },
+    now: ctx.now,
+  });
+  return {
+    rows: {
+      row: {
         org_id: ctx.orgId,
         id,
         flow_id: flow.id,
@@ -244,7 +345,7 @@ export async function recordAttestation(
         artifact_fingerprint: data.artifact_fingerprint ?? null,
         target_artifacts: toJson(targets),
         git_commit: sha1,
-        payload: JSON.stringify(decided.payload),
+        payload,
         description: data.description ?? '',
         origin_url: data.origin_url ?? '',
         user_data: toJson(data.user_data ?? {}),
@@ -252,7 +353,7 @@ export async function recordAttestation(
         external_urls: toJson(data.external_urls),
         git_commit_info: toJson(data.git_commit_info),
         repo_info: toJson(data.repo_info),
-        repo_id: repoId,
+        repo_id: r.repoId,
         evidence_sha256: evidence?.sha256 ?? null,
         evidence_filename: evidence?.filename ?? null,
         evidence_size: evidence?.data.length ?? null,
@@ -260,7 +361,7 @@ export async function recordAttestation(
         created_by: ctx.actor,
         created_at: ctx.now,
       },
-      {
+      event: {
         org_id: ctx.orgId,
         trail_id: trail.id,
         type: eventType,
@@ -278,37 +379,32 @@ export async function recordAttestation(
             : {}),
         }),
       },
-    );
-    const { changedFingerprints } = await reevaluateTrail(trx, {
-      orgId: ctx.orgId,
-      flow,
-      trail,
-      now: ctx.now,
-    });
-    await ctx.events.publish(trx, [
+      trail: writes.trail,
+    },
+    writes,
+    events: [
       {
         type: 'attestation.reported',
         orgId: ctx.orgId,
         flowName: flow.name,
         trailName: trail.name,
-        attestationId: row.id,
-        attestationName: row.name,
-        attestationType: row.type,
-        isCompliant: row.is_compliant,
-        fingerprint: row.artifact_fingerprint,
+        attestationId: id,
+        attestationName: data.attestation_name,
+        attestationType: decided.type,
+        isCompliant: decided.isCompliant,
+        fingerprint: data.artifact_fingerprint ?? null,
         at: ctx.now,
       },
-      ...(changedFingerprints.length > 0
+      ...(writes.changedFingerprints.length > 0
         ? [
             {
               type: 'artifact.compliance-changed' as const,
               orgId: ctx.orgId,
-              fingerprints: changedFingerprints,
+              fingerprints: writes.changedFingerprints,
               at: ctx.now,
             },
           ]
         : []),
-    ]);
-    return row;
-  });
+    ],
+  };
 }

@@ -46,18 +46,32 @@ export type DomainEvent =
 
 export type DomainEventHandler = (db: Db, events: DomainEvent[]) => Promise<void>;
 
+/**
+ * Tells, without the database, that a handler has nothing to do for these events (it would
+ * write nothing): the bus then skips it. Answers false whenever it cannot know for sure.
+ */
+export type DomainEventIdleCheck = (events: DomainEvent[]) => boolean;
+
 /** Publish/subscribe within a transaction. */
 export class DomainEventBus {
-  private readonly handlers: DomainEventHandler[] = [];
+  private readonly handlers: Array<{ handle: DomainEventHandler; idle?: DomainEventIdleCheck }> = [];
 
-  /** Adds a handler; it runs for every publish, in the publisher's transaction. */
-  subscribe(handler: DomainEventHandler): void {
-    this.handlers.push(handler);
+  /** Adds a handler; it runs for every publish, in the publisher's transaction, unless `idle` says it has nothing to do. */
+  subscribe(handler: DomainEventHandler, idle?: DomainEventIdleCheck): void {
+    this.handlers.push(idle ? { handle: handler, idle } : { handle: handler });
+  }
+
+  /** True when publishing these events would run no handler (nothing would be written). */
+  idle(events: DomainEvent[]): boolean {
+    return events.length === 0 || this.handlers.every((h) => h.idle?.(events) === true);
   }
 
   /** Runs every handler in order; a failing handler fails (and rolls back) the publisher. */
   async publish(db: Db, events: DomainEvent[]): Promise<void> {
     if (events.length === 0) return;
-    for (const handler of this.handlers) await handler(db, events);
+    for (const h of this.handlers) {
+      if (h.idle?.(events) === true) continue;
+      await h.handle(db, events);
+    }
   }
 }

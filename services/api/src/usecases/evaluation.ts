@@ -6,7 +6,11 @@ import { evaluateTrail, type AttestationFact, type TrailEvaluation } from '../do
 import { templateOrEmpty } from '../domain/flow-template.js';
 import { epochSeconds } from '../ids.js';
 import type { Db } from '../storage/database.js';
-import { artifactsRepository } from '../storage/repositories/artifacts.js';
+import {
+  artifactsRepository,
+  type ArtifactRow,
+  type EvaluationInputs,
+} from '../storage/repositories/artifacts.js';
 import type { FlowRow } from '../storage/repositories/flows.js';
 import type { TrailRow } from '../storage/repositories/trails.js';
 import { trailsRepository } from '../storage/repositories/trails.js';
@@ -39,13 +43,37 @@ const comparable = (c: unknown) =>
     return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   });
 
-/** Evaluates the trail inside the caller's transaction and stores trail, artifact and flow states. */
-export async function reevaluateTrail(
-  db: Db,
-  input: { orgId: string; flow: FlowRow; trail: TrailRow; now: Date },
-): Promise<EvaluationOutcome> {
-  const { orgId, flow, trail, now } = input;
-  const { artifacts, attestations: facts } = await artifactsRepository.evaluationInputs(db, orgId, trail.id);
+type InputAttestation = EvaluationInputs['attestations'][number];
+
+/** The writes an evaluation makes: the trail's stored compliance, and each artifact whose compliance changed. */
+export interface EvaluationWrites extends EvaluationOutcome {
+  trail: {
+    compliance: string;
+    compliance_state: TrailEvaluation['status'];
+    evaluated_at: Date;
+    last_modified_at: Date;
+  };
+  artifacts: Array<{ id: string; state: ArtifactRow['state']; compliance: string }>;
+}
+
+/**
+ * Evaluates a trail from what it holds (the inputs, plus `added`: an attestation about to be
+ * stored, reported after every other) without touching the database; `reevaluateTrail` and the
+ * attestation writer store the result.
+ */
+export function evaluateInputs(input: {
+  flow: FlowRow;
+  trail: TrailRow;
+  inputs: EvaluationInputs;
+  added?: Omit<InputAttestation, 'seq'>;
+  now: Date;
+}): EvaluationWrites {
+  const { flow, trail, now } = input;
+  const { artifacts } = input.inputs;
+  const facts: InputAttestation[] = input.added
+    ? // Stored later under the trail's lock, the added report takes a seq above all of these.
+      [...input.inputs.attestations, { ...input.added, seq: Number.MAX_SAFE_INTEGER }]
+    : input.inputs.attestations;
   const attestations: AttestationFact[] = facts.map((f) => ({
     id: f.id,
     name: f.name,
@@ -78,21 +106,44 @@ export async function reevaluateTrail(
   const trailChanged =
     evaluation.status !== trail.compliance_state || comparable(stored) !== comparable(trail.compliance);
   const changedFingerprints: string[] = [];
+  const artifactWrites: EvaluationWrites['artifacts'] = [];
   for (const a of artifacts) {
     const next = evaluation.byArtifactId[a.id];
     if (!next) continue;
     const state = next.status === 'MISSING' ? 'INCOMPLETE' : next.status;
     const changed = state !== a.state || comparable(next) !== comparable(a.compliance);
     if (changed || trailChanged) changedFingerprints.push(a.fingerprint);
-    if (changed) {
-      await artifactsRepository.update(db, orgId, a.id, { state, compliance: JSON.stringify(next) });
-    }
+    if (changed) artifactWrites.push({ id: a.id, state, compliance: JSON.stringify(next) });
   }
-  await trailsRepository.update(db, orgId, trail.id, {
-    compliance: JSON.stringify(stored),
-    compliance_state: evaluation.status,
-    evaluated_at: now,
-    last_modified_at: now,
-  });
-  return { evaluation, changedFingerprints: [...new Set(changedFingerprints)] };
+  return {
+    evaluation,
+    changedFingerprints: [...new Set(changedFingerprints)],
+    trail: {
+      compliance: JSON.stringify(stored),
+      compliance_state: evaluation.status,
+      evaluated_at: now,
+      last_modified_at: now,
+    },
+    artifacts: artifactWrites,
+  };
+}
+
+/** Stores the artifact states of an evaluation (the trail's is the caller's). */
+export async function storeArtifactStates(db: Db, orgId: string, writes: EvaluationWrites): Promise<void> {
+  for (const a of writes.artifacts) {
+    await artifactsRepository.update(db, orgId, a.id, { state: a.state, compliance: a.compliance });
+  }
+}
+
+/** Evaluates the trail inside the caller's transaction and stores trail, artifact and flow states. */
+export async function reevaluateTrail(
+  db: Db,
+  input: { orgId: string; flow: FlowRow; trail: TrailRow; now: Date },
+): Promise<EvaluationOutcome> {
+  const { orgId, flow, trail, now } = input;
+  const inputs = await artifactsRepository.evaluationInputs(db, orgId, trail.id);
+  const writes = evaluateInputs({ flow, trail, inputs, now });
+  await storeArtifactStates(db, orgId, writes);
+  await trailsRepository.update(db, orgId, trail.id, writes.trail);
+  return { evaluation: writes.evaluation, changedFingerprints: writes.changedFingerprints };
 }

@@ -6,17 +6,21 @@
 import { newId } from '../ids.js';
 import { actionsFor, type NotificationEvent } from '../domain/triggers.js';
 import type { Db } from '../storage/database.js';
-import { actionsRepository, outboxRepository } from '../storage/repositories/actions.js';
+import { actionsRepository, outboxRepository, type ActionRow } from '../storage/repositories/actions.js';
 
-/** Fans events out to the org's matching actions and targets; returns the rows written. */
+/**
+ * Fans events out to the org's matching actions and targets; returns the rows written. `known`:
+ * the org's actions when the caller already has them.
+ */
 export async function enqueueNotifications(
   db: Db,
   orgId: string,
   events: readonly NotificationEvent[],
   now: Date,
+  known?: readonly ActionRow[],
 ): Promise<number> {
   if (events.length === 0) return 0;
-  const actions = await actionsRepository.list(db, orgId);
+  const actions = known ?? (await actionsRepository.list(db, orgId));
   if (actions.length === 0) return 0;
   const matched = events.map((event) => ({ event, actions: actionsFor(actions, event) }));
   const ids = [...new Set(matched.flatMap((m) => m.actions.map((a) => a.id)))];

@@ -49,6 +49,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
           requirePrincipal(request).name,
           app.clock(),
         );
+        app.caches.config.bump(orgRef(request).id);
         return sendJsonString(reply, 'OK', created ? 201 : 200);
       },
     );
@@ -92,6 +93,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         requirePrincipal(request).name,
         app.clock(),
       );
+      app.caches.config.bump(orgRef(request).id);
       return sendJsonString(reply, 'OK', created ? 201 : 200);
     },
   );
@@ -156,6 +158,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         const org = orgRef(request);
         const action = await findAction(app.db, org, numberOf(request));
         await actionsRepository.delete(app.db, org.id, action.id);
+        app.caches.config.bump(org.id);
         return sendJsonString(reply, 'OK');
       },
     );
@@ -189,6 +192,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         app.clock(),
         request.params.notification_number,
       );
+      app.caches.config.bump(orgRef(request).id);
       return sendJsonString(reply, 'OK');
     },
   );

@@ -9,10 +9,12 @@ import * as m0001 from './0001_identity.js';
 import * as m0100 from './0100_evidence.js';
 import * as m0200 from './0200_runtime.js';
 import * as m0300 from './0300_change_notifications.js';
+import * as m0301 from './0301_action_notifications.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
   '0100_evidence': m0100,
   '0200_runtime': m0200,
   '0300_change_notifications': m0300,
+  '0301_action_notifications': m0301,
 };

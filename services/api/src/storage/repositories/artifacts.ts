@@ -7,6 +7,8 @@ import type { TrailEventRow } from './trail-events.js';
 
 export type ArtifactRow = Selectable<ArtifactsTable>;
 export type ArtifactRowWithNames = ArtifactRow & { trail_name: string; flow_name: string };
+/** What a trail's evaluation reads of it (`evaluationInputs`). */
+export type EvaluationInputs = Awaited<ReturnType<(typeof artifactsRepository)['evaluationInputs']>>;
 
 const withNames = (db: Db) =>
   db

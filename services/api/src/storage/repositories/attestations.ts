@@ -1,7 +1,7 @@
 /** Attestations: append-only; every report is kept. */
-import { sql, type Insertable, type Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../database.js';
-import type { AttestationsTable, TrailEventsTable } from '../tables/evidence.js';
+import type { AttestationsTable, TrailEventsTable, TrailsTable } from '../tables/evidence.js';
 
 export type AttestationRow = Selectable<AttestationsTable>;
 export type AttestationRowWithNames = AttestationRow & { trail_name: string; flow_name: string };
@@ -32,18 +32,50 @@ export const attestationsRepository = {
     return db.insertInto('attestations').values(row).returningAll().executeTakeFirstOrThrow();
   },
 
-  /** Inserts an attestation and its trail event in one statement. */
-  async insertWithEvent(
+  /**
+   * Stores a report in one statement: the attestation, its trail event and the trail's new
+   * evaluation. With `ifVersion` (from `trailsRepository.readForReport`) nothing is written unless
+   * the trail row still has that version; returns whether the report was stored.
+   */
+  async insertReport(
     db: Db,
-    row: Insertable<AttestationsTable>,
-    event: Insertable<TrailEventsTable>,
-  ): Promise<AttestationRow> {
-    return db
-      .with('ev', (qb) => qb.insertInto('trail_events').values(event).returning('seq'))
-      .insertInto('attestations')
-      .values(row)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    report: {
+      row: Insertable<AttestationsTable> & { created_at: Date };
+      event: Insertable<TrailEventsTable> & { occurred_at: Date };
+      trail: Pick<
+        Updateable<TrailsTable>,
+        'compliance' | 'compliance_state' | 'evaluated_at' | 'last_modified_at'
+      >;
+      ifVersion: string | null;
+    },
+  ): Promise<boolean> {
+    const { row: r, event: e, trail: t } = report;
+    const result = await sql<{ id: string }>`
+      with tr as (
+        update trails set compliance = ${t.compliance}::jsonb, compliance_state = ${t.compliance_state},
+          evaluated_at = ${t.evaluated_at}::timestamptz, last_modified_at = ${t.last_modified_at}::timestamptz
+        where org_id = ${r.org_id} and id = ${r.trail_id}
+          and (${report.ifVersion}::text is null or xmin::text = ${report.ifVersion}::text)
+        returning id
+      ), ev as (
+        insert into trail_events (org_id, trail_id, type, fingerprint, occurred_at, data)
+        select ${e.org_id}, tr.id, ${e.type}, ${e.fingerprint ?? null}, ${e.occurred_at}::timestamptz, ${e.data}::jsonb
+        from tr
+      )
+      insert into attestations (org_id, id, flow_id, trail_id, name, type, kind, is_compliant,
+        artifact_fingerprint, target_artifacts, git_commit, payload, description, origin_url, user_data,
+        annotations, external_urls, git_commit_info, repo_info, repo_id, evidence_sha256, evidence_filename,
+        evidence_size, evidence_content_type, created_by, created_at)
+      select ${r.org_id}, ${r.id}, ${r.flow_id}, tr.id, ${r.name}, ${r.type}, ${r.kind}, ${r.is_compliant}::boolean,
+        ${r.artifact_fingerprint ?? null}, ${r.target_artifacts ?? null}::jsonb, ${r.git_commit ?? null},
+        ${r.payload}::jsonb, ${r.description ?? ''}, ${r.origin_url ?? ''}, ${r.user_data ?? null}::jsonb,
+        ${r.annotations ?? null}::jsonb, ${r.external_urls ?? null}::jsonb, ${r.git_commit_info ?? null}::jsonb,
+        ${r.repo_info ?? null}::jsonb, ${r.repo_id ?? null}, ${r.evidence_sha256 ?? null},
+        ${r.evidence_filename ?? null}, ${r.evidence_size ?? null}::bigint, ${r.evidence_content_type ?? null},
+        ${r.created_by}, ${r.created_at}::timestamptz
+      from tr
+      returning id`.execute(db);
+    return result.rows.length === 1;
   },
 
   /** What compliance needs of every attestation of a trail, in report order. */

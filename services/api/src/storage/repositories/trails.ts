@@ -3,6 +3,7 @@ import { sql, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../database.js';
 import type { TrailsTable } from '../tables/evidence.js';
 import type { FlowRow } from './flows.js';
+import type { EvaluationInputs } from './artifacts.js';
 
 export type TrailRow = Selectable<TrailsTable>;
 export type NewTrailRow = Omit<
@@ -56,6 +57,53 @@ export const trailsRepository = {
         created_at: new Date(flow_json.created_at),
         last_modified_at: new Date(flow_json.last_modified_at),
       },
+    };
+  },
+
+  /**
+   * The flow (by name or an old name), its trail, the trail row's version (its xmin) and what the
+   * trail's evaluation reads (as `artifactsRepository.evaluationInputs`), all from one snapshot in
+   * one round trip, locking nothing; undefined when the flow or the trail is missing. A write
+   * conditioned on the version (`attestationsRepository.insertReport`) then succeeds only if no
+   * other write to the trail committed meanwhile: every write to a trail's evidence also rewrites
+   * the trail row (its evaluation), which gives the row a new version.
+   */
+  async readForReport(
+    db: Db,
+    orgId: string,
+    flowName: string,
+    trailName: string,
+  ): Promise<{ flow: FlowRow; trail: TrailRow; version: string; inputs: EvaluationInputs } | undefined> {
+    const result = await sql<TrailRow & { flow_json: FlowRow; version: string } & EvaluationInputs>`
+      with fl as (
+        select id, 0 as p from flows where org_id = ${orgId} and name = ${flowName}
+        union all
+        select flow_id, 1 from flow_aliases where org_id = ${orgId} and name = ${flowName}
+        order by p limit 1
+      )
+      select t.*, t.xmin::text as version, row_to_json(f) as flow_json,
+        (select coalesce(json_agg(a order by a.seq), '[]'::json) from (
+          select id, fingerprint, template_reference_name, git_commit, seq, state, compliance
+          from artifacts where org_id = t.org_id and trail_id = t.id) a) as artifacts,
+        (select coalesce(json_agg(x order by x.seq), '[]'::json) from (
+          select id, seq, name, type, kind, is_compliant, artifact_fingerprint, target_artifacts, git_commit,
+                 payload ->> 'original_attestation_type' as original_type
+          from attestations where org_id = t.org_id and trail_id = t.id) x) as attestations
+      from fl
+      join trails t on t.org_id = ${orgId} and t.flow_id = fl.id and t.name = ${trailName}
+      join flows f on f.org_id = ${orgId} and f.id = fl.id`.execute(db);
+    const row = result.rows[0];
+    if (!row) return undefined;
+    const { flow_json, version, artifacts, attestations, ...trail } = row;
+    return {
+      trail,
+      flow: {
+        ...flow_json,
+        created_at: new Date(flow_json.created_at),
+        last_modified_at: new Date(flow_json.last_modified_at),
+      },
+      version,
+      inputs: { artifacts, attestations },
     };
   },
 
