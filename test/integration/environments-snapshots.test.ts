@@ -410,10 +410,21 @@ describe('reports', () => {
   });
 
   it('exposes runtime metrics with bounded labels', async () => {
+    await api.put(`/api/v2/environments/${ORG}`, { name: 'never-reported', type: 'K8S', description: '' });
     const res = await t.app.inject({ url: '/metrics' });
     expect(res.body).toMatch(/verity_environment_compliant\{org="acme",environment="prod"\} 1/);
     expect(res.body).not.toMatch(/verity_environment_compliant\{org="acme",environment="ecs"\}/);
-    expect(res.body).toMatch(/verity_environment_last_report_age_seconds\{org="acme",environment="prod"\}/);
+    expect(res.body).toMatch(
+      /verity_environment_last_report_age_seconds\{org="acme",environment="prod"\} \d/,
+    );
+    expect(res.body).toMatch(/verity_environment_snapshot_age_seconds\{org="acme",environment="prod"\} \d/);
+    // An environment never reported has no age.
+    expect(res.body).not.toMatch(
+      /verity_environment_snapshot_age_seconds\{org="acme",environment="never-reported"\}/,
+    );
+    expect(res.body).not.toMatch(
+      /verity_environment_last_report_age_seconds\{org="acme",environment="never-reported"\}/,
+    );
     expect(res.body).toMatch(/verity_snapshots_created_total\{cause="report"\} \d+/);
     expect(res.body).toMatch(/verity_reports_total\{result="unchanged"\} 3/);
     expect(res.body).toMatch(/verity_reports_total\{result="rejected"\} \d/);

@@ -202,7 +202,7 @@ export default fp(
     });
     new Gauge({
       name: 'verity_environment_last_report_age_seconds',
-      help: 'Seconds since the environment was last reported, i.e. the age of the state its latest snapshot describes',
+      help: 'Seconds since the environment was last reported (a report without changes counts): a silent reporter shows here',
       labelNames: ['org', 'environment'] as const,
       registers: [registry],
       async collect() {
@@ -211,6 +211,20 @@ export default fp(
         for (const e of await environmentsRepository.complianceOverview(app.db)) {
           if (e.last_reported_at)
             this.set({ org: e.org, environment: e.name }, (now - e.last_reported_at.getTime()) / 1000);
+        }
+      },
+    });
+    new Gauge({
+      name: 'verity_environment_snapshot_age_seconds',
+      help: 'Seconds since the latest snapshot of the environment was made (how long what runs there has been unchanged)',
+      labelNames: ['org', 'environment'] as const,
+      registers: [registry],
+      async collect() {
+        this.reset();
+        const now = app.clock().getTime();
+        for (const e of await environmentsRepository.complianceOverview(app.db)) {
+          if (e.latest_snapshot_at)
+            this.set({ org: e.org, environment: e.name }, (now - e.latest_snapshot_at.getTime()) / 1000);
         }
       },
     });

@@ -249,13 +249,31 @@ export const environmentsRepository = {
   },
 
   /** Every environment with compliance and report time, for the metrics scrape. */
-  async complianceOverview(
-    db: Db,
-  ): Promise<Array<{ org: string; name: string; compliant: boolean | null; last_reported_at: Date | null }>> {
+  async complianceOverview(db: Db): Promise<
+    Array<{
+      org: string;
+      name: string;
+      compliant: boolean | null;
+      last_reported_at: Date | null;
+      latest_snapshot_at: Date | null;
+    }>
+  > {
     return db
       .selectFrom('environments as e')
       .innerJoin('orgs as o', 'o.id', 'e.org_id')
-      .select(['o.name as org', 'e.name', 'e.compliant', 'e.last_reported_at'])
+      .leftJoin('runtime_snapshots as s', (j) =>
+        j
+          .onRef('s.org_id', '=', 'e.org_id')
+          .onRef('s.environment_id', '=', 'e.id')
+          .onRef('s.index', '=', 'e.latest_snapshot'),
+      )
+      .select([
+        'o.name as org',
+        'e.name',
+        'e.compliant',
+        'e.last_reported_at',
+        's.created_at as latest_snapshot_at',
+      ])
       .where('e.archived', '=', false)
       .where('e.type', '!=', 'logical')
       .execute();
