@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { parser as promql } from '@prometheus-io/lezer-promql';
 import { chartDir, expectRefused, helm, render, type K8sObject } from './helm.js';
+import { CONFIG_VARIABLES, loadConfig } from '../../services/api/src/config.js';
 
 const CHART = 'verity';
 const PG = 'postgres://verity:pw@db:5432/verity';
@@ -168,6 +169,33 @@ describe('the API chart on PostgreSQL', async () => {
     };
     expect(mountOf(env.DATABASE_URL_FILE)).toBe(PG);
     expect(mountOf(env.VERITY_BOOTSTRAP_API_KEY_FILE)).toBe('k'.repeat(24));
+  });
+
+  it('sets only variables the API reads, with values its configuration accepts', async () => {
+    const tuned = await render(CHART, {
+      values: {
+        database: { url: PG, preparedStatements: false },
+        notifications: { retentionDays: 7 },
+        bootstrap: { org: 'acme', apiKey: 'k'.repeat(24) },
+      },
+    });
+    const env = envOf(tuned);
+    for (const name of Object.keys(env)) expect(CONFIG_VARIABLES, name).toContain(name);
+    const literal = Object.fromEntries(
+      Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'),
+    );
+    // Files the pod would mount from Secrets: their content as the chart writes it.
+    const files: Record<string, string> = {
+      [env.DATABASE_URL_FILE]: PG,
+      [env.VERITY_BOOTSTRAP_API_KEY_FILE]: 'k'.repeat(24),
+    };
+    const config = loadConfig(literal, (path) => files[path] ?? '');
+    expect(config).toMatchObject({
+      databaseUrl: PG,
+      dbPreparedStatements: false,
+      notificationRetentionDays: 7,
+      bootstrapOrg: 'acme',
+    });
   });
 
   it('uses an existing Secret and key when given, and writes none', async () => {

@@ -158,6 +158,12 @@ export class ConfigError extends Error {
 /** Variables that may instead be read from the file named by `<NAME>_FILE`. */
 const FILE_VARS = ['DATABASE_URL', 'VERITY_BOOTSTRAP_API_KEY', 'VERITY_WEBHOOK_SECRET', 'SMTP_URL'] as const;
 
+/** Every environment variable the API reads (and `<NAME>_FILE` for those above). */
+export const CONFIG_VARIABLES: readonly string[] = [
+  ...Object.keys(EnvSchema.shape),
+  ...FILE_VARS.map((n) => `${n}_FILE`),
+];
+
 /** Parse the environment; throws {@link ConfigError} listing every bad variable. */
 export function loadConfig(
   env: Record<string, string | undefined> = process.env,
