@@ -62,6 +62,7 @@ const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
  * distinct texts, so queries built with varying shapes cannot grow it without bound.
  */
 function preparePlans(client: pg.PoolClient): void {
+  // '' marks a text this connection runs unprepared from now on.
   const names = new Map<string, string>();
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as unknown as { query: (...args: unknown[]) => unknown }).query = (
@@ -69,15 +70,35 @@ function preparePlans(client: pg.PoolClient): void {
     values?: unknown,
     ...rest: unknown[]
   ) => {
-    if (typeof text !== 'string' || !Array.isArray(values) || !PREPARABLE.test(text))
+    if (typeof text !== 'string' || !Array.isArray(values) || !PREPARABLE.test(text) || rest.length > 0)
       return query(text, values, ...rest);
     let name = names.get(text);
     if (name === undefined && names.size < MAX_PREPARED_PER_CONNECTION) {
       name = `v_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
       names.set(text, name);
     }
-    return name === undefined ? query(text, values, ...rest) : query({ name, text, values }, ...rest);
+    if (!name) return query(text, values);
+    return (query({ name, text, values }) as Promise<unknown>).catch(async (err: unknown) => {
+      // Another replica migrated a table under this prepared statement (a rolling upgrade):
+      // PostgreSQL refuses its old row shape. Run the text unprepared on this connection from now
+      // on; outside a transaction the retry answers, inside one the original error stands.
+      if (!isStalePlan(err)) throw err;
+      names.set(text, '');
+      return (query(text, values) as Promise<unknown>).catch(() => {
+        throw err;
+      });
+    });
   };
+}
+
+/** PostgreSQL's "cached plan must not change result type" (SQLSTATE 0A000). */
+function isStalePlan(err: unknown): boolean {
+  return (
+    typeof err === 'object' &&
+    err !== null &&
+    (err as { code?: unknown }).code === '0A000' &&
+    /cached plan must not change result type/.test(String((err as { message?: unknown }).message))
+  );
 }
 
 /** Opens the configured database. */
