@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { createOpsServer } from '../../services/operator/src/http-server.js';
+import { createOpsServer } from '../../services/shared/agent/index.js';
 import { Operator, keyOf, type ReconciledEvent } from '../../services/operator/src/operator.js';
 import { client, createTestApp, type TestApp } from '../helpers/app.js';
 import {
@@ -456,7 +456,11 @@ describe('the operator', () => {
   });
 
   it('serves /healthz, /readyz and /metrics with the reconcile counters, and logs per object', async () => {
-    const server = createOpsServer({ ready: () => operator.ready, registry: operator.metrics.registry });
+    const server = createOpsServer({
+      ready: () => operator.ready,
+      registry: operator.metrics.registry,
+      notReady: 'custom resources not listed yet',
+    });
     server.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
