@@ -3,6 +3,8 @@
  * rules as the CRDs in crds/ (test/unit/crds.test.ts holds the two to the same samples).
  */
 import { z } from 'zod';
+import { ACTION_NAME_PATTERN, ENV_TRIGGERS, FLOW_TRIGGERS } from '../../shared/contract/actions.js';
+import { ENVIRONMENT_TYPE_VALUES } from '../../shared/contract/environments.js';
 
 export const GROUP = 'verity.dev';
 export const VERSION = 'v1alpha1';
@@ -10,34 +12,9 @@ export const API_VERSION = `${GROUP}/${VERSION}`;
 
 const ENV_NAME = /^[a-zA-Z0-9][a-zA-Z0-9._-]*$/;
 const RESOURCE_NAME = /^[a-zA-Z0-9][a-zA-Z0-9._~-]*$/;
-const ACTION_NAME = /^[a-zA-Z0-9][a-zA-Z0-9_.~/-]*$/;
 
-export const ENVIRONMENT_TYPES = [
-  'K8S',
-  'ECS',
-  'S3',
-  'lambda',
-  'server',
-  'docker',
-  'azure-apps',
-  'cloud-run',
-  'logical',
-] as const;
-export const ENV_TRIGGERS = [
-  'ON_STARTED_ARTIFACT',
-  'ON_EXITED_ARTIFACT',
-  'ON_SCALED_ARTIFACT',
-  'ON_ALLOWED_ARTIFACT',
-  'ON_NON_COMPLIANT_ENV',
-  'ON_COMPLIANT_ENV',
-] as const;
-export const FLOW_TRIGGERS = [
-  'ON_STARTED_TRAIL',
-  'ON_ATTESTED_PROVENANCE',
-  'ON_ATTESTATION',
-  'ON_APPROVAL',
-  'ON_RELEASE',
-] as const;
+export const ENVIRONMENT_TYPES = ENVIRONMENT_TYPE_VALUES;
+export { ENV_TRIGGERS, FLOW_TRIGGERS };
 
 /** The metadata the operator reads. */
 export const ObjectMeta = z.looseObject({
@@ -176,7 +153,7 @@ export const ActionTarget = z.discriminatedUnion('type', [
 export type ActionTarget = z.infer<typeof ActionTarget>;
 
 const actionCommon = {
-  name: z.string().max(255).regex(ACTION_NAME).optional(),
+  name: z.string().max(255).regex(ACTION_NAME_PATTERN).optional(),
   targets: z.array(ActionTarget).min(1).max(20),
   suspend: z.boolean().default(false),
 };

@@ -5,6 +5,24 @@
 import { z } from 'zod';
 import { EpochSeconds } from './common.js';
 
+/** Triggers of environment actions (spec: Events). */
+export const ENV_TRIGGERS = [
+  'ON_STARTED_ARTIFACT',
+  'ON_EXITED_ARTIFACT',
+  'ON_SCALED_ARTIFACT',
+  'ON_ALLOWED_ARTIFACT',
+  'ON_NON_COMPLIANT_ENV',
+  'ON_COMPLIANT_ENV',
+] as const;
+/** Triggers of flow actions (spec: Events). */
+export const FLOW_TRIGGERS = [
+  'ON_STARTED_TRAIL',
+  'ON_ATTESTED_PROVENANCE',
+  'ON_ATTESTATION',
+  'ON_APPROVAL',
+  'ON_RELEASE',
+] as const;
+
 /** Action names (spec endpoint 4): letters, digits and `_ . ~ / -`. */
 export const ACTION_NAME_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9_.~/-]*$/;
 

@@ -4,21 +4,9 @@
  * trails, artifact reports, attestations and releases. ON_APPROVAL is accepted and never fires.
  */
 
-export const ENV_TRIGGERS = [
-  'ON_STARTED_ARTIFACT',
-  'ON_EXITED_ARTIFACT',
-  'ON_SCALED_ARTIFACT',
-  'ON_ALLOWED_ARTIFACT',
-  'ON_NON_COMPLIANT_ENV',
-  'ON_COMPLIANT_ENV',
-] as const;
-export const FLOW_TRIGGERS = [
-  'ON_STARTED_TRAIL',
-  'ON_ATTESTED_PROVENANCE',
-  'ON_ATTESTATION',
-  'ON_APPROVAL',
-  'ON_RELEASE',
-] as const;
+import { ENV_TRIGGERS, FLOW_TRIGGERS } from '../../../shared/contract/actions.js';
+
+export { ENV_TRIGGERS, FLOW_TRIGGERS };
 export type EnvTrigger = (typeof ENV_TRIGGERS)[number];
 export type FlowTrigger = (typeof FLOW_TRIGGERS)[number];
 export type Trigger = EnvTrigger | FlowTrigger;

@@ -187,7 +187,18 @@ export default fp(
       labelNames: ['target_type', 'result'] as const,
       registers: [registry],
     });
-    // Read from the database at scrape time: every replica reports the same truth.
+    // Read from the database at scrape time: every replica reports the same truth. The three
+    // gauges below collect in one scrape; they share one read of the overview.
+    let overview:
+      { at: number; rows: ReturnType<typeof environmentsRepository.complianceOverview> } | undefined;
+    const environmentOverview = () => {
+      const now = Date.now();
+      if (!overview || now - overview.at > 1000) {
+        overview = { at: now, rows: environmentsRepository.complianceOverview(app.db) };
+        overview.rows.catch(() => (overview = undefined));
+      }
+      return overview.rows;
+    };
     new Gauge({
       name: 'verity_environment_compliant',
       help: 'Compliance of the latest snapshot: 1 compliant, 0 not; absent when unknown (no policies)',
@@ -195,7 +206,7 @@ export default fp(
       registers: [registry],
       async collect() {
         this.reset();
-        for (const e of await environmentsRepository.complianceOverview(app.db)) {
+        for (const e of await environmentOverview()) {
           if (e.compliant !== null) this.set({ org: e.org, environment: e.name }, e.compliant ? 1 : 0);
         }
       },
@@ -208,7 +219,7 @@ export default fp(
       async collect() {
         this.reset();
         const now = app.clock().getTime();
-        for (const e of await environmentsRepository.complianceOverview(app.db)) {
+        for (const e of await environmentOverview()) {
           if (e.last_reported_at)
             this.set({ org: e.org, environment: e.name }, (now - e.last_reported_at.getTime()) / 1000);
         }
@@ -222,7 +233,7 @@ export default fp(
       async collect() {
         this.reset();
         const now = app.clock().getTime();
-        for (const e of await environmentsRepository.complianceOverview(app.db)) {
+        for (const e of await environmentOverview()) {
           if (e.latest_snapshot_at)
             this.set({ org: e.org, environment: e.name }, (now - e.latest_snapshot_at.getTime()) / 1000);
         }
