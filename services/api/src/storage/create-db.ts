@@ -56,28 +56,55 @@ export const MAX_PREPARED_PER_CONNECTION = 500;
 const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
 
 /**
+ * When a connection forgets its prepared statements so they are planned again: after this many
+ * executions (then every tenfold more, up to the last step, repeated), or after REPLAN_AFTER_MS.
+ */
+export const REPLAN_AFTER_EXECUTIONS = [100, 1_000, 10_000, 100_000];
+const REPLAN_AFTER_MS = 10 * 60_000;
+
+/**
  * Runs repeated data statements as named prepared statements, so PostgreSQL plans each once per
  * connection instead of on every request (planning a join costs more than running it). The
  * names are hashes of the SQL text; a connection prepares at most MAX_PREPARED_PER_CONNECTION
  * distinct texts, so queries built with varying shapes cannot grow it without bound.
+ *
+ * PostgreSQL settles on a generic plan after a statement's fifth run, with the table sizes of
+ * that moment: on a new installation, plans for empty tables (scanning a whole organization
+ * where an index finds one trail). So a connection drops its statements and plans them again
+ * as it ages (REPLAN_AFTER_EXECUTIONS, REPLAN_AFTER_MS), when the tables have grown.
  */
-function preparePlans(client: pg.PoolClient): void {
+function preparePlans(client: pg.PoolClient, now: () => number = Date.now): void {
   // '' marks a text this connection runs unprepared from now on.
   const names = new Map<string, string>();
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (
-    text: unknown,
-    values?: unknown,
-    ...rest: unknown[]
-  ) => {
-    if (typeof text !== 'string' || !Array.isArray(values) || !PREPARABLE.test(text) || rest.length > 0)
-      return query(text, values, ...rest);
+  let executions = 0;
+  let step = 0;
+  let plannedAt = now();
+  const replanDue = () =>
+    names.size > 0 &&
+    (executions >= REPLAN_AFTER_EXECUTIONS[Math.min(step, REPLAN_AFTER_EXECUTIONS.length - 1)]! ||
+      now() - plannedAt >= REPLAN_AFTER_MS);
+  /** Forgets every prepared statement, on the server and in the driver's own record of them. */
+  const replan = async () => {
+    await (query('deallocate all') as Promise<unknown>);
+    const connection = (client as unknown as { connection?: Record<string, unknown> }).connection;
+    if (connection) {
+      connection.parsedStatements = {};
+      connection.submittedNamedStatements = {};
+    }
+    names.clear();
+    executions = 0;
+    step += 1;
+    plannedAt = now();
+  };
+  const run = (text: string, values: unknown[]) => {
     let name = names.get(text);
     if (name === undefined && names.size < MAX_PREPARED_PER_CONNECTION) {
       name = `v_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
       names.set(text, name);
     }
-    if (!name) return query(text, values);
+    if (!name) return query(text, values) as Promise<unknown>;
+    executions += 1;
     return (query({ name, text, values }) as Promise<unknown>).catch(async (err: unknown) => {
       // Another replica migrated a table under this prepared statement (a rolling upgrade):
       // PostgreSQL refuses its old row shape. Run the text unprepared on this connection from now
@@ -88,6 +115,20 @@ function preparePlans(client: pg.PoolClient): void {
         throw err;
       });
     });
+  };
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (
+    text: unknown,
+    values?: unknown,
+    ...rest: unknown[]
+  ) => {
+    if (typeof text !== 'string' || !Array.isArray(values) || !PREPARABLE.test(text) || rest.length > 0)
+      return query(text, values, ...rest);
+    if (!replanDue()) return run(text, values);
+    // In a failed transaction the deallocation fails too: the statements stay, and so does the due replan.
+    return replan().then(
+      () => run(text, values),
+      () => run(text, values),
+    );
   };
 }
 
