@@ -136,6 +136,50 @@ describe('artifact view cache', () => {
       .toContain('unit-tests');
   });
 
+  it('shows a replica its own write at once, before its change log poll', async () => {
+    // A replica that reads the change log only once a minute: its own writes must not wait for it.
+    const slow = await buildApp({
+      config: testConfig({ VERITY_CHANGE_POLL_MS: '60000' }),
+      database: replicaDb ?? t.db,
+      logger: false,
+    });
+    try {
+      await slow.ready();
+      const before = await view(slow);
+      expect(await view(slow)).toEqual(before);
+      expect(before.evidence).not.toHaveProperty('own-write');
+      const attested = await cliClient(slow, adminKey).multipart(
+        'POST',
+        '/api/v2/attestations/acme/web/trail/release-1/generic',
+        [
+          {
+            name: 'data_json',
+            value: JSON.stringify({
+              attestation_name: 'own-write',
+              artifact_fingerprint: FP,
+              is_compliant: true,
+            }),
+          },
+        ],
+      );
+      expect(attested.status).toBe(201);
+      expect((await view(slow)).evidence).toHaveProperty('own-write');
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('follows evidence changed directly in the database', async () => {
+    const before = await view(replica);
+    expect(await view(replica)).toEqual(before);
+    await sql`update artifacts set filename = 'web:renamed' where fingerprint = ${FP}`.execute(t.db.db);
+    await expect
+      .poll(async () => ((await view(replica)) as unknown as { filename: string }).filename, {
+        timeout: 5000,
+      })
+      .toBe('web:renamed');
+  });
+
   it('keeps organizations apart: another organization never sees a cached view', async () => {
     const other = cliClient(t.app, await t.seedKey('globex', 'admin'));
     expect((await other.get(`/api/v2/artifacts/globex/web/fingerprint/${FP}`)).status).toBe(404);

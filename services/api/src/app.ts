@@ -85,7 +85,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
 
   await app.register(dbPlugin, { handle, owned, config, clock: options.clock ?? (() => new Date()) });
-  await app.register(cachesPlugin, { handle });
+  await app.register(cachesPlugin, { handle, changePollMs: config.changePollMs });
   await app.register(domainEventsPlugin);
   // The runtime asks the evidence where running fingerprints came from through this port;
   // tests may put their own in its place.

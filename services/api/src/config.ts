@@ -81,6 +81,7 @@ const EnvSchema = z
     VERITY_NOTIFIER_MAX_ATTEMPTS: intVar(10, 1, 100),
     VERITY_NOTIFICATION_RETENTION_DAYS: intVar(30, 0, 3650),
     VERITY_REEVALUATION_INTERVAL_MS: intVar(30_000, 100, 86_400_000),
+    VERITY_CHANGE_POLL_MS: intVar(100, 10, 60_000),
     VERITY_OUTBOUND_ALLOW: optionalString.transform((v, ctx) => {
       const parsed = parseOutboundAllowList(v);
       if (!parsed.ok) {
@@ -138,6 +139,8 @@ export interface Config {
   /** Days a delivered or given-up notification is kept; 0 keeps them forever. */
   notificationRetentionDays: number;
   reevaluationIntervalMs: number;
+  /** Between reads of the evidence change log, which keeps this replica's caches current. */
+  changePollMs: number;
   /** Hosts and ranges notifications may reach despite being loopback or private. */
   outboundAllow: OutboundAllowList;
   outboundTimeoutMs: number;
@@ -220,6 +223,7 @@ export function loadConfig(
     notifierMaxAttempts: e.VERITY_NOTIFIER_MAX_ATTEMPTS,
     notificationRetentionDays: e.VERITY_NOTIFICATION_RETENTION_DAYS,
     reevaluationIntervalMs: e.VERITY_REEVALUATION_INTERVAL_MS,
+    changePollMs: e.VERITY_CHANGE_POLL_MS,
     outboundAllow: e.VERITY_OUTBOUND_ALLOW,
     outboundTimeoutMs: e.VERITY_OUTBOUND_TIMEOUT_MS,
     webhookSecret: e.VERITY_WEBHOOK_SECRET,

@@ -1,13 +1,16 @@
 /**
- * In-process caches that every replica keeps correct through the change notifications of
- * migrations 0300 and 0301: API keys by hash (one database round trip less on every request),
- * evidence read views per organization, valid only for the organization's current epoch, and
- * per organization what the domain-event subscriber needs to know before it writes anything (its
- * name and actions), valid for the epoch of the organization's actions. A committed write
- * anywhere bumps the epoch on every replica; the replica that wrote also evicts at once. While
- * the listener is down (PostgreSQL connection lost) nothing is cached.
+ * In-process caches that every replica keeps correct: API keys by hash (one database round trip
+ * less on every request), evidence read views per organization, valid only for the
+ * organization's current epoch, and per organization what the domain-event subscriber needs to
+ * know before it writes anything (its name and actions), valid for the epoch of the
+ * organization's actions. Credential and action changes arrive as notifications (migrations 0300
+ * and 0301), evidence changes through the change log (migration 0302, storage/change-feed.ts),
+ * within one poll. The replica that wrote bumps at once: every write request bumps its org's
+ * evidence epoch before it answers. While the listener is down (PostgreSQL connection lost) or
+ * the change log cannot be read, nothing is cached.
  */
 import fp from 'fastify-plugin';
+import { startChangeFeed, type ChangeFeed } from '../storage/change-feed.js';
 import type { ChangeListener } from '../storage/change-listener.js';
 import type { DatabaseHandle } from '../storage/create-db.js';
 import type { ApiKeyWithOwner } from '../storage/repositories/api-keys.js';
@@ -99,10 +102,10 @@ declare module 'fastify' {
   }
 }
 
-export default fp<{ handle: DatabaseHandle }>(
+export default fp<{ handle: DatabaseHandle; changePollMs?: number }>(
   async (app, opts) => {
-    const state: { listener?: ChangeListener } = {};
-    const usable = () => state.listener?.listening === true;
+    const state: { listener?: ChangeListener; feed?: ChangeFeed } = {};
+    const usable = () => state.listener?.listening === true && state.feed?.healthy === true;
     const keys = new KeyCache(usable);
     const evidence = new EpochCache(usable);
     const config = new EpochCache(usable);
@@ -113,7 +116,6 @@ export default fp<{ handle: DatabaseHandle }>(
           keys.clear();
           config.reset();
         } else if (channel === 'verity_config') config.bump(payload);
-        else evidence.bump(payload);
       },
       onReset() {
         keys.clear();
@@ -122,8 +124,23 @@ export default fp<{ handle: DatabaseHandle }>(
       },
     });
     state.listener = listener;
+    state.feed = startChangeFeed(opts.handle.db, {
+      ...(opts.changePollMs ? { intervalMs: opts.changePollMs } : {}),
+      onChange: (orgId) => evidence.bump(orgId),
+      onReset: () => evidence.reset(),
+      onError: (err) =>
+        app.log.warn({ err }, 'evidence change log unreadable; evidence views are not cached'),
+    });
     app.decorate('caches', { keys, evidence, config });
-    app.addHook('onClose', async () => listener.close());
+    // This replica's own writes: stale before the answer leaves, whatever the next poll brings.
+    app.addHook('onSend', async (request) => {
+      if (request.method === 'GET' || request.method === 'HEAD') return;
+      if (request.org) evidence.bump(request.org.id);
+    });
+    app.addHook('onClose', async () => {
+      await state.feed?.close();
+      await listener.close();
+    });
   },
   { name: 'caches', dependencies: ['db'] },
 );

@@ -1,13 +1,14 @@
 /**
- * Listens to the change notifications of migrations 0300 and 0301 (LISTEN/NOTIFY). On PostgreSQL a
- * dedicated connection listens and reconnects when it drops; every reconnect is reported, since
- * notifications sent meanwhile are lost and caches must start over. PGlite delivers its own
- * notifications in process.
+ * Listens to the change notifications of migrations 0300 and 0301 (LISTEN/NOTIFY) for credentials
+ * and actions. On PostgreSQL a dedicated connection listens and reconnects when it drops; every
+ * reconnect is reported, since notifications sent meanwhile are lost and caches must start over.
+ * PGlite delivers its own notifications in process.
  */
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 
-export type ChangeChannel = 'verity_evidence' | 'verity_auth' | 'verity_config';
+/** Evidence changes are not notified (migration 0302): see change-feed.ts. */
+export type ChangeChannel = 'verity_auth' | 'verity_config';
 
 export interface ChangeHandlers {
   /** A change of `channel` committed; `payload` as the trigger sent it. */
@@ -22,7 +23,7 @@ export interface ChangeListener {
   close(): Promise<void>;
 }
 
-const CHANNELS: ChangeChannel[] = ['verity_evidence', 'verity_auth', 'verity_config'];
+const CHANNELS: ChangeChannel[] = ['verity_auth', 'verity_config'];
 const channelName = (channel: ChangeChannel, schema: string) => `${channel}__${schema}`;
 
 /** Listens on the embedded database. */

@@ -10,6 +10,7 @@ import * as m0100 from './0100_evidence.js';
 import * as m0200 from './0200_runtime.js';
 import * as m0300 from './0300_change_notifications.js';
 import * as m0301 from './0301_action_notifications.js';
+import * as m0302 from './0302_evidence_change_log.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0200_runtime': m0200,
   '0300_change_notifications': m0300,
   '0301_action_notifications': m0301,
+  '0302_evidence_change_log': m0302,
 };
