@@ -380,6 +380,7 @@ function planReport(
         }),
       },
       trail: writes.trail,
+      facts: writes.facts,
     },
     writes,
     events: [

@@ -13,7 +13,7 @@ import {
 } from '../storage/repositories/artifacts.js';
 import type { FlowRow } from '../storage/repositories/flows.js';
 import type { TrailRow } from '../storage/repositories/trails.js';
-import { trailsRepository } from '../storage/repositories/trails.js';
+import { trailsRepository, type TrailFacts } from '../storage/repositories/trails.js';
 
 export interface EvaluationOutcome {
   evaluation: TrailEvaluation;
@@ -45,6 +45,47 @@ const comparable = (c: unknown) =>
 
 type InputAttestation = EvaluationInputs['attestations'][number];
 
+/**
+ * The reports a trail's evaluation depends on, now and after any later report (rules 4.1, 4.3,
+ * 4.4, 4.5): reports that bind alike (same name, fingerprint, targets and commit) form a group,
+ * and of a group only its first report (the order of unexpected names), its latest (the
+ * effective one) and its latest that is not an override (what a later override overrides)
+ * matter. Groups that are or may become unbound (targets by name and commit, or a fingerprint
+ * the trail has no artifact for) are kept whole: every unbound report is listed. So evaluating
+ * these, plus any later reports, gives what evaluating every report would. Keeps `seq` order.
+ */
+export function essentialReports<T extends Omit<InputAttestation, 'seq'> & { seq: number }>(
+  reports: readonly T[],
+  artifactFingerprints: ReadonlySet<string>,
+): T[] {
+  const sorted = [...reports].sort((a, b) => a.seq - b.seq);
+  const keep = new Set<T>();
+  const groups = new Map<string, { first: T; last: T; lastReport?: T }>();
+  for (const r of sorted) {
+    const wholeGroup = r.artifact_fingerprint
+      ? !artifactFingerprints.has(r.artifact_fingerprint)
+      : (r.target_artifacts ?? []).length > 0;
+    if (wholeGroup) {
+      keep.add(r);
+      continue;
+    }
+    const key = JSON.stringify([r.name, r.artifact_fingerprint, r.target_artifacts ?? [], r.git_commit]);
+    const g = groups.get(key);
+    const isReport = r.kind !== 'override';
+    if (!g) groups.set(key, { first: r, last: r, ...(isReport ? { lastReport: r } : {}) });
+    else {
+      g.last = r;
+      if (isReport) g.lastReport = r;
+    }
+  }
+  for (const g of groups.values()) {
+    keep.add(g.first);
+    keep.add(g.last);
+    if (g.lastReport) keep.add(g.lastReport);
+  }
+  return sorted.filter((r) => keep.has(r));
+}
+
 /** The writes an evaluation makes: the trail's stored compliance, and each artifact whose compliance changed. */
 export interface EvaluationWrites extends EvaluationOutcome {
   trail: {
@@ -54,6 +95,8 @@ export interface EvaluationWrites extends EvaluationOutcome {
     last_modified_at: Date;
   };
   artifacts: Array<{ id: string; state: ArtifactRow['state']; compliance: string }>;
+  /** The trail's facts after this evaluation (its reports and the added one). */
+  facts: TrailFacts;
 }
 
 /**
@@ -115,8 +158,15 @@ export function evaluateInputs(input: {
     if (changed || trailChanged) changedFingerprints.push(a.fingerprint);
     if (changed) artifactWrites.push({ id: a.id, state, compliance: JSON.stringify(next) });
   }
+  const last = facts[facts.length - 1];
   return {
     evaluation,
+    facts: {
+      lastId: last?.id ?? null,
+      attestations: essentialReports(facts, new Set(artifacts.map((a) => a.fingerprint))).map(
+        ({ seq: _seq, ...rest }) => rest,
+      ),
+    },
     changedFingerprints: [...new Set(changedFingerprints)],
     trail: {
       compliance: JSON.stringify(stored),

@@ -2,7 +2,7 @@
  * Every migration, listed statically so a compiled build needs no directory scan.
  * Names sort in the order they apply; shipped migrations are never edited.
  * Ranges: 0001-0099 identity and platform, 0100-0199 evidence, 0200-0299 runtime,
- * 0300-0399 cross-area (change notifications).
+ * 0300-0399 cross-area, and changes to an area after it shipped.
  */
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_identity.js';
@@ -11,6 +11,7 @@ import * as m0200 from './0200_runtime.js';
 import * as m0300 from './0300_change_notifications.js';
 import * as m0301 from './0301_action_notifications.js';
 import * as m0302 from './0302_evidence_change_log.js';
+import * as m0303 from './0303_trail_facts.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '0300_change_notifications': m0300,
   '0301_action_notifications': m0301,
   '0302_evidence_change_log': m0302,
+  '0303_trail_facts': m0303,
 };

@@ -1,5 +1,5 @@
 /** Artifacts reported to trails. */
-import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../database.js';
 import type { ArtifactsTable } from '../tables/evidence.js';
 import type { AttestationRowWithNames } from './attestations.js';
@@ -8,7 +8,70 @@ import type { TrailEventRow } from './trail-events.js';
 export type ArtifactRow = Selectable<ArtifactsTable>;
 export type ArtifactRowWithNames = ArtifactRow & { trail_name: string; flow_name: string };
 /** What a trail's evaluation reads of it (`evaluationInputs`). */
-export type EvaluationInputs = Awaited<ReturnType<(typeof artifactsRepository)['evaluationInputs']>>;
+export interface EvaluationInputs {
+  artifacts: Array<
+    Pick<
+      ArtifactRow,
+      'id' | 'fingerprint' | 'template_reference_name' | 'git_commit' | 'seq' | 'state' | 'compliance'
+    >
+  >;
+  attestations: Array<{
+    id: string;
+    seq: number;
+    name: string;
+    type: string;
+    kind: string;
+    is_compliant: boolean;
+    artifact_fingerprint: string | null;
+    target_artifacts: string[] | null;
+    git_commit: string | null;
+    original_type: string | null;
+  }>;
+}
+
+/** The columns `evaluationInputsColumns` selects. */
+export interface EvaluationInputsColumns {
+  artifacts: EvaluationInputs['artifacts'];
+  /** [true, the trail's facts] while they are current, else [false, every report]. */
+  attestations_source: [
+    boolean,
+    Array<Omit<EvaluationInputs['attestations'][number], 'seq'> & { seq?: number }>,
+  ];
+}
+
+/**
+ * Select-list columns with a trail's evaluation inputs, for the trail with these org and trail
+ * ids (values, or references to an outer query's columns): its artifacts, and its attestations:
+ * the trail's facts (migration 0303) while the latest report they include is still the trail's
+ * latest, else every report. COALESCE reads the whole history only when the facts do not stand.
+ */
+export function evaluationInputsColumns(orgId: RawBuilder<unknown>, trailId: RawBuilder<unknown>) {
+  return sql`
+    (select coalesce(json_agg(a order by a.seq), '[]'::json) from (
+      select id, fingerprint, template_reference_name, git_commit, seq, state, compliance
+      from artifacts where org_id = ${orgId} and trail_id = ${trailId}) a) as artifacts,
+    coalesce(
+      (select json_build_array(true, tf.facts) from trail_facts tf
+        where tf.org_id = ${orgId} and tf.trail_id = ${trailId}
+          and tf.last_id = (select id from attestations
+            where org_id = ${orgId} and trail_id = ${trailId} order by seq desc limit 1)),
+      json_build_array(false, (select coalesce(json_agg(x order by x.seq), '[]'::json) from (
+        select id, seq, name, type, kind, is_compliant, artifact_fingerprint, target_artifacts, git_commit,
+               payload ->> 'original_attestation_type' as original_type
+        from attestations where org_id = ${orgId} and trail_id = ${trailId}) x))
+    ) as attestations_source`;
+}
+
+/** The inputs from `evaluationInputsColumns`; facts number their reports in order (`seq` 1, 2, ...), which is all an evaluation reads of `seq`. */
+export function fromEvaluationInputsColumns(row: EvaluationInputsColumns): EvaluationInputs {
+  const [fromFacts, attestations] = row.attestations_source;
+  return {
+    artifacts: row.artifacts,
+    attestations: fromFacts
+      ? attestations.map((a, i) => ({ ...a, seq: i + 1 }))
+      : (attestations as EvaluationInputs['attestations']),
+  };
+}
 
 const withNames = (db: Db) =>
   db
@@ -114,45 +177,12 @@ export const artifactsRepository = {
 
   /**
    * Everything a trail's evaluation reads, in one round trip: its artifacts, and what compliance
-   * needs of each of its attestations, both in report order.
+   * needs of its attestations (`evaluationInputsColumns`), both in report order.
    */
-  async evaluationInputs(
-    db: Db,
-    orgId: string,
-    trailId: string,
-  ): Promise<{
-    artifacts: Array<
-      Pick<
-        ArtifactRow,
-        'id' | 'fingerprint' | 'template_reference_name' | 'git_commit' | 'seq' | 'state' | 'compliance'
-      >
-    >;
-    attestations: Array<{
-      id: string;
-      seq: number;
-      name: string;
-      type: string;
-      kind: string;
-      is_compliant: boolean;
-      artifact_fingerprint: string | null;
-      target_artifacts: string[] | null;
-      git_commit: string | null;
-      original_type: string | null;
-    }>;
-  }> {
-    const result = await sql<{ artifacts: unknown[]; attestations: unknown[] }>`
-      select
-        (select coalesce(json_agg(a order by a.seq), '[]'::json) from (
-          select id, fingerprint, template_reference_name, git_commit, seq, state, compliance
-          from artifacts where org_id = ${orgId} and trail_id = ${trailId}) a) as artifacts,
-        (select coalesce(json_agg(x order by x.seq), '[]'::json) from (
-          select id, seq, name, type, kind, is_compliant, artifact_fingerprint, target_artifacts, git_commit,
-                 payload ->> 'original_attestation_type' as original_type
-          from attestations where org_id = ${orgId} and trail_id = ${trailId}) x) as attestations`.execute(
-      db,
-    );
-    const row = result.rows[0]!;
-    return row as unknown as Awaited<ReturnType<typeof artifactsRepository.evaluationInputs>>;
+  async evaluationInputs(db: Db, orgId: string, trailId: string): Promise<EvaluationInputs> {
+    const result = await sql<EvaluationInputsColumns>`
+      select ${evaluationInputsColumns(sql`${orgId}`, sql`${trailId}`)}`.execute(db);
+    return fromEvaluationInputsColumns(result.rows[0]!);
   },
 
   async listForTrail(db: Db, orgId: string, trailId: string): Promise<ArtifactRow[]> {

@@ -2,6 +2,7 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../database.js';
 import type { AttestationsTable, TrailEventsTable, TrailsTable } from '../tables/evidence.js';
+import type { TrailFacts } from './trails.js';
 
 export type AttestationRow = Selectable<AttestationsTable>;
 export type AttestationRowWithNames = AttestationRow & { trail_name: string; flow_name: string };
@@ -46,10 +47,12 @@ export const attestationsRepository = {
         Updateable<TrailsTable>,
         'compliance' | 'compliance_state' | 'evaluated_at' | 'last_modified_at'
       >;
+      /** The trail's facts with this report (`trailsRepository.readForReport` reads them). */
+      facts: TrailFacts;
       ifVersion: string | null;
     },
   ): Promise<boolean> {
-    const { row: r, event: e, trail: t } = report;
+    const { row: r, event: e, trail: t, facts } = report;
     const result = await sql<{ id: string }>`
       with tr as (
         update trails set compliance = ${t.compliance}::jsonb, compliance_state = ${t.compliance_state},
@@ -61,6 +64,10 @@ export const attestationsRepository = {
         insert into trail_events (org_id, trail_id, type, fingerprint, occurred_at, data)
         select ${e.org_id}, tr.id, ${e.type}, ${e.fingerprint ?? null}, ${e.occurred_at}::timestamptz, ${e.data}::jsonb
         from tr
+      ), fa as (
+        insert into trail_facts (org_id, trail_id, last_id, facts)
+        select ${r.org_id}, tr.id, ${facts.lastId}, ${JSON.stringify(facts.attestations)}::jsonb from tr
+        on conflict (org_id, trail_id) do update set last_id = excluded.last_id, facts = excluded.facts
       )
       insert into attestations (org_id, id, flow_id, trail_id, name, type, kind, is_compliant,
         artifact_fingerprint, target_artifacts, git_commit, payload, description, origin_url, user_data,

@@ -3,7 +3,12 @@ import { sql, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../database.js';
 import type { TrailsTable } from '../tables/evidence.js';
 import type { FlowRow } from './flows.js';
-import type { EvaluationInputs } from './artifacts.js';
+import {
+  evaluationInputsColumns,
+  fromEvaluationInputsColumns,
+  type EvaluationInputs,
+  type EvaluationInputsColumns,
+} from './artifacts.js';
 
 export type TrailRow = Selectable<TrailsTable>;
 export type NewTrailRow = Omit<
@@ -22,6 +27,16 @@ export interface TrailListFilter {
   flowId?: string | undefined;
   fingerprintPrefix?: string | undefined;
   flowTag?: { key: string; value: string } | undefined;
+}
+
+/**
+ * A trail's reports reduced to what its evaluation reads (`essentialReports` in
+ * usecases/evaluation.ts), in report order, as migration 0303 stores them.
+ */
+export interface TrailFacts {
+  /** The trail's latest report when these were taken; they stand only while it still is. */
+  lastId: string | null;
+  attestations: Array<Omit<EvaluationInputs['attestations'][number], 'seq'>>;
 }
 
 export const trailsRepository = {
@@ -74,7 +89,7 @@ export const trailsRepository = {
     flowName: string,
     trailName: string,
   ): Promise<{ flow: FlowRow; trail: TrailRow; version: string; inputs: EvaluationInputs } | undefined> {
-    const result = await sql<TrailRow & { flow_json: FlowRow; version: string } & EvaluationInputs>`
+    const result = await sql<TrailRow & { flow_json: FlowRow; version: string } & EvaluationInputsColumns>`
       with fl as (
         select id, 0 as p from flows where org_id = ${orgId} and name = ${flowName}
         union all
@@ -82,19 +97,13 @@ export const trailsRepository = {
         order by p limit 1
       )
       select t.*, t.xmin::text as version, row_to_json(f) as flow_json,
-        (select coalesce(json_agg(a order by a.seq), '[]'::json) from (
-          select id, fingerprint, template_reference_name, git_commit, seq, state, compliance
-          from artifacts where org_id = t.org_id and trail_id = t.id) a) as artifacts,
-        (select coalesce(json_agg(x order by x.seq), '[]'::json) from (
-          select id, seq, name, type, kind, is_compliant, artifact_fingerprint, target_artifacts, git_commit,
-                 payload ->> 'original_attestation_type' as original_type
-          from attestations where org_id = t.org_id and trail_id = t.id) x) as attestations
+        ${evaluationInputsColumns(sql.ref('t.org_id'), sql.ref('t.id'))}
       from fl
       join trails t on t.org_id = ${orgId} and t.flow_id = fl.id and t.name = ${trailName}
       join flows f on f.org_id = ${orgId} and f.id = fl.id`.execute(db);
     const row = result.rows[0];
     if (!row) return undefined;
-    const { flow_json, version, artifacts, attestations, ...trail } = row;
+    const { flow_json, version, artifacts, attestations_source, ...trail } = row;
     return {
       trail,
       flow: {
@@ -103,7 +112,7 @@ export const trailsRepository = {
         last_modified_at: new Date(flow_json.last_modified_at),
       },
       version,
-      inputs: { artifacts, attestations },
+      inputs: fromEvaluationInputsColumns({ artifacts, attestations_source }),
     };
   },
 

@@ -1,0 +1,179 @@
+/**
+ * Reporting from a trail's facts (migration 0303) over HTTP: after a long mixed history of
+ * reports and overrides, the trail's stored evaluation is what evaluating its whole history
+ * gives; a report another writer stored without the facts (an older replica) is not missed.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { sql } from 'kysely';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { cliClient } from '../helpers/cli.js';
+import { flowsRepository } from '../../services/api/src/storage/repositories/flows.js';
+import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
+import { trailsRepository } from '../../services/api/src/storage/repositories/trails.js';
+import { artifactsRepository } from '../../services/api/src/storage/repositories/artifacts.js';
+import { attestationsRepository } from '../../services/api/src/storage/repositories/attestations.js';
+import { evaluateInputs, storedCompliance } from '../../services/api/src/usecases/evaluation.js';
+
+let t: TestApp;
+let cli: ReturnType<typeof cliClient>;
+const FP = 'fa'.repeat(32);
+const COMMIT = 'e'.repeat(40);
+const url = (kind: string, trail: string) => `/api/v2/attestations/acme/f1/trail/${trail}/${kind}`;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  cli = cliClient(t.app, await t.seedKey('acme', 'admin'));
+  await cli.multipart('PUT', '/api/v2/flows/acme/template_file', [
+    { name: 'data_json', value: JSON.stringify({ name: 'f1', description: '' }) },
+    {
+      name: 'template_file',
+      filename: 't.yml',
+      content:
+        'version: 1\ntrail:\n  attestations:\n  - name: sign-off\n    type: generic\n  artifacts:\n  - name: app\n    attestations:\n    - name: tests\n      type: generic\n',
+    },
+  ]);
+  for (const trail of ['long', 'guarded']) {
+    await cli.multipart('PUT', '/api/v2/trails/acme/f1', [
+      { name: 'data_json', value: JSON.stringify({ name: trail }) },
+    ]);
+    // The guarded trail has no artifact: its trail-level reports never change an artifact's state.
+    if (trail === 'guarded') continue;
+    await cli.json('POST', '/api/v2/artifacts/acme/f1', {
+      fingerprint: FP,
+      filename: 'app:1',
+      git_commit: COMMIT,
+      build_url: 'https://ci/1',
+      commit_url: 'https://git/1',
+      template_reference_name: 'app',
+      trail_name: trail,
+    });
+  }
+});
+afterAll(async () => t?.close());
+afterEach(() => vi.restoreAllMocks());
+
+/** What reports read of a trail (both paths) and how they stored it. */
+function watchReports() {
+  const read = vi.spyOn(trailsRepository, 'readForReport');
+  const locked = vi.spyOn(artifactsRepository, 'evaluationInputs');
+  const write = vi.spyOn(attestationsRepository, 'insertReport');
+  return {
+    /** How many attestations each read handed the evaluation, in order, unlocked and locked. */
+    lengths: async () => ({
+      unlocked: (await Promise.all(read.mock.results.map((r) => r.value as ReturnType<typeof read>))).map(
+        (r) => r?.inputs.attestations.length ?? 0,
+      ),
+      locked: (await Promise.all(locked.mock.results.map((r) => r.value as ReturnType<typeof locked>))).map(
+        (r) => r.attestations.length,
+      ),
+    }),
+    /** Reports stored without the trail's lock. */
+    unlocked: async () => {
+      let n = 0;
+      for (const [i, call] of write.mock.calls.entries())
+        if (call[1].ifVersion !== null && (await write.mock.results[i]!.value)) n += 1;
+      return n;
+    },
+    lastRead: async (): Promise<NonNullable<Awaited<ReturnType<typeof trailsRepository.readForReport>>>> =>
+      (await read.mock.results[read.mock.results.length - 1]!.value)!,
+  };
+}
+
+async function trailRows(name: string) {
+  const org = (await orgsRepository.findByName(t.db.db, 'acme'))!;
+  const flow = (await flowsRepository.findByName(t.db.db, org.id, 'f1'))!;
+  const trail = (await trailsRepository.find(t.db.db, org.id, flow.id, name))!;
+  return { org, flow, trail };
+}
+
+const withoutTime = (c: unknown) =>
+  JSON.parse(JSON.stringify(c, (k, v: unknown) => (k === 'evaluated_at' ? undefined : v))) as unknown;
+
+describe('trail facts', () => {
+  it('store, after 120 mixed reports, the evaluation of the whole history', async () => {
+    const names = ['sign-off', 'tests', 'lint'];
+    const watch = watchReports();
+    for (let i = 0; i < 120; i++) {
+      const name = names[i % 3]!;
+      const onArtifact = name === 'tests' ? { artifact_fingerprint: FP } : {};
+      const res =
+        i % 7 === 6
+          ? await cli.json('POST', url('override', 'long'), {
+              attestation_name: name,
+              ...onArtifact,
+              reason: `override ${i}`,
+              new_compliance_status: i % 2 === 0,
+              original_attestation_type: 'generic',
+            })
+          : await cli.multipart('POST', url('generic', 'long'), [
+              {
+                name: 'data_json',
+                value: JSON.stringify({ attestation_name: name, ...onArtifact, is_compliant: i % 5 !== 0 }),
+              },
+            ]);
+      expect(res.status, `report ${i}`).toBeLessThan(300);
+    }
+    // The trail's artifact changes with every report, so each takes the trail's lock; the last
+    // forty, with a history of 80 and more, read the trail's facts, not its history.
+    const { locked } = await watch.lengths();
+    expect(locked.length).toBeGreaterThanOrEqual(120);
+    expect(Math.max(...locked.slice(-40))).toBeLessThanOrEqual(9);
+    const { org, flow, trail } = await trailRows('long');
+    const facts = (
+      await sql<{ n: number }>`select jsonb_array_length(facts)::int as n from trail_facts
+        where org_id = ${org.id} and trail_id = ${trail.id}`.execute(t.db.db)
+    ).rows[0]!.n;
+    expect(facts).toBeLessThanOrEqual(9);
+    // The whole history, as the trail holds it.
+    const history = await attestationsRepository.factsForTrail(t.db.db, org.id, trail.id);
+    expect(history).toHaveLength(120);
+    const inputs = {
+      artifacts: (await artifactsRepository.evaluationInputs(t.db.db, org.id, trail.id)).artifacts,
+      attestations: history.map((a) => ({ ...a, seq: Number(a.seq) })),
+    };
+    const whole = evaluateInputs({ flow, trail, inputs, now: new Date() });
+    expect(withoutTime(trail.compliance)).toEqual(withoutTime(storedCompliance(whole.evaluation)));
+    expect(trail.compliance_state).toBe(whole.evaluation.status);
+    const shown = (await cli.get('/api/v2/trails/acme/f1/long')).json as { compliance_state: string };
+    expect(shown.compliance_state).toBe(whole.evaluation.status);
+  });
+
+  it('read the whole history when a report was stored without them', async () => {
+    const report = (name: string, compliant: boolean) =>
+      cli.multipart('POST', url('generic', 'guarded'), [
+        { name: 'data_json', value: JSON.stringify({ attestation_name: name, is_compliant: compliant }) },
+      ]);
+    let watch = watchReports();
+    for (let i = 0; i < 3; i++) expect((await report('sign-off', true)).status).toBe(201);
+    expect((await report('tests', true)).status).toBe(201);
+    // Unlocked, and the last from the facts: the first and the latest sign-off of three.
+    expect(await watch.unlocked()).toBe(4);
+    expect((await watch.lastRead()).inputs.attestations.map((a) => a.name)).toEqual(['sign-off', 'sign-off']);
+    vi.restoreAllMocks();
+    const { org, flow, trail } = await trailRows('guarded');
+    // As a replica of an older version stores a report: the attestation row only.
+    await sql`insert into attestations (org_id, id, flow_id, trail_id, name, type, kind, is_compliant,
+        payload, description, origin_url, created_by, created_at)
+      values (${org.id}, 'older0-0000-0000-0000-replica00000', ${flow.id}, ${trail.id}, 'lint', 'generic',
+        'generic', false, '{}'::jsonb, '', '', 'older', now())`.execute(t.db.db);
+    watch = watchReports();
+    expect((await report('sign-off', true)).status).toBe(201);
+    // Read whole: the facts' latest report is no longer the trail's latest.
+    expect((await watch.lastRead()).inputs.attestations.map((a) => a.name)).toEqual([
+      'sign-off',
+      'sign-off',
+      'sign-off',
+      'tests',
+      'lint',
+    ]);
+    expect(await watch.unlocked()).toBe(1);
+    const shown = (await cli.get('/api/v2/trails/acme/f1/guarded')).json as {
+      compliance_state: string;
+      compliance_status: {
+        attestations_statuses: Array<{ attestation_name: string; is_compliant: boolean }>;
+      };
+    };
+    expect(shown.compliance_state).toBe('NON-COMPLIANT');
+    expect(shown.compliance_status.attestations_statuses.map((s) => s.attestation_name)).toContain('lint');
+  });
+});
