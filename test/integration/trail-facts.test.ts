@@ -9,7 +9,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { flowsRepository } from '../../services/api/src/storage/repositories/flows.js';
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
-import { trailsRepository } from '../../services/api/src/storage/repositories/trails.js';
+import { trailsRepository, type ReportRead } from '../../services/api/src/storage/repositories/trails.js';
 import { artifactsRepository } from '../../services/api/src/storage/repositories/artifacts.js';
 import { attestationsRepository } from '../../services/api/src/storage/repositories/attestations.js';
 import { evaluateInputs, storedCompliance } from '../../services/api/src/usecases/evaluation.js';
@@ -54,14 +54,14 @@ afterEach(() => vi.restoreAllMocks());
 
 /** What reports read of a trail (both paths) and how they stored it. */
 function watchReports() {
-  const read = vi.spyOn(trailsRepository, 'readForReport');
+  const read = vi.spyOn(trailsRepository, 'readForReports');
   const locked = vi.spyOn(artifactsRepository, 'evaluationInputs');
-  const write = vi.spyOn(attestationsRepository, 'insertReport');
+  const write = vi.spyOn(attestationsRepository, 'insertReports');
   return {
     /** How many attestations each read handed the evaluation, in order, unlocked and locked. */
     lengths: async () => ({
-      unlocked: (await Promise.all(read.mock.results.map((r) => r.value as ReturnType<typeof read>))).map(
-        (r) => r?.inputs.attestations.length ?? 0,
+      unlocked: (await Promise.all(read.mock.results.map((r) => r.value as ReturnType<typeof read>))).flatMap(
+        (reads) => reads.map((r) => r?.inputs.attestations.length ?? 0),
       ),
       locked: (await Promise.all(locked.mock.results.map((r) => r.value as ReturnType<typeof locked>))).map(
         (r) => r.attestations.length,
@@ -70,12 +70,15 @@ function watchReports() {
     /** Reports stored without the trail's lock. */
     unlocked: async () => {
       let n = 0;
-      for (const [i, call] of write.mock.calls.entries())
-        if (call[1].ifVersion !== null && (await write.mock.results[i]!.value)) n += 1;
+      for (const [i, call] of write.mock.calls.entries()) {
+        const stored = await (write.mock.results[i]!.value as ReturnType<typeof write>);
+        for (const t of call[1])
+          if (t.ifVersion !== null && stored.has(`${t.orgId}:${t.trailId}`)) n += t.reports.length;
+      }
       return n;
     },
-    lastRead: async (): Promise<NonNullable<Awaited<ReturnType<typeof trailsRepository.readForReport>>>> =>
-      (await read.mock.results[read.mock.results.length - 1]!.value)!,
+    lastRead: async (): Promise<ReportRead> =>
+      (await (read.mock.results[read.mock.results.length - 1]!.value as ReturnType<typeof read>))[0]!,
   };
 }
 

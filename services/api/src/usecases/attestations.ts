@@ -34,6 +34,7 @@ import { inTransaction, type EvidenceContext } from './evidence-context.js';
 import { contentTypeFor, type EvidenceStore } from './evidence-store.js';
 import { ensureFlow } from './flows.js';
 import { captureRepo } from './repos.js';
+import { reportBatcher } from './report-batcher.js';
 import { ensureTrail } from './trails.js';
 
 type KindInput = {
@@ -190,8 +191,9 @@ const UNLOCKED_ATTEMPTS = 2;
 /**
  * Records one attestation (or override) on a trail; creates the flow and trail when missing;
  * returns the new attestation's id. The common case (flow and trail exist, no evidence file or
- * repo, no artifact changes state, no subscriber has anything to do) takes two statements: one
- * read, then one write that succeeds only if nothing else was written to the trail meanwhile.
+ * repo, no artifact changes state, no subscriber has anything to do) takes two statements,
+ * shared with the reports that arrive alongside (report-batcher.ts): one read, then one write
+ * that succeeds only if nothing else was written to the trail meanwhile.
  * Everything else, and a report that keeps meeting concurrent writes, runs in a transaction
  * holding the trail's lock. Both store the same rows.
  */
@@ -213,24 +215,28 @@ export async function recordAttestation(
   const decided = await decide(ctx, input, services);
   const id = newId();
 
-  if (!evidence && !data.repo_info) {
+  const batcher = !evidence && !data.repo_info ? reportBatcher(ctx.db) : undefined;
+  if (batcher) {
     for (let attempt = 0; attempt < UNLOCKED_ATTEMPTS; attempt++) {
-      const read = await trailsRepository.readForReport(ctx.db, ctx.orgId, where.flowName, where.trailName);
-      if (!read) break;
-      const report = planReport(ctx, read.flow, read.trail, read.inputs, {
-        id,
-        input,
-        decided,
-        targets,
-        repoId: null,
+      const outcome = await batcher.submit({
+        orgId: ctx.orgId,
+        flowName: where.flowName,
+        trailName: where.trailName,
+        plan: (read) => {
+          const report = planReport(ctx, read.flow, read.trail, read.inputs, {
+            id,
+            input,
+            decided,
+            targets,
+            repoId: null,
+          });
+          // Publishing would run no subscriber (`idle`), so there is nothing more to do.
+          if (report.writes.artifacts.length > 0 || !ctx.events.idle(report.events)) return undefined;
+          return report.rows;
+        },
       });
-      if (report.writes.artifacts.length > 0 || !ctx.events.idle(report.events)) break;
-      const stored = await attestationsRepository.insertReport(ctx.db, {
-        ...report.rows,
-        ifVersion: read.version,
-      });
-      // Publishing would run no subscriber (`idle`), so there is nothing more to do.
-      if (stored) return id;
+      if (outcome === 'stored') return id;
+      if (outcome !== 'conflict') break;
     }
   }
 

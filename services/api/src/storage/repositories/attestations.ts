@@ -28,6 +28,42 @@ export interface AttestationSearch {
   afterSeq?: number | undefined;
 }
 
+/** One report's rows: the attestation and its trail event. */
+export interface StoredReport {
+  row: Insertable<AttestationsTable> & { created_at: Date };
+  event: Insertable<TrailEventsTable> & { occurred_at: Date };
+}
+
+/** Reports to one trail, and the trail after them (`insertReports`). */
+export interface TrailReports {
+  orgId: string;
+  trailId: string;
+  /** The trail row's version the reports were planned on; null: the caller holds the trail's lock. */
+  ifVersion: string | null;
+  trail: Pick<
+    Updateable<TrailsTable>,
+    'compliance' | 'compliance_state' | 'evaluated_at' | 'last_modified_at'
+  >;
+  /** The trail's facts after the last report (`trailsRepository.readForReports` reads them). */
+  facts: TrailFacts;
+  reports: StoredReport[];
+}
+
+/** JSON text already serialized, spliced into a record as it is. */
+class RawJson {
+  constructor(readonly text: string) {}
+}
+/** A jsonb column's value: JSON text as stored rows carry it, or a value to serialize. */
+const raw = (v: unknown): RawJson | null =>
+  v === null || v === undefined ? null : new RawJson(typeof v === 'string' ? v : JSON.stringify(v));
+/** One record for jsonb_to_recordset, without parsing the JSON texts it carries again. */
+function jsonRecord(fields: Record<string, unknown>): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(fields))
+    parts.push(`${JSON.stringify(k)}:${v instanceof RawJson ? v.text : JSON.stringify(v ?? null)}`);
+  return `{${parts.join(',')}}`;
+}
+
 export const attestationsRepository = {
   async insert(db: Db, row: Insertable<AttestationsTable>): Promise<AttestationRow> {
     return db.insertInto('attestations').values(row).returningAll().executeTakeFirstOrThrow();
@@ -35,54 +71,136 @@ export const attestationsRepository = {
 
   /**
    * Stores a report in one statement: the attestation, its trail event and the trail's new
-   * evaluation. With `ifVersion` (from `trailsRepository.readForReport`) nothing is written unless
-   * the trail row still has that version; returns whether the report was stored.
+   * evaluation and facts. With `ifVersion` (from `trailsRepository.readForReports`) nothing is
+   * written unless the trail row still has that version; returns whether the report was stored.
    */
   async insertReport(
     db: Db,
-    report: {
-      row: Insertable<AttestationsTable> & { created_at: Date };
-      event: Insertable<TrailEventsTable> & { occurred_at: Date };
-      trail: Pick<
-        Updateable<TrailsTable>,
-        'compliance' | 'compliance_state' | 'evaluated_at' | 'last_modified_at'
-      >;
-      /** The trail's facts with this report (`trailsRepository.readForReport` reads them). */
-      facts: TrailFacts;
-      ifVersion: string | null;
-    },
+    report: Omit<TrailReports, 'reports' | 'orgId' | 'trailId'> & StoredReport,
   ): Promise<boolean> {
-    const { row: r, event: e, trail: t, facts } = report;
-    const result = await sql<{ id: string }>`
-      with tr as (
-        update trails set compliance = ${t.compliance}::jsonb, compliance_state = ${t.compliance_state},
-          evaluated_at = ${t.evaluated_at}::timestamptz, last_modified_at = ${t.last_modified_at}::timestamptz
-        where org_id = ${r.org_id} and id = ${r.trail_id}
-          and (${report.ifVersion}::text is null or xmin::text = ${report.ifVersion}::text)
-        returning id
-      ), ev as (
-        insert into trail_events (org_id, trail_id, type, fingerprint, occurred_at, data)
-        select ${e.org_id}, tr.id, ${e.type}, ${e.fingerprint ?? null}, ${e.occurred_at}::timestamptz, ${e.data}::jsonb
-        from tr
+    const { row, event, ...trail } = report;
+    const stored = await attestationsRepository.insertReports(db, [
+      { ...trail, orgId: row.org_id, trailId: row.trail_id, reports: [{ row, event }] },
+    ]);
+    return stored.size === 1;
+  },
+
+  /**
+   * Stores reports to several trails in one statement: per trail its reports (attestations and
+   * trail events, in the order given) and its evaluation and facts after the last of them. A trail
+   * with `ifVersion` is written only if its row still has that version, and then with all of its
+   * reports. Returns the trails written, as `org_id:trail_id`.
+   */
+  async insertReports(db: Db, trails: readonly TrailReports[]): Promise<Set<string>> {
+    if (trails.length === 0) return new Set();
+    const trailRecords: string[] = [];
+    const eventRecords: string[] = [];
+    const rowRecords: string[] = [];
+    let ord = 0;
+    for (const t of trails) {
+      trailRecords.push(
+        jsonRecord({
+          org_id: t.orgId,
+          trail_id: t.trailId,
+          version: t.ifVersion,
+          compliance: raw(t.trail.compliance),
+          compliance_state: t.trail.compliance_state,
+          evaluated_at: t.trail.evaluated_at,
+          last_modified_at: t.trail.last_modified_at,
+          facts_last_id: t.facts.lastId,
+          facts: raw(JSON.stringify(t.facts.attestations)),
+        }),
+      );
+      for (const { row: r, event: e } of t.reports) {
+        ord += 1;
+        eventRecords.push(
+          jsonRecord({
+            ord,
+            org_id: e.org_id,
+            trail_id: e.trail_id,
+            type: e.type,
+            fingerprint: e.fingerprint ?? null,
+            occurred_at: e.occurred_at,
+            data: raw(e.data),
+          }),
+        );
+        rowRecords.push(
+          jsonRecord({
+            ord,
+            org_id: r.org_id,
+            id: r.id,
+            flow_id: r.flow_id,
+            trail_id: r.trail_id,
+            name: r.name,
+            type: r.type,
+            kind: r.kind,
+            is_compliant: r.is_compliant,
+            artifact_fingerprint: r.artifact_fingerprint ?? null,
+            target_artifacts: raw(r.target_artifacts),
+            git_commit: r.git_commit ?? null,
+            payload: raw(r.payload),
+            description: r.description ?? '',
+            origin_url: r.origin_url ?? '',
+            user_data: raw(r.user_data),
+            annotations: raw(r.annotations),
+            external_urls: raw(r.external_urls),
+            git_commit_info: raw(r.git_commit_info),
+            repo_info: raw(r.repo_info),
+            repo_id: r.repo_id ?? null,
+            evidence_sha256: r.evidence_sha256 ?? null,
+            evidence_filename: r.evidence_filename ?? null,
+            evidence_size: r.evidence_size ?? null,
+            evidence_content_type: r.evidence_content_type ?? null,
+            created_by: r.created_by,
+            created_at: r.created_at,
+          }),
+        );
+      }
+    }
+    const result = await sql<{ org_id: string; id: string }>`
+      with v as (
+        select * from jsonb_to_recordset(${`[${trailRecords.join(',')}]`}::jsonb) as v(org_id text,
+          trail_id text, version text, compliance jsonb, compliance_state text, evaluated_at timestamptz,
+          last_modified_at timestamptz, facts_last_id text, facts jsonb)
+      ), tr as (
+        update trails t set compliance = v.compliance, compliance_state = v.compliance_state,
+          evaluated_at = v.evaluated_at, last_modified_at = v.last_modified_at
+        from v
+        where t.org_id = v.org_id and t.id = v.trail_id and (v.version is null or t.xmin::text = v.version)
+        returning t.org_id, t.id
       ), fa as (
         insert into trail_facts (org_id, trail_id, last_id, facts)
-        select ${r.org_id}, tr.id, ${facts.lastId}, ${JSON.stringify(facts.attestations)}::jsonb from tr
+        select v.org_id, v.trail_id, v.facts_last_id, v.facts from v
+        join tr on tr.org_id = v.org_id and tr.id = v.trail_id
         on conflict (org_id, trail_id) do update set last_id = excluded.last_id, facts = excluded.facts
+      ), ev as (
+        insert into trail_events (org_id, trail_id, type, fingerprint, occurred_at, data)
+        select e.org_id, e.trail_id, e.type, e.fingerprint, e.occurred_at, e.data
+        from jsonb_to_recordset(${`[${eventRecords.join(',')}]`}::jsonb) as e(ord int, org_id text,
+          trail_id text, type text, fingerprint text, occurred_at timestamptz, data jsonb)
+        join tr on tr.org_id = e.org_id and tr.id = e.trail_id
+        order by e.ord
+      ), ins as (
+        insert into attestations (org_id, id, flow_id, trail_id, name, type, kind, is_compliant,
+          artifact_fingerprint, target_artifacts, git_commit, payload, description, origin_url, user_data,
+          annotations, external_urls, git_commit_info, repo_info, repo_id, evidence_sha256, evidence_filename,
+          evidence_size, evidence_content_type, created_by, created_at)
+        select r.org_id, r.id, r.flow_id, r.trail_id, r.name, r.type, r.kind, r.is_compliant,
+          r.artifact_fingerprint, r.target_artifacts, r.git_commit, r.payload, r.description, r.origin_url,
+          r.user_data, r.annotations, r.external_urls, r.git_commit_info, r.repo_info, r.repo_id,
+          r.evidence_sha256, r.evidence_filename, r.evidence_size, r.evidence_content_type, r.created_by,
+          r.created_at
+        from jsonb_to_recordset(${`[${rowRecords.join(',')}]`}::jsonb) as r(ord int, org_id text, id text,
+          flow_id text, trail_id text, name text, type text, kind text, is_compliant boolean,
+          artifact_fingerprint text, target_artifacts jsonb, git_commit text, payload jsonb, description text,
+          origin_url text, user_data jsonb, annotations jsonb, external_urls jsonb, git_commit_info jsonb,
+          repo_info jsonb, repo_id text, evidence_sha256 text, evidence_filename text, evidence_size bigint,
+          evidence_content_type text, created_by text, created_at timestamptz)
+        join tr on tr.org_id = r.org_id and tr.id = r.trail_id
+        order by r.ord
       )
-      insert into attestations (org_id, id, flow_id, trail_id, name, type, kind, is_compliant,
-        artifact_fingerprint, target_artifacts, git_commit, payload, description, origin_url, user_data,
-        annotations, external_urls, git_commit_info, repo_info, repo_id, evidence_sha256, evidence_filename,
-        evidence_size, evidence_content_type, created_by, created_at)
-      select ${r.org_id}, ${r.id}, ${r.flow_id}, tr.id, ${r.name}, ${r.type}, ${r.kind}, ${r.is_compliant}::boolean,
-        ${r.artifact_fingerprint ?? null}, ${r.target_artifacts ?? null}::jsonb, ${r.git_commit ?? null},
-        ${r.payload}::jsonb, ${r.description ?? ''}, ${r.origin_url ?? ''}, ${r.user_data ?? null}::jsonb,
-        ${r.annotations ?? null}::jsonb, ${r.external_urls ?? null}::jsonb, ${r.git_commit_info ?? null}::jsonb,
-        ${r.repo_info ?? null}::jsonb, ${r.repo_id ?? null}, ${r.evidence_sha256 ?? null},
-        ${r.evidence_filename ?? null}, ${r.evidence_size ?? null}::bigint, ${r.evidence_content_type ?? null},
-        ${r.created_by}, ${r.created_at}::timestamptz
-      from tr
-      returning id`.execute(db);
-    return result.rows.length === 1;
+      select org_id, id from tr`.execute(db);
+    return new Set(result.rows.map((r) => `${r.org_id}:${r.id}`));
   },
 
   /** What compliance needs of every attestation of a trail, in report order. */

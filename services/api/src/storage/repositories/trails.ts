@@ -29,6 +29,15 @@ export interface TrailListFilter {
   flowTag?: { key: string; value: string } | undefined;
 }
 
+/** What `readForReports` reads for one trail. */
+export interface ReportRead {
+  flow: FlowRow;
+  trail: TrailRow;
+  /** The trail row's version (xmin) at the read. */
+  version: string;
+  inputs: EvaluationInputs;
+}
+
 /**
  * A trail's reports reduced to what its evaluation reads (`essentialReports` in
  * usecases/evaluation.ts), in report order, as migration 0303 stores them.
@@ -76,44 +85,49 @@ export const trailsRepository = {
   },
 
   /**
-   * The flow (by name or an old name), its trail, the trail row's version (its xmin) and what the
-   * trail's evaluation reads (as `artifactsRepository.evaluationInputs`), all from one snapshot in
-   * one round trip, locking nothing; undefined when the flow or the trail is missing. A write
-   * conditioned on the version (`attestationsRepository.insertReport`) then succeeds only if no
+   * For each (org, flow, trail): the flow (by name or an old name), its trail, the trail row's
+   * version (its xmin) and what the trail's evaluation reads (as
+   * `artifactsRepository.evaluationInputs`), all from one snapshot in one round trip, locking
+   * nothing; undefined where the flow or the trail is missing. A write conditioned on the version
+   * (`attestationsRepository.insertReports`) then succeeds only if no
    * other write to the trail committed meanwhile: every write to a trail's evidence also rewrites
    * the trail row (its evaluation), which gives the row a new version.
    */
-  async readForReport(
+  async readForReports(
     db: Db,
-    orgId: string,
-    flowName: string,
-    trailName: string,
-  ): Promise<{ flow: FlowRow; trail: TrailRow; version: string; inputs: EvaluationInputs } | undefined> {
-    const result = await sql<TrailRow & { flow_json: FlowRow; version: string } & EvaluationInputsColumns>`
-      with fl as (
-        select id, 0 as p from flows where org_id = ${orgId} and name = ${flowName}
-        union all
-        select flow_id, 1 from flow_aliases where org_id = ${orgId} and name = ${flowName}
-        order by p limit 1
-      )
-      select t.*, t.xmin::text as version, row_to_json(f) as flow_json,
+    keys: ReadonlyArray<{ orgId: string; flowName: string; trailName: string }>,
+  ): Promise<Array<ReportRead | undefined>> {
+    const result = await sql<
+      TrailRow & { key_index: number; flow_json: FlowRow; version: string } & EvaluationInputsColumns
+    >`
+      select k.key_index::int as key_index, t.*, t.xmin::text as version, row_to_json(f) as flow_json,
         ${evaluationInputsColumns(sql.ref('t.org_id'), sql.ref('t.id'))}
-      from fl
-      join trails t on t.org_id = ${orgId} and t.flow_id = fl.id and t.name = ${trailName}
-      join flows f on f.org_id = ${orgId} and f.id = fl.id`.execute(db);
-    const row = result.rows[0];
-    if (!row) return undefined;
-    const { flow_json, version, artifacts, attestations_source, ...trail } = row;
-    return {
-      trail,
-      flow: {
-        ...flow_json,
-        created_at: new Date(flow_json.created_at),
-        last_modified_at: new Date(flow_json.last_modified_at),
-      },
-      version,
-      inputs: fromEvaluationInputsColumns({ artifacts, attestations_source }),
-    };
+      from unnest(${keys.map((k) => k.orgId)}::text[], ${keys.map((k) => k.flowName)}::text[],
+        ${keys.map((k) => k.trailName)}::text[]) with ordinality as k(org_id, flow_name, trail_name, key_index)
+      cross join lateral (
+        select id from (
+          select id, 0 as p from flows where org_id = k.org_id and name = k.flow_name
+          union all
+          select flow_id, 1 from flow_aliases where org_id = k.org_id and name = k.flow_name
+        ) named order by p limit 1
+      ) fl
+      join trails t on t.org_id = k.org_id and t.flow_id = fl.id and t.name = k.trail_name
+      join flows f on f.org_id = k.org_id and f.id = fl.id`.execute(db);
+    const reads: Array<ReportRead | undefined> = keys.map(() => undefined);
+    for (const row of result.rows) {
+      const { key_index, flow_json, version, artifacts, attestations_source, ...trail } = row;
+      reads[key_index - 1] = {
+        trail,
+        flow: {
+          ...flow_json,
+          created_at: new Date(flow_json.created_at),
+          last_modified_at: new Date(flow_json.last_modified_at),
+        },
+        version,
+        inputs: fromEvaluationInputsColumns({ artifacts, attestations_source }),
+      };
+    }
+    return reads;
   },
 
   /** The trail; with `lock`, locked for the rest of the transaction so its evaluation sees every write. */

@@ -1,0 +1,169 @@
+/**
+ * Reports stored together (usecases/report-batcher.ts), as a client sees them: many concurrent
+ * reports to a few trails all answer and all count, in the trail's evaluation, event log and
+ * order; a report that must take the lock, or that names an unknown artifact, does not disturb
+ * the others in its batch; a failed batch statement leaves every report to be stored on its own.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { sql } from 'kysely';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { cliClient } from '../helpers/cli.js';
+import { attestationsRepository } from '../../services/api/src/storage/repositories/attestations.js';
+import { trailsRepository } from '../../services/api/src/storage/repositories/trails.js';
+
+let t: TestApp;
+let cli: ReturnType<typeof cliClient>;
+const FP = 'ab'.repeat(32);
+const TRAILS = ['b1', 'b2', 'b3', 'b4'];
+
+const report = (trail: string, name: string, extra: Record<string, unknown> = {}) =>
+  cli.multipart('POST', `/api/v2/attestations/acme/batched/trail/${trail}/generic`, [
+    { name: 'data_json', value: JSON.stringify({ attestation_name: name, is_compliant: true, ...extra }) },
+  ]);
+const trailOf = async (trail: string) =>
+  (await cli.get(`/api/v2/trails/acme/batched/${trail}`)).json as {
+    compliance_state: string;
+    compliance_status: { attestations_statuses: Array<{ attestation_name: string; attestation_id: string }> };
+    events: Array<{ type: string }>;
+  };
+
+beforeAll(async () => {
+  t = await createTestApp();
+  cli = cliClient(t.app, await t.seedKey('acme', 'admin'));
+  expect(
+    (await cli.json('PUT', '/api/v2/flows/acme', { name: 'batched', description: '' })).status,
+  ).toBeLessThan(300);
+  for (const trail of [...TRAILS, 'with-artifact']) {
+    expect((await cli.json('PUT', '/api/v2/trails/acme/batched', { name: trail })).status).toBeLessThan(300);
+  }
+  expect(
+    (
+      await cli.json('POST', '/api/v2/artifacts/acme/batched', {
+        fingerprint: FP,
+        filename: 'app:1',
+        build_url: 'https://ci/1',
+        commit_url: 'https://git/1',
+        trail_name: 'with-artifact',
+      })
+    ).status,
+  ).toBe(201);
+  // One report first, so the rest find the organization's settings known (the unlocked path).
+  expect((await report('b1', 'warm')).status).toBe(201);
+});
+afterEach(() => vi.restoreAllMocks());
+afterAll(async () => t?.close());
+
+describe('reports stored together', () => {
+  it('stores 120 concurrent reports to four trails, in batches, each counted once and in order', async () => {
+    const writes = vi.spyOn(attestationsRepository, 'insertReports');
+    const sent = TRAILS.flatMap((trail) => Array.from({ length: 30 }, (_, i) => ({ trail, name: `n-${i}` })));
+    const results = await Promise.all(sent.map((r) => report(r.trail, r.name)));
+    expect(results.map((r) => r.status)).toEqual(sent.map(() => 201));
+    // Shared statements: fewer writes than reports, and some with several trails or reports.
+    expect(writes.mock.calls.length).toBeLessThan(120);
+    const largest = Math.max(
+      ...writes.mock.calls.map(([, trails]) => trails.reduce((n, x) => n + x.reports.length, 0)),
+    );
+    expect(largest).toBeGreaterThan(1);
+    for (const trail of TRAILS) {
+      const shown = await trailOf(trail);
+      const slots = shown.compliance_status.attestations_statuses.map((s) => s.attestation_name);
+      expect(slots.filter((n) => n.startsWith('n-')).sort()).toEqual(
+        Array.from({ length: 30 }, (_, i) => `n-${i}`).sort(),
+      );
+      expect(shown.events.filter((e) => e.type === 'trail_attestation_reported')).toHaveLength(
+        trail === 'b1' ? 31 : 30,
+      );
+    }
+    // Report order is the order the trail's attestations list them, with no gaps or repeats.
+    const listed = (await cli.get('/api/v2/attestations/acme/batched?per_page=100')).json as {
+      data: Array<{ attestation_name: string; trail_name: string }>;
+      pagination: { total: number };
+    };
+    expect(listed.pagination.total).toBe(121);
+  });
+
+  it('keeps report order: the slot shows the latest stored of 30 concurrent reports of one name', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => report('b1', 'flip', { is_compliant: i % 2 === 0 })),
+    );
+    expect(results.map((r) => r.status)).toEqual(results.map(() => 201));
+    const latest = (
+      await sql<{ id: string; is_compliant: boolean }>`select id, is_compliant from attestations
+        where name = 'flip' order by seq desc limit 1`.execute(t.db.db)
+    ).rows[0]!;
+    const shown = (await cli.get('/api/v2/trails/acme/batched/b1')).json as {
+      compliance_state: string;
+      compliance_status: {
+        attestations_statuses: Array<{
+          attestation_name: string;
+          attestation_id: string;
+          is_compliant: boolean;
+        }>;
+      };
+    };
+    const slot = shown.compliance_status.attestations_statuses.find((s) => s.attestation_name === 'flip')!;
+    expect(slot.attestation_id).toBe(latest.id);
+    expect(slot.is_compliant).toBe(latest.is_compliant);
+    expect(shown.compliance_state).toBe(latest.is_compliant ? 'COMPLIANT' : 'NON-COMPLIANT');
+  });
+
+  it('answers a report whose artifact is unknown with a 404, and stores the others of its batch', async () => {
+    const results = await Promise.all([
+      report('b2', 'fine-1'),
+      report('b2', 'lost', { artifact_fingerprint: 'cd'.repeat(32) }),
+      report('b2', 'fine-2'),
+      report('b3', 'fine-3'),
+    ]);
+    expect(results.map((r) => r.status)).toEqual([201, 404, 201, 201]);
+    const slots = (await trailOf('b2')).compliance_status.attestations_statuses.map(
+      (s) => s.attestation_name,
+    );
+    expect(slots).toEqual(expect.arrayContaining(['fine-1', 'fine-2']));
+    expect(slots).not.toContain('lost');
+  });
+
+  it('stores a report that must take the lock alongside others that need not', async () => {
+    const results = await Promise.all([
+      report('with-artifact', 'on-artifact', { artifact_fingerprint: FP }),
+      report('with-artifact', 'trail-level'),
+      report('b4', 'plain'),
+    ]);
+    expect(results.map((r) => r.status)).toEqual([201, 201, 201]);
+    const slots = (await trailOf('with-artifact')).compliance_status.attestations_statuses.map(
+      (s) => s.attestation_name,
+    );
+    expect(slots).toContain('trail-level');
+    const artifact = (await cli.get(`/api/v2/artifacts/acme/batched/fingerprint/${FP}`)).json as {
+      evidence: Record<string, unknown>;
+    };
+    expect(artifact.evidence).toHaveProperty('on-artifact');
+  });
+
+  it('stores every report on its own when the shared read or write fails', async () => {
+    vi.spyOn(trailsRepository, 'readForReports').mockImplementationOnce(async (db, keys) => {
+      void db;
+      void keys;
+      throw new Error('connection lost');
+    });
+    const first = await Promise.all([
+      report('b3', 'after-read-failure-1'),
+      report('b4', 'after-read-failure-2'),
+    ]);
+    expect(first.map((r) => [r.status, r.status === 201 ? '' : JSON.stringify(r.json)])).toEqual([
+      [201, ''],
+      [201, ''],
+    ]);
+    // The batch's write fails once; stored under the lock, each report writes alone.
+    vi.spyOn(attestationsRepository, 'insertReports').mockRejectedValueOnce(new Error('connection lost'));
+    const second = await Promise.all([
+      report('b3', 'after-write-failure-1'),
+      report('b4', 'after-write-failure-2'),
+    ]);
+    expect(second.map((r) => r.status)).toEqual([201, 201]);
+    const b3 = (await trailOf('b3')).compliance_status.attestations_statuses.map((s) => s.attestation_name);
+    expect(b3).toEqual(expect.arrayContaining(['after-read-failure-1', 'after-write-failure-1']));
+    const b4 = (await trailOf('b4')).compliance_status.attestations_statuses.map((s) => s.attestation_name);
+    expect(b4).toEqual(expect.arrayContaining(['after-read-failure-2', 'after-write-failure-2']));
+  });
+});
