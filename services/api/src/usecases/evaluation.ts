@@ -33,15 +33,26 @@ export function storedCompliance(e: TrailEvaluation): Omit<TrailEvaluation, 'byA
 }
 
 /**
- * A stored evaluation as text for comparison: without `evaluated_at`, and with object keys
- * sorted, since jsonb hands objects back in its own key order, not the order they were written.
+ * Whether two stored evaluations say the same, `evaluated_at` aside. Objects compare by their
+ * keys, not their order: jsonb hands objects back in its own key order, not the order they
+ * were written. A property that is undefined counts as absent, as it would once stored.
  */
-const comparable = (c: unknown) =>
-  JSON.stringify(c, (k, v: unknown) => {
-    if (k === 'evaluated_at') return undefined;
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-    return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  });
+export function sameEvaluation(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const bs = b as unknown[];
+    return a.length === bs.length && a.every((x, i) => sameEvaluation(x, bs[i]));
+  }
+  const ao = a as Record<string, unknown>;
+  const bo = b as Record<string, unknown>;
+  const keys = (o: Record<string, unknown>) =>
+    Object.keys(o).filter((k) => k !== 'evaluated_at' && o[k] !== undefined);
+  const ak = keys(ao);
+  if (ak.length !== keys(bo).length) return false;
+  return ak.every((k) => Object.hasOwn(bo, k) && sameEvaluation(ao[k], bo[k]));
+}
 
 type InputAttestation = EvaluationInputs['attestations'][number];
 
@@ -147,14 +158,14 @@ export function evaluateInputs(input: {
   // state, can change a verdict in an environment where it runs.
   const stored = storedCompliance(evaluation);
   const trailChanged =
-    evaluation.status !== trail.compliance_state || comparable(stored) !== comparable(trail.compliance);
+    evaluation.status !== trail.compliance_state || !sameEvaluation(stored, trail.compliance);
   const changedFingerprints: string[] = [];
   const artifactWrites: EvaluationWrites['artifacts'] = [];
   for (const a of artifacts) {
     const next = evaluation.byArtifactId[a.id];
     if (!next) continue;
     const state = next.status === 'MISSING' ? 'INCOMPLETE' : next.status;
-    const changed = state !== a.state || comparable(next) !== comparable(a.compliance);
+    const changed = state !== a.state || !sameEvaluation(next, a.compliance);
     if (changed || trailChanged) changedFingerprints.push(a.fingerprint);
     if (changed) artifactWrites.push({ id: a.id, state, compliance: JSON.stringify(next) });
   }
