@@ -56,11 +56,12 @@ export const MAX_PREPARED_PER_CONNECTION = 500;
 const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
 
 /**
- * When a connection forgets its prepared statements so they are planned again: after this many
- * executions (then every tenfold more, up to the last step, repeated), or after REPLAN_AFTER_MS.
+ * When a connection forgets its prepared statements so they are planned again: after the step's
+ * number of executions or its time since the last planning, whichever comes first; the last step
+ * repeats.
  */
 export const REPLAN_AFTER_EXECUTIONS = [100, 1_000, 10_000, 100_000];
-const REPLAN_AFTER_MS = 10 * 60_000;
+const REPLAN_AFTER_MS = [1_000, 10_000, 60_000, 600_000];
 
 /**
  * Runs repeated data statements as named prepared statements, so PostgreSQL plans each once per
@@ -83,7 +84,7 @@ function preparePlans(client: pg.PoolClient, now: () => number = Date.now): void
   const replanDue = () =>
     names.size > 0 &&
     (executions >= REPLAN_AFTER_EXECUTIONS[Math.min(step, REPLAN_AFTER_EXECUTIONS.length - 1)]! ||
-      now() - plannedAt >= REPLAN_AFTER_MS);
+      now() - plannedAt >= REPLAN_AFTER_MS[Math.min(step, REPLAN_AFTER_MS.length - 1)]!);
   /** Forgets every prepared statement, on the server and in the driver's own record of them. */
   const replan = async () => {
     await (query('deallocate all') as Promise<unknown>);

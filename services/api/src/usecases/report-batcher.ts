@@ -55,7 +55,9 @@ export interface ReportBatcherOptions {
 }
 
 export class ReportBatcher {
-  private readonly queue: Pending[] = [];
+  private queue: Pending[] = [];
+  /** Trails (by the names reports give) in a batch in flight, and how many batches hold each. */
+  private readonly busy = new Map<string, number>();
   private inFlight = 0;
   private scheduled = false;
   private readonly maxBatch: number;
@@ -83,14 +85,37 @@ export class ReportBatcher {
     setImmediate(() => {
       this.scheduled = false;
       while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.maxBatch);
+        const batch = this.take();
+        if (batch.length === 0) return;
+        const keys = [...new Set(batch.map((p) => keyOf(p.report)))];
+        for (const k of keys) this.busy.set(k, (this.busy.get(k) ?? 0) + 1);
         this.inFlight += 1;
         void this.run(batch).finally(() => {
+          for (const k of keys) {
+            const n = (this.busy.get(k) ?? 1) - 1;
+            if (n > 0) this.busy.set(k, n);
+            else this.busy.delete(k);
+          }
           this.inFlight -= 1;
           this.schedule();
         });
       }
     });
+  }
+
+  /**
+   * The next batch: queued reports in order, except those to a trail a batch in flight holds.
+   * Those would only meet its write and try again; they wait for the next batch instead.
+   */
+  private take(): Pending[] {
+    const batch: Pending[] = [];
+    const rest: Pending[] = [];
+    for (const p of this.queue) {
+      if (batch.length < this.maxBatch && !this.busy.has(keyOf(p.report))) batch.push(p);
+      else rest.push(p);
+    }
+    this.queue = rest;
+    return batch;
   }
 
   private async run(batch: Pending[]): Promise<void> {
@@ -164,6 +189,8 @@ export class ReportBatcher {
     }
   }
 }
+
+const keyOf = (r: BatchedReport) => `${r.orgId}\u0000${r.flowName}\u0000${r.trailName}`;
 
 /** The trail as a planned report leaves it, for planning the next report to it. */
 function after(state: ReportRead, planned: PlannedReport): ReportRead {

@@ -49,20 +49,9 @@ export interface TrailReports {
   reports: StoredReport[];
 }
 
-/** JSON text already serialized, spliced into a record as it is. */
-class RawJson {
-  constructor(readonly text: string) {}
-}
-/** A jsonb column's value: JSON text as stored rows carry it, or a value to serialize. */
-const raw = (v: unknown): RawJson | null =>
-  v === null || v === undefined ? null : new RawJson(typeof v === 'string' ? v : JSON.stringify(v));
-/** One record for jsonb_to_recordset, without parsing the JSON texts it carries again. */
-function jsonRecord(fields: Record<string, unknown>): string {
-  const parts: string[] = [];
-  for (const [k, v] of Object.entries(fields))
-    parts.push(`${JSON.stringify(k)}:${v instanceof RawJson ? v.text : JSON.stringify(v ?? null)}`);
-  return `{${parts.join(',')}}`;
-}
+/** A jsonb column's value as text (stored rows carry JSON text already), cast in SQL. */
+const jsonText = (v: unknown): string | null =>
+  v === null || v === undefined ? null : typeof v === 'string' ? v : JSON.stringify(v);
 
 export const attestationsRepository = {
   async insert(db: Db, row: Insertable<AttestationsTable>): Promise<AttestationRow> {
@@ -93,75 +82,71 @@ export const attestationsRepository = {
    */
   async insertReports(db: Db, trails: readonly TrailReports[]): Promise<Set<string>> {
     if (trails.length === 0) return new Set();
-    const trailRecords: string[] = [];
-    const eventRecords: string[] = [];
-    const rowRecords: string[] = [];
+    const trailRecords: object[] = [];
+    const eventRecords: object[] = [];
+    const rowRecords: object[] = [];
     let ord = 0;
     for (const t of trails) {
-      trailRecords.push(
-        jsonRecord({
-          org_id: t.orgId,
-          trail_id: t.trailId,
-          version: t.ifVersion,
-          compliance: raw(t.trail.compliance),
-          compliance_state: t.trail.compliance_state,
-          evaluated_at: t.trail.evaluated_at,
-          last_modified_at: t.trail.last_modified_at,
-          facts_last_id: t.facts.lastId,
-          facts: raw(JSON.stringify(t.facts.attestations)),
-        }),
-      );
+      trailRecords.push({
+        org_id: t.orgId,
+        trail_id: t.trailId,
+        version: t.ifVersion,
+        compliance: jsonText(t.trail.compliance),
+        compliance_state: t.trail.compliance_state,
+        evaluated_at: t.trail.evaluated_at,
+        last_modified_at: t.trail.last_modified_at,
+        facts_last_id: t.facts.lastId,
+        facts: JSON.stringify(t.facts.attestations),
+      });
       for (const { row: r, event: e } of t.reports) {
         ord += 1;
-        eventRecords.push(
-          jsonRecord({
-            ord,
-            org_id: e.org_id,
-            trail_id: e.trail_id,
-            type: e.type,
-            fingerprint: e.fingerprint ?? null,
-            occurred_at: e.occurred_at,
-            data: raw(e.data),
-          }),
-        );
-        rowRecords.push(
-          jsonRecord({
-            ord,
-            org_id: r.org_id,
-            id: r.id,
-            flow_id: r.flow_id,
-            trail_id: r.trail_id,
-            name: r.name,
-            type: r.type,
-            kind: r.kind,
-            is_compliant: r.is_compliant,
-            artifact_fingerprint: r.artifact_fingerprint ?? null,
-            target_artifacts: raw(r.target_artifacts),
-            git_commit: r.git_commit ?? null,
-            payload: raw(r.payload),
-            description: r.description ?? '',
-            origin_url: r.origin_url ?? '',
-            user_data: raw(r.user_data),
-            annotations: raw(r.annotations),
-            external_urls: raw(r.external_urls),
-            git_commit_info: raw(r.git_commit_info),
-            repo_info: raw(r.repo_info),
-            repo_id: r.repo_id ?? null,
-            evidence_sha256: r.evidence_sha256 ?? null,
-            evidence_filename: r.evidence_filename ?? null,
-            evidence_size: r.evidence_size ?? null,
-            evidence_content_type: r.evidence_content_type ?? null,
-            created_by: r.created_by,
-            created_at: r.created_at,
-          }),
-        );
+        eventRecords.push({
+          ord,
+          org_id: e.org_id,
+          trail_id: e.trail_id,
+          type: e.type,
+          fingerprint: e.fingerprint ?? null,
+          occurred_at: e.occurred_at,
+          data: jsonText(e.data),
+        });
+        rowRecords.push({
+          ord,
+          org_id: r.org_id,
+          id: r.id,
+          flow_id: r.flow_id,
+          trail_id: r.trail_id,
+          name: r.name,
+          type: r.type,
+          kind: r.kind,
+          is_compliant: r.is_compliant,
+          artifact_fingerprint: r.artifact_fingerprint ?? null,
+          target_artifacts: jsonText(r.target_artifacts),
+          git_commit: r.git_commit ?? null,
+          payload: jsonText(r.payload),
+          description: r.description ?? '',
+          origin_url: r.origin_url ?? '',
+          user_data: jsonText(r.user_data),
+          annotations: jsonText(r.annotations),
+          external_urls: jsonText(r.external_urls),
+          git_commit_info: jsonText(r.git_commit_info),
+          repo_info: jsonText(r.repo_info),
+          repo_id: r.repo_id ?? null,
+          evidence_sha256: r.evidence_sha256 ?? null,
+          evidence_filename: r.evidence_filename ?? null,
+          evidence_size: r.evidence_size ?? null,
+          evidence_content_type: r.evidence_content_type ?? null,
+          created_by: r.created_by,
+          created_at: r.created_at,
+        });
       }
     }
     const result = await sql<{ org_id: string; id: string }>`
       with v as (
-        select * from jsonb_to_recordset(${`[${trailRecords.join(',')}]`}::jsonb) as v(org_id text,
-          trail_id text, version text, compliance jsonb, compliance_state text, evaluated_at timestamptz,
-          last_modified_at timestamptz, facts_last_id text, facts jsonb)
+        select org_id, trail_id, version, compliance::jsonb as compliance, compliance_state, evaluated_at,
+          last_modified_at, facts_last_id, facts::jsonb as facts
+        from jsonb_to_recordset(${JSON.stringify(trailRecords)}::jsonb) as v(org_id text,
+          trail_id text, version text, compliance text, compliance_state text, evaluated_at timestamptz,
+          last_modified_at timestamptz, facts_last_id text, facts text)
       ), tr as (
         update trails t set compliance = v.compliance, compliance_state = v.compliance_state,
           evaluated_at = v.evaluated_at, last_modified_at = v.last_modified_at
@@ -175,9 +160,9 @@ export const attestationsRepository = {
         on conflict (org_id, trail_id) do update set last_id = excluded.last_id, facts = excluded.facts
       ), ev as (
         insert into trail_events (org_id, trail_id, type, fingerprint, occurred_at, data)
-        select e.org_id, e.trail_id, e.type, e.fingerprint, e.occurred_at, e.data
-        from jsonb_to_recordset(${`[${eventRecords.join(',')}]`}::jsonb) as e(ord int, org_id text,
-          trail_id text, type text, fingerprint text, occurred_at timestamptz, data jsonb)
+        select e.org_id, e.trail_id, e.type, e.fingerprint, e.occurred_at, e.data::jsonb
+        from jsonb_to_recordset(${JSON.stringify(eventRecords)}::jsonb) as e(ord int, org_id text,
+          trail_id text, type text, fingerprint text, occurred_at timestamptz, data text)
         join tr on tr.org_id = e.org_id and tr.id = e.trail_id
         order by e.ord
       ), ins as (
@@ -186,15 +171,15 @@ export const attestationsRepository = {
           annotations, external_urls, git_commit_info, repo_info, repo_id, evidence_sha256, evidence_filename,
           evidence_size, evidence_content_type, created_by, created_at)
         select r.org_id, r.id, r.flow_id, r.trail_id, r.name, r.type, r.kind, r.is_compliant,
-          r.artifact_fingerprint, r.target_artifacts, r.git_commit, r.payload, r.description, r.origin_url,
-          r.user_data, r.annotations, r.external_urls, r.git_commit_info, r.repo_info, r.repo_id,
-          r.evidence_sha256, r.evidence_filename, r.evidence_size, r.evidence_content_type, r.created_by,
-          r.created_at
-        from jsonb_to_recordset(${`[${rowRecords.join(',')}]`}::jsonb) as r(ord int, org_id text, id text,
+          r.artifact_fingerprint, r.target_artifacts::jsonb, r.git_commit, r.payload::jsonb, r.description,
+          r.origin_url, r.user_data::jsonb, r.annotations::jsonb, r.external_urls::jsonb,
+          r.git_commit_info::jsonb, r.repo_info::jsonb, r.repo_id, r.evidence_sha256, r.evidence_filename,
+          r.evidence_size, r.evidence_content_type, r.created_by, r.created_at
+        from jsonb_to_recordset(${JSON.stringify(rowRecords)}::jsonb) as r(ord int, org_id text, id text,
           flow_id text, trail_id text, name text, type text, kind text, is_compliant boolean,
-          artifact_fingerprint text, target_artifacts jsonb, git_commit text, payload jsonb, description text,
-          origin_url text, user_data jsonb, annotations jsonb, external_urls jsonb, git_commit_info jsonb,
-          repo_info jsonb, repo_id text, evidence_sha256 text, evidence_filename text, evidence_size bigint,
+          artifact_fingerprint text, target_artifacts text, git_commit text, payload text, description text,
+          origin_url text, user_data text, annotations text, external_urls text, git_commit_info text,
+          repo_info text, repo_id text, evidence_sha256 text, evidence_filename text, evidence_size bigint,
           evidence_content_type text, created_by text, created_at timestamptz)
         join tr on tr.org_id = r.org_id and tr.id = r.trail_id
         order by r.ord

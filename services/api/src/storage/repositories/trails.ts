@@ -100,10 +100,11 @@ export const trailsRepository = {
     const result = await sql<
       TrailRow & { key_index: number; flow_json: FlowRow; version: string } & EvaluationInputsColumns
     >`
-      select k.key_index::int as key_index, t.*, t.xmin::text as version, row_to_json(f) as flow_json,
+      select k.key_index::int as key_index, t.*, row_to_json(f) as flow_json,
         ${evaluationInputsColumns(sql.ref('t.org_id'), sql.ref('t.id'))}
       from unnest(${keys.map((k) => k.orgId)}::text[], ${keys.map((k) => k.flowName)}::text[],
         ${keys.map((k) => k.trailName)}::text[]) with ordinality as k(org_id, flow_name, trail_name, key_index)
+      -- Lookups per key (lateral), so even a plan made while the tables were empty uses their keys.
       cross join lateral (
         select id from (
           select id, 0 as p from flows where org_id = k.org_id and name = k.flow_name
@@ -111,8 +112,11 @@ export const trailsRepository = {
           select flow_id, 1 from flow_aliases where org_id = k.org_id and name = k.flow_name
         ) named order by p limit 1
       ) fl
-      join trails t on t.org_id = k.org_id and t.flow_id = fl.id and t.name = k.trail_name
-      join flows f on f.org_id = k.org_id and f.id = fl.id`.execute(db);
+      cross join lateral (
+        select *, xmin::text as version from trails
+        where org_id = k.org_id and flow_id = fl.id and name = k.trail_name
+      ) t
+      cross join lateral (select * from flows where org_id = k.org_id and id = fl.id) f`.execute(db);
     const reads: Array<ReportRead | undefined> = keys.map(() => undefined);
     for (const row of result.rows) {
       const { key_index, flow_json, version, artifacts, attestations_source, ...trail } = row;
