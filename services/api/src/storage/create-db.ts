@@ -61,7 +61,7 @@ const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
  * repeats.
  */
 export const REPLAN_AFTER_EXECUTIONS = [100, 1_000, 10_000, 100_000];
-const REPLAN_AFTER_MS = [1_000, 10_000, 60_000, 600_000];
+const REPLAN_AFTER_MS = [10_000, 60_000, 600_000];
 
 /**
  * Runs repeated data statements as named prepared statements, so PostgreSQL plans each once per
