@@ -14,6 +14,11 @@ export function sendJsonString(reply: FastifyReply, text: string, status = 200):
   return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(text));
 }
 
+/** Sends JSON text made earlier (by the route's response schema): fastify sends it as it is. */
+export function sendSerialized(reply: FastifyReply, json: string, status = 200): FastifyReply {
+  return reply.code(status).type('application/json; charset=utf-8').send(json);
+}
+
 /** The organization of an org-scoped request, as use cases take it. */
 export function orgRef(request: FastifyRequest): { id: string; name: string } {
   const org = requireOrg(request);

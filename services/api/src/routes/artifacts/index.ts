@@ -1,6 +1,6 @@
 /** Artifacts (spec endpoint 1; reference/cli-requests.md 3.3). The audit package is in ../audit. */
 import type { FastifyPluginAsync } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
   ID_PATTERN,
@@ -31,6 +31,7 @@ import {
 import { inTransaction } from '../../usecases/evidence-context.js';
 import { flowNotFound, resolveFlow } from '../../usecases/flows.js';
 import { evidenceContext, FingerprintParam, paging } from '../evidence-shared.js';
+import { sendSerialized } from '../schemas.js';
 
 const tags = ['artifacts'];
 const FlowParams = z.strictObject({ org: OrgName, flow: ResourceName });
@@ -107,6 +108,14 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
   );
 
+  /** What the route's response schema makes of a record (the serializer fastify would use). */
+  const serializeArtifactRecord = serializerCompiler({
+    schema: ArtifactRecord,
+    method: 'GET',
+    url: '/artifacts/:org/:flow/fingerprint/:fingerprint',
+    httpStatus: '200',
+  }) as (record: ArtifactRecord) => string;
+
   // Spec endpoint 1.
   app.get(
     '/artifacts/:org/:flow/fingerprint/:fingerprint',
@@ -124,17 +133,19 @@ const routes: FastifyPluginAsync = async (fastify) => {
         response: { 200: ArtifactRecord, ...errorResponses },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const ctx = evidenceContext(app, request);
-      // Served from the org's read cache while none of its evidence changed (plugins/caches.ts).
+      // Served from the org's read cache while none of its evidence changed (plugins/caches.ts),
+      // as the JSON text the response schema made of it: a hit costs no serialization.
       const { flow: flowParam, fingerprint } = request.params;
       const cacheKey = `artifact\u0000${flowParam}\u0000${fingerprint}\u0000${request.query.trail ?? ''}\u0000${request.query.attestation_id ?? ''}`;
-      const cached = app.caches.evidence.get<ArtifactRecord>(ctx.orgId, cacheKey);
-      if (cached) return cached;
-      const epoch = app.caches.evidence.epoch(ctx.orgId);
-      const record = await readArtifactByFingerprint(ctx, request.params, request.query);
-      app.caches.evidence.set(ctx.orgId, cacheKey, record, epoch);
-      return record;
+      let json = app.caches.evidence.get<string>(ctx.orgId, cacheKey);
+      if (json === undefined) {
+        const epoch = app.caches.evidence.epoch(ctx.orgId);
+        json = serializeArtifactRecord(await readArtifactByFingerprint(ctx, request.params, request.query));
+        app.caches.evidence.set(ctx.orgId, cacheKey, json, epoch);
+      }
+      return sendSerialized(reply, json);
     },
   );
 
