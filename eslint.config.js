@@ -22,7 +22,17 @@ const forbid = (layers, message, extra = {}) => [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'coverage/**', 'data/**', 'charts/**', 'eslint.config.js', 'bench/*.cjs'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'dist/**',
+      'coverage/**',
+      'data/**',
+      'charts/**',
+      'eslint.config.js',
+      'bench/*.cjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

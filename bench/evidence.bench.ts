@@ -45,9 +45,7 @@ async function load(opts: autocannon.Options, paths?: string[]): Promise<autocan
     duration: DURATION_S,
     workers: 1,
     ...opts,
-    ...(paths
-      ? { requests: [{ setupRequest: ROTATE }] }
-      : {}),
+    ...(paths ? { requests: [{ setupRequest: ROTATE }] } : {}),
   });
 }
 
