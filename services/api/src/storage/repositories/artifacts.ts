@@ -82,7 +82,7 @@ const withNames = (db: Db) =>
     .select(['t.name as trail_name', 'f.name as flow_name']);
 
 /** Rows read back from json_agg: timestamps arrive as strings. */
-const withDates = <T extends Record<string, unknown>>(row: T, keys: string[]): T => {
+export const withDates = <T extends Record<string, unknown>>(row: T, keys: string[]): T => {
   const out: Record<string, unknown> = { ...row };
   for (const k of keys) if (typeof out[k] === 'string') out[k] = new Date(out[k]);
   return out as T;

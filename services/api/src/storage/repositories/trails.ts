@@ -1,11 +1,12 @@
 /** Trails of flows. */
-import { sql, type Selectable, type Updateable } from 'kysely';
+import { sql, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../database.js';
 import type { TrailsTable } from '../tables/evidence.js';
 import type { FlowRow } from './flows.js';
 import {
   evaluationInputsColumns,
   fromEvaluationInputsColumns,
+  withDates,
   type EvaluationInputs,
   type EvaluationInputsColumns,
 } from './artifacts.js';
@@ -28,6 +29,17 @@ export interface TrailListFilter {
   fingerprintPrefix?: string | undefined;
   flowTag?: { key: string; value: string } | undefined;
 }
+
+/** The id of the flow with this name, or of the flow that had it before a rename (its alias). */
+const flowIdByName = (orgId: RawBuilder<unknown>, name: RawBuilder<unknown>) => sql`
+  select id from (
+    select id, 0 as p from flows where org_id = ${orgId} and name = ${name}
+    union all
+    select flow_id, 1 from flow_aliases where org_id = ${orgId} and name = ${name}
+  ) named order by p limit 1`;
+
+/** A flow row read back with row_to_json. */
+const flowFromJson = (f: FlowRow): FlowRow => withDates(f, ['created_at', 'last_modified_at']);
 
 /** What `readForReports` reads for one trail. */
 export interface ReportRead {
@@ -60,12 +72,7 @@ export const trailsRepository = {
     trailName: string,
   ): Promise<{ flow: FlowRow; trail: TrailRow } | undefined> {
     const result = await sql<TrailRow & { flow_json: FlowRow }>`
-      with fl as (
-        select id, 0 as p from flows where org_id = ${orgId} and name = ${flowName}
-        union all
-        select flow_id, 1 from flow_aliases where org_id = ${orgId} and name = ${flowName}
-        order by p limit 1
-      )
+      with fl as (${flowIdByName(sql`${orgId}`, sql`${flowName}`)})
       select t.*, row_to_json(f) as flow_json
       from fl
       join trails t on t.org_id = ${orgId} and t.flow_id = fl.id and t.name = ${trailName}
@@ -76,11 +83,7 @@ export const trailsRepository = {
     const { flow_json, ...trail } = row;
     return {
       trail,
-      flow: {
-        ...flow_json,
-        created_at: new Date(flow_json.created_at),
-        last_modified_at: new Date(flow_json.last_modified_at),
-      },
+      flow: flowFromJson(flow_json),
     };
   },
 
@@ -105,13 +108,7 @@ export const trailsRepository = {
       from unnest(${keys.map((k) => k.orgId)}::text[], ${keys.map((k) => k.flowName)}::text[],
         ${keys.map((k) => k.trailName)}::text[]) with ordinality as k(org_id, flow_name, trail_name, key_index)
       -- Lookups per key (lateral), so even a plan made while the tables were empty uses their keys.
-      cross join lateral (
-        select id from (
-          select id, 0 as p from flows where org_id = k.org_id and name = k.flow_name
-          union all
-          select flow_id, 1 from flow_aliases where org_id = k.org_id and name = k.flow_name
-        ) named order by p limit 1
-      ) fl
+      cross join lateral (${flowIdByName(sql.ref('k.org_id'), sql.ref('k.flow_name'))}) fl
       cross join lateral (
         select *, xmin::text as version from trails
         where org_id = k.org_id and flow_id = fl.id and name = k.trail_name
@@ -122,11 +119,7 @@ export const trailsRepository = {
       const { key_index, flow_json, version, artifacts, attestations_source, ...trail } = row;
       reads[key_index - 1] = {
         trail,
-        flow: {
-          ...flow_json,
-          created_at: new Date(flow_json.created_at),
-          last_modified_at: new Date(flow_json.last_modified_at),
-        },
+        flow: flowFromJson(flow_json),
         version,
         inputs: fromEvaluationInputsColumns({ artifacts, attestations_source }),
       };
