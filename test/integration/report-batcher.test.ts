@@ -3,6 +3,8 @@
  * reports to a few trails all answer and all count, in the trail's evaluation, event log and
  * order; a report that must take the lock, or that names an unknown artifact, does not disturb
  * the others in its batch; a failed batch statement leaves every report to be stored on its own.
+ * A trail the batcher wrote last is not read again, and what changed it since (another writer, an
+ * artifact, a flow rename, a flow name taken by another flow) is still seen.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
@@ -165,5 +167,118 @@ describe('reports stored together', () => {
     expect(b3).toEqual(expect.arrayContaining(['after-read-failure-1', 'after-write-failure-1']));
     const b4 = (await trailOf('b4')).compliance_status.attestations_statuses.map((s) => s.attestation_name);
     expect(b4).toEqual(expect.arrayContaining(['after-read-failure-2', 'after-write-failure-2']));
+  });
+});
+
+describe('trails remembered from their last write', () => {
+  const names = async (flow: string, trail: string) =>
+    (
+      (await cli.get(`/api/v2/trails/acme/${flow}/${trail}`)).json as {
+        compliance_status: { attestations_statuses: Array<{ attestation_name: string }> };
+      }
+    ).compliance_status.attestations_statuses.map((s) => s.attestation_name);
+  const attest = (flow: string, trail: string, name: string, extra: Record<string, unknown> = {}) =>
+    cli.multipart('POST', `/api/v2/attestations/acme/${flow}/trail/${trail}/generic`, [
+      { name: 'data_json', value: JSON.stringify({ attestation_name: name, is_compliant: true, ...extra }) },
+    ]);
+  const readsOf = (
+    spy: { mock: { calls: Array<[unknown, ReadonlyArray<{ trailName: string }>]> } },
+    trail: string,
+  ) => spy.mock.calls.flatMap(([, keys]) => keys).filter((k) => k.trailName === trail).length;
+
+  it('reads a trail once while only this batcher writes it', async () => {
+    expect((await cli.json('PUT', '/api/v2/trails/acme/batched', { name: 'r1' })).status).toBe(201);
+    const reads = vi.spyOn(trailsRepository, 'readForReports');
+    for (let i = 0; i < 5; i++) expect((await attest('batched', 'r1', `step-${i}`)).status).toBe(201);
+    expect(readsOf(reads, 'r1')).toBe(1);
+    expect(await names('batched', 'r1')).toEqual(['step-0', 'step-1', 'step-2', 'step-3', 'step-4']);
+  });
+
+  it('writes nothing on a remembered trail another writer changed, and stores the report on a new read', async () => {
+    expect((await cli.json('PUT', '/api/v2/trails/acme/batched', { name: 'r2' })).status).toBe(201);
+    expect((await attest('batched', 'r2', 'first')).status).toBe(201);
+    // Another replica's write: the trail row gets a new version.
+    await sql`update trails set last_modified_at = last_modified_at where name = 'r2'`.execute(t.db.db);
+    const reads = vi.spyOn(trailsRepository, 'readForReports');
+    const writes = vi.spyOn(attestationsRepository, 'insertReports');
+    expect((await attest('batched', 'r2', 'second')).status).toBe(201);
+    const outcomes = await Promise.all(
+      writes.mock.results.map((r) => r.value as Promise<Map<string, string>>),
+    );
+    expect(outcomes.map((o) => o.size)).toEqual([0, 1]);
+    expect(readsOf(reads, 'r2')).toBe(1);
+    expect(await names('batched', 'r2')).toEqual(['first', 'second']);
+  });
+
+  it('answers a report naming an artifact reported to a remembered trail since, instead of a 404', async () => {
+    expect((await cli.json('PUT', '/api/v2/trails/acme/batched', { name: 'r3' })).status).toBe(201);
+    expect((await attest('batched', 'r3', 'before-artifact')).status).toBe(201);
+    const fp = 'ef'.repeat(32);
+    const artifact = await cli.json('POST', '/api/v2/artifacts/acme/batched', {
+      fingerprint: fp,
+      filename: 'app:3',
+      build_url: 'https://ci/3',
+      commit_url: 'https://git/3',
+      trail_name: 'r3',
+    });
+    expect(artifact.status).toBe(201);
+    const results = await Promise.all([
+      attest('batched', 'r3', 'on-artifact', { artifact_fingerprint: fp }),
+      attest('batched', 'r3', 'after-artifact'),
+    ]);
+    expect(results.map((r) => r.status)).toEqual([201, 201]);
+    const shown = (await cli.get(`/api/v2/artifacts/acme/batched/fingerprint/${fp}`)).json as {
+      evidence: Record<string, unknown>;
+    };
+    expect(shown.evidence).toHaveProperty('on-artifact');
+    expect(await names('batched', 'r3')).toEqual(
+      expect.arrayContaining(['before-artifact', 'after-artifact']),
+    );
+  });
+
+  it('follows a flow rename, and a flow name another flow takes', async () => {
+    expect((await cli.json('PUT', '/api/v2/flows/acme', { name: 'before', description: '' })).status).toBe(
+      201,
+    );
+    expect((await cli.json('PUT', '/api/v2/trails/acme/before', { name: 'x' })).status).toBe(201);
+    expect((await attest('before', 'x', 'first')).status).toBe(201);
+    expect((await cli.json('PUT', '/api/v2/flows/acme/before/rename', { new_name: 'after' })).status).toBe(
+      200,
+    );
+    // The old name still answers: the same trail.
+    expect((await attest('before', 'x', 'second')).status).toBe(201);
+    expect(await names('after', 'x')).toEqual(['first', 'second']);
+    // Another flow takes the old name: reports to it go to its own trail.
+    expect((await cli.json('PUT', '/api/v2/flows/acme', { name: 'taker', description: '' })).status).toBe(
+      201,
+    );
+    expect((await cli.json('PUT', '/api/v2/trails/acme/taker', { name: 'x' })).status).toBe(201);
+    expect((await cli.json('PUT', '/api/v2/flows/acme/taker/rename', { new_name: 'before' })).status).toBe(
+      200,
+    );
+    expect((await attest('before', 'x', 'third')).status).toBe(201);
+    expect(await names('before', 'x')).toEqual(['third']);
+    expect(await names('after', 'x')).toEqual(['first', 'second']);
+  });
+
+  it("plans on the flow's new template once it changes", async () => {
+    expect((await cli.json('PUT', '/api/v2/flows/acme', { name: 'templated', description: '' })).status).toBe(
+      201,
+    );
+    expect((await cli.json('PUT', '/api/v2/trails/acme/templated', { name: 't' })).status).toBe(201);
+    expect((await attest('templated', 't', 'first')).status).toBe(201);
+    const template = 'version: 1\ntrail:\n  attestations:\n  - name: needed\n    type: generic\n';
+    const updated = await cli.multipart('PUT', '/api/v2/flows/acme/template_file', [
+      { name: 'data_json', value: JSON.stringify({ name: 'templated', description: '' }) },
+      { name: 'template_file', filename: 'template.yml', content: template },
+    ]);
+    expect(updated.status).toBe(200);
+    expect((await attest('templated', 't', 'second')).status).toBe(201);
+    const shown = (await cli.get('/api/v2/trails/acme/templated/t')).json as {
+      compliance_state: string;
+      compliance_status: { attestations_statuses: Array<{ attestation_name: string; status?: string }> };
+    };
+    expect(shown.compliance_status.attestations_statuses.map((s) => s.attestation_name)).toContain('needed');
+    expect(shown.compliance_state).not.toBe('COMPLIANT');
   });
 });

@@ -260,7 +260,7 @@ export async function recordAttestation(
       repoId,
       evidence,
     });
-    await attestationsRepository.insertReport(trx, { ...report.rows, ifVersion: null });
+    await attestationsRepository.insertReport(trx, { ...report.rows, ifUnchanged: null });
     await storeArtifactStates(trx, ctx.orgId, report.writes);
     await ctx.events.publish(trx, report.events);
     return id;
@@ -304,7 +304,7 @@ function planReport(
     evidence?: EvidenceUpload | null;
   },
 ): {
-  rows: Omit<Parameters<typeof attestationsRepository.insertReport>[1], 'ifVersion'>;
+  rows: Omit<Parameters<typeof attestationsRepository.insertReport>[1], 'ifUnchanged'>;
   writes: EvaluationWrites;
   events: DomainEvent[];
 } {

@@ -5,16 +5,23 @@
  * `attestationsRepository.insertReports`). Statement, plan and commit costs are paid once per
  * batch instead of once per report, which is where a single report's time went.
  *
- * A batch changes nothing a report sees: each is planned on its trail as the read found it plus
- * the reports before it in the same batch, and a trail is written only if nobody else wrote it
- * since the read (its row version), with all of its reports in order. What a batch cannot store
- * goes back to the caller, who retries or takes the trail's lock; so does everything after a
- * failed statement, to fail or succeed alone.
+ * A trail this batcher wrote last is not read again: it is remembered as that write left it, with
+ * the new row versions. Where reports keep coming to the same trails, batches then take one
+ * statement, the write.
+ *
+ * A batch changes nothing a report sees: each is planned on its trail as read (or remembered) plus
+ * the reports before it in the same batch, and a trail is written only if nobody else wrote it or
+ * its flow since (the rows' versions) and the names the reports used still name its flow, with all
+ * of its reports in order. Reports planned on a remembered trail that has changed, or whose plan
+ * failed there (an artifact reported since, say), are planned again on a new read. What a batch
+ * cannot store goes back to the caller, who retries or takes the trail's lock; so does everything
+ * after a failed statement, to fail or succeed alone.
  */
 import type { Db } from '../storage/database.js';
 import type { StoredReport, TrailReports } from '../storage/repositories/attestations.js';
 import { attestationsRepository } from '../storage/repositories/attestations.js';
 import { trailsRepository, type ReportRead, type TrailFacts } from '../storage/repositories/trails.js';
+import { LruMap } from '../lru-map.js';
 
 /** A report planned on a trail as read: its rows, the trail after it, and its facts after it. */
 export interface PlannedReport extends StoredReport {
@@ -45,6 +52,9 @@ interface Pending {
   report: BatchedReport;
   resolve(outcome: BatchOutcome): void;
   reject(err: unknown): void;
+  /** Sent back once already, after a remembered read turned out stale: read afresh. */
+  retried?: boolean;
+  settled?: boolean;
 }
 
 export interface ReportBatcherOptions {
@@ -52,12 +62,39 @@ export interface ReportBatcherOptions {
   maxBatch?: number;
   /** Batches in flight at once (each holds a database connection while it runs). */
   maxInFlight?: number;
+  /** Trails remembered as this batcher last wrote them, at most. */
+  maxRemembered?: number;
+}
+
+/** Reports to one trail in one batch. */
+interface Chain {
+  /** What they were planned on: read now, or remembered from this batcher's last write. */
+  read: ReportRead;
+  remembered: boolean;
+  /** The trail as the reports planned so far leave it. */
+  state: ReportRead;
+  /** The flow names the reports were sent to (a flow's current name or an old one). */
+  flowNames: Set<string>;
+  /** The names the reports were sent by (`keyOf`). */
+  keys: Set<string>;
+  /** A report must take the trail's lock: the ones after it must not overtake it. */
+  blocked: boolean;
+  /** The remembered read is out of date: every report goes back to be planned on a new read. */
+  stale: boolean;
+  pending: Pending[];
+  planned: Array<{ p: Pending; report: PlannedReport }>;
 }
 
 export class ReportBatcher {
   private queue: Pending[] = [];
   /** Trails (by the names reports give) in a batch in flight, and how many batches hold each. */
   private readonly busy = new Map<string, number>();
+  /**
+   * Trails as this batcher's last write to each left them (with the new row versions), by the
+   * names reports give. Planning on one saves the read; the write's conditions catch any change
+   * made elsewhere since, and the reports then go back to be planned on a new read.
+   */
+  private readonly remembered: LruMap<ReportRead>;
   private inFlight = 0;
   private scheduled = false;
   private readonly maxBatch: number;
@@ -69,6 +106,7 @@ export class ReportBatcher {
   ) {
     this.maxBatch = options.maxBatch ?? 64;
     this.maxInFlight = options.maxInFlight ?? 4;
+    this.remembered = new LruMap(options.maxRemembered ?? 5_000);
   }
 
   submit(report: BatchedReport): Promise<BatchOutcome> {
@@ -119,74 +157,135 @@ export class ReportBatcher {
   }
 
   private async run(batch: Pending[]): Promise<void> {
-    let reads: Array<ReportRead | undefined>;
-    try {
-      reads = await trailsRepository.readForReports(
-        this.db,
-        batch.map(({ report: r }) => ({ orgId: r.orgId, flowName: r.flowName, trailName: r.trailName })),
-      );
-    } catch {
-      // Each report takes the trail's lock on its own, and fails there with its own error if it must.
-      for (const p of batch) p.resolve('locked');
-      return;
-    }
-    /** Per trail: the read, the trail as the batch's reports so far leave it, and those reports. */
-    const chains = new Map<
-      string,
-      {
-        read: ReportRead;
-        state: ReportRead;
-        blocked: boolean;
-        planned: Array<{ p: Pending; report: PlannedReport }>;
+    const known = batch.map((p) => (p.retried ? undefined : this.remembered.get(keyOf(p.report))));
+    const unknown = batch.filter((_, i) => !known[i]);
+    let fresh: Array<ReportRead | undefined> = [];
+    if (unknown.length > 0) {
+      try {
+        fresh = await trailsRepository.readForReports(
+          this.db,
+          unknown.map(({ report: r }) => ({ orgId: r.orgId, flowName: r.flowName, trailName: r.trailName })),
+        );
+      } catch {
+        // Each report takes the trail's lock on its own, and fails there with its own error if it must.
+        for (const p of batch) this.settle(p, 'locked');
+        return;
       }
-    >();
+    }
+    const chains = new Map<string, Chain>();
+    let nextFresh = 0;
     batch.forEach((p, i) => {
-      const read = reads[i];
-      if (!read) return p.resolve('missing');
+      const read = known[i] ?? fresh[nextFresh++];
+      if (!read) return this.settle(p, 'missing');
       const key = `${read.trail.org_id}:${read.trail.id}`;
       let chain = chains.get(key);
-      if (!chain) chains.set(key, (chain = { read, state: read, blocked: false, planned: [] }));
+      if (!chain) {
+        chain = {
+          read,
+          remembered: known[i] !== undefined,
+          state: read,
+          flowNames: new Set(),
+          keys: new Set(),
+          blocked: false,
+          stale: false,
+          pending: [],
+          planned: [],
+        };
+        chains.set(key, chain);
+      }
+      chain.keys.add(keyOf(p.report));
+      chain.flowNames.add(p.report.flowName);
+      chain.pending.push(p);
+      if (chain.stale) return;
       // Stored after a report that could not be stored here, it would overtake it.
-      if (chain.blocked) return p.resolve('conflict');
+      if (chain.blocked) return this.settle(p, 'conflict');
       let planned: PlannedReport | undefined;
       try {
         planned = p.report.plan(chain.state);
       } catch (err) {
-        return p.reject(err);
+        // Planned on a remembered trail, the answer may be out of date (an artifact reported since).
+        if (chain.remembered) chain.stale = true;
+        else {
+          p.settled = true;
+          p.reject(err);
+        }
+        return;
       }
       if (!planned) {
         chain.blocked = true;
-        return p.resolve('locked');
+        return this.settle(p, 'locked');
       }
       chain.planned.push({ p, report: planned });
       chain.state = after(chain.state, planned);
     });
-    const writes = [...chains.values()].filter((c) => c.planned.length > 0);
-    if (writes.length === 0) return;
-    let stored: Set<string>;
-    try {
-      stored = await attestationsRepository.insertReports(
-        this.db,
-        writes.map((c) => {
-          const last = c.planned[c.planned.length - 1]!.report;
-          return {
-            orgId: c.read.trail.org_id,
-            trailId: c.read.trail.id,
-            ifVersion: c.read.version,
-            trail: last.trail,
-            facts: last.facts,
-            reports: c.planned.map(({ report }) => ({ row: report.row, event: report.event })),
-          };
-        }),
-      );
-    } catch {
-      for (const c of writes) for (const { p } of c.planned) p.resolve('locked');
-      return;
+    const writes = [...chains.values()].filter((c) => !c.stale && c.planned.length > 0);
+    let stored = new Map<string, string>();
+    if (writes.length > 0) {
+      try {
+        stored = await attestationsRepository.insertReports(
+          this.db,
+          writes.map((c) => {
+            const last = c.planned[c.planned.length - 1]!.report;
+            return {
+              orgId: c.read.trail.org_id,
+              trailId: c.read.trail.id,
+              ifUnchanged: {
+                version: c.read.version,
+                flowVersion: c.read.flowVersion,
+                lastId: c.read.inputs.attestations.at(-1)?.id ?? null,
+                flowNames: [...c.flowNames],
+              },
+              trail: last.trail,
+              facts: last.facts,
+              reports: c.planned.map(({ report }) => ({ row: report.row, event: report.event })),
+            };
+          }),
+        );
+      } catch {
+        for (const c of chains.values()) {
+          this.forget(c);
+          for (const p of c.pending) if (!p.settled) this.settle(p, 'locked');
+        }
+        return;
+      }
     }
-    for (const c of writes) {
-      const outcome = stored.has(`${c.read.trail.org_id}:${c.read.trail.id}`) ? 'stored' : 'conflict';
-      for (const { p } of c.planned) p.resolve(outcome);
+    const again: Pending[] = [];
+    for (const c of chains.values()) {
+      const version = stored.get(`${c.read.trail.org_id}:${c.read.trail.id}`);
+      if (version !== undefined) {
+        for (const { p } of c.planned) this.settle(p, 'stored');
+        if (c.blocked) this.forget(c);
+        else for (const k of c.keys) this.remembered.set(k, { ...c.state, version });
+        continue;
+      }
+      this.forget(c);
+      // Planned on a remembered trail that has changed since: plan them again on a new read.
+      if (c.remembered) again.push(...c.pending.filter((p) => !p.settled));
+      else for (const { p } of c.planned) this.settle(p, 'conflict');
     }
+    this.sendBack(again);
+  }
+
+  private settle(p: Pending, outcome: BatchOutcome): void {
+    p.settled = true;
+    p.resolve(outcome);
+  }
+
+  private forget(chain: Chain): void {
+    for (const k of chain.keys) this.remembered.delete(k);
+  }
+
+  /**
+   * Reports to plan again, ahead of those that came after them; a report already sent back once
+   * goes to its caller to try again.
+   */
+  private sendBack(reports: Pending[]): void {
+    const again: Pending[] = [];
+    for (const p of reports) {
+      if (p.retried) this.settle(p, 'conflict');
+      else again.push({ ...p, retried: true, settled: false });
+    }
+    this.queue.unshift(...again);
   }
 }
 

@@ -2,7 +2,7 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../database.js';
 import type { AttestationsTable, TrailEventsTable, TrailsTable } from '../tables/evidence.js';
-import type { TrailFacts } from './trails.js';
+import { flowIdByName, type TrailFacts } from './trails.js';
 
 export type AttestationRow = Selectable<AttestationsTable>;
 export type AttestationRowWithNames = AttestationRow & { trail_name: string; flow_name: string };
@@ -38,8 +38,17 @@ export interface StoredReport {
 export interface TrailReports {
   orgId: string;
   trailId: string;
-  /** The trail row's version the reports were planned on; null: the caller holds the trail's lock. */
-  ifVersion: string | null;
+  /**
+   * What the reports were planned on (`trailsRepository.readForReports`): the versions of the
+   * trail and flow rows, the trail's latest report, and the flow names they were sent to, which
+   * must all still name the trail's flow. Null: the caller holds the trail's lock.
+   */
+  ifUnchanged: {
+    version: string;
+    flowVersion: string;
+    lastId: string | null;
+    flowNames: readonly string[];
+  } | null;
   trail: Pick<
     Updateable<TrailsTable>,
     'compliance' | 'compliance_state' | 'evaluated_at' | 'last_modified_at'
@@ -60,8 +69,8 @@ export const attestationsRepository = {
 
   /**
    * Stores a report in one statement: the attestation, its trail event and the trail's new
-   * evaluation and facts. With `ifVersion` (from `trailsRepository.readForReports`) nothing is
-   * written unless the trail row still has that version; returns whether the report was stored.
+   * evaluation and facts. With `ifUnchanged` nothing is written unless it still holds; returns
+   * whether the report was stored.
    */
   async insertReport(
     db: Db,
@@ -77,11 +86,11 @@ export const attestationsRepository = {
   /**
    * Stores reports to several trails in one statement: per trail its reports (attestations and
    * trail events, in the order given) and its evaluation and facts after the last of them. A trail
-   * with `ifVersion` is written only if its row still has that version, and then with all of its
-   * reports. Returns the trails written, as `org_id:trail_id`.
+   * with `ifUnchanged` is written only if that still holds, and then with all of its reports.
+   * Returns the trails written, as `org_id:trail_id`, each with its row's new version.
    */
-  async insertReports(db: Db, trails: readonly TrailReports[]): Promise<Set<string>> {
-    if (trails.length === 0) return new Set();
+  async insertReports(db: Db, trails: readonly TrailReports[]): Promise<Map<string, string>> {
+    if (trails.length === 0) return new Map();
     const trailRecords: object[] = [];
     const eventRecords: object[] = [];
     const rowRecords: object[] = [];
@@ -90,7 +99,10 @@ export const attestationsRepository = {
       trailRecords.push({
         org_id: t.orgId,
         trail_id: t.trailId,
-        version: t.ifVersion,
+        version: t.ifUnchanged?.version ?? null,
+        flow_version: t.ifUnchanged?.flowVersion ?? null,
+        flow_names: t.ifUnchanged ? JSON.stringify(t.ifUnchanged.flowNames) : null,
+        last_id: t.ifUnchanged?.lastId ?? null,
         compliance: jsonText(t.trail.compliance),
         compliance_state: t.trail.compliance_state,
         evaluated_at: t.trail.evaluated_at,
@@ -140,19 +152,29 @@ export const attestationsRepository = {
         });
       }
     }
-    const result = await sql<{ org_id: string; id: string }>`
+    const result = await sql<{ org_id: string; id: string; version: string }>`
       with v as (
-        select org_id, trail_id, version, compliance::jsonb as compliance, compliance_state, evaluated_at,
-          last_modified_at, facts_last_id, facts::jsonb as facts
+        select org_id, trail_id, version, flow_version, flow_names::jsonb as flow_names, last_id,
+          compliance::jsonb as compliance, compliance_state, evaluated_at, last_modified_at, facts_last_id,
+          facts::jsonb as facts
         from jsonb_to_recordset(${JSON.stringify(trailRecords)}::jsonb) as v(org_id text,
-          trail_id text, version text, compliance text, compliance_state text, evaluated_at timestamptz,
-          last_modified_at timestamptz, facts_last_id text, facts text)
+          trail_id text, version text, flow_version text, flow_names text, last_id text, compliance text,
+          compliance_state text, evaluated_at timestamptz, last_modified_at timestamptz, facts_last_id text,
+          facts text)
       ), tr as (
         update trails t set compliance = v.compliance, compliance_state = v.compliance_state,
           evaluated_at = v.evaluated_at, last_modified_at = v.last_modified_at
         from v
-        where t.org_id = v.org_id and t.id = v.trail_id and (v.version is null or t.xmin::text = v.version)
-        returning t.org_id, t.id
+        where t.org_id = v.org_id and t.id = v.trail_id and (v.version is null or (
+          t.xmin::text = v.version
+          and exists (select 1 from flows f
+            where f.org_id = t.org_id and f.id = t.flow_id and f.xmin::text = v.flow_version)
+          -- A report stored without rewriting the trail row (an older replica's) is seen here.
+          and (select a.id from attestations a where a.org_id = t.org_id and a.trail_id = t.id
+            order by a.seq desc limit 1) is not distinct from v.last_id
+          and not exists (select 1 from jsonb_array_elements_text(v.flow_names) n(name)
+            where (${flowIdByName(sql.ref('t.org_id'), sql.ref('n.name'))}) is distinct from t.flow_id)))
+        returning t.org_id, t.id, t.xmin::text as version
       ), fa as (
         insert into trail_facts (org_id, trail_id, last_id, facts)
         select v.org_id, v.trail_id, v.facts_last_id, v.facts from v
@@ -184,8 +206,8 @@ export const attestationsRepository = {
         join tr on tr.org_id = r.org_id and tr.id = r.trail_id
         order by r.ord
       )
-      select org_id, id from tr`.execute(db);
-    return new Set(result.rows.map((r) => `${r.org_id}:${r.id}`));
+      select org_id, id, version from tr`.execute(db);
+    return new Map(result.rows.map((r) => [`${r.org_id}:${r.id}`, r.version]));
   },
 
   /** What compliance needs of every attestation of a trail, in report order. */

@@ -31,7 +31,7 @@ export interface TrailListFilter {
 }
 
 /** The id of the flow with this name, or of the flow that had it before a rename (its alias). */
-const flowIdByName = (orgId: RawBuilder<unknown>, name: RawBuilder<unknown>) => sql`
+export const flowIdByName = (orgId: RawBuilder<unknown>, name: RawBuilder<unknown>) => sql`
   select id from (
     select id, 0 as p from flows where org_id = ${orgId} and name = ${name}
     union all
@@ -47,6 +47,8 @@ export interface ReportRead {
   trail: TrailRow;
   /** The trail row's version (xmin) at the read. */
   version: string;
+  /** The flow row's version (xmin) at the read. */
+  flowVersion: string;
   inputs: EvaluationInputs;
 }
 
@@ -88,22 +90,27 @@ export const trailsRepository = {
   },
 
   /**
-   * For each (org, flow, trail): the flow (by name or an old name), its trail, the trail row's
-   * version (its xmin) and what the trail's evaluation reads (as
-   * `artifactsRepository.evaluationInputs`), all from one snapshot in one round trip, locking
-   * nothing; undefined where the flow or the trail is missing. A write conditioned on the version
-   * (`attestationsRepository.insertReports`) then succeeds only if no
-   * other write to the trail committed meanwhile: every write to a trail's evidence also rewrites
-   * the trail row (its evaluation), which gives the row a new version.
+   * For each (org, flow, trail): the flow (by name or an old name), its trail, the versions (xmin)
+   * of both rows and what the trail's evaluation reads (as `artifactsRepository.evaluationInputs`),
+   * all from one snapshot in one round trip, locking nothing; undefined where the flow or the
+   * trail is missing. A write conditioned on the versions (`attestationsRepository.insertReports`)
+   * then succeeds only if no other write to the flow or the trail committed meanwhile: every write
+   * to a trail's evidence also rewrites the trail row (its evaluation), which gives the row a new
+   * version.
    */
   async readForReports(
     db: Db,
     keys: ReadonlyArray<{ orgId: string; flowName: string; trailName: string }>,
   ): Promise<Array<ReportRead | undefined>> {
     const result = await sql<
-      TrailRow & { key_index: number; flow_json: FlowRow; version: string } & EvaluationInputsColumns
+      TrailRow & {
+        key_index: number;
+        flow_json: FlowRow;
+        version: string;
+        flow_version: string;
+      } & EvaluationInputsColumns
     >`
-      select k.key_index::int as key_index, t.*, row_to_json(f) as flow_json,
+      select k.key_index::int as key_index, t.*, row_to_json(f) as flow_json, f.xmin::text as flow_version,
         ${evaluationInputsColumns(sql.ref('t.org_id'), sql.ref('t.id'))}
       from unnest(${keys.map((k) => k.orgId)}::text[], ${keys.map((k) => k.flowName)}::text[],
         ${keys.map((k) => k.trailName)}::text[]) with ordinality as k(org_id, flow_name, trail_name, key_index)
@@ -113,14 +120,15 @@ export const trailsRepository = {
         select *, xmin::text as version from trails
         where org_id = k.org_id and flow_id = fl.id and name = k.trail_name
       ) t
-      cross join lateral (select * from flows where org_id = k.org_id and id = fl.id) f`.execute(db);
+      join flows f on f.org_id = k.org_id and f.id = fl.id`.execute(db);
     const reads: Array<ReportRead | undefined> = keys.map(() => undefined);
     for (const row of result.rows) {
-      const { key_index, flow_json, version, artifacts, attestations_source, ...trail } = row;
+      const { key_index, flow_json, version, flow_version, artifacts, attestations_source, ...trail } = row;
       reads[key_index - 1] = {
         trail,
         flow: flowFromJson(flow_json),
         version,
+        flowVersion: flow_version,
         inputs: fromEvaluationInputsColumns({ artifacts, attestations_source }),
       };
     }
