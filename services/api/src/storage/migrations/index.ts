@@ -13,6 +13,7 @@ import * as m0301 from './0301_action_notifications.js';
 import * as m0302 from './0302_evidence_change_log.js';
 import * as m0303 from './0303_trail_facts.js';
 import * as m0304 from './0304_evidence_change_log_per_statement.js';
+import * as m0305 from './0305_trail_references_per_statement.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   '0302_evidence_change_log': m0302,
   '0303_trail_facts': m0303,
   '0304_evidence_change_log_per_statement': m0304,
+  '0305_trail_references_per_statement': m0305,
 };
