@@ -15,7 +15,8 @@ export interface FormPart {
   filename: string | undefined;
   mimetype: string | undefined;
   data: Buffer;
-  sha256: string;
+  /** The data's SHA-256, hex. */
+  readonly sha256: string;
 }
 
 export interface FormSpec {
@@ -72,12 +73,16 @@ export async function readMultipartForm(
         part.type === 'file'
           ? await part.toBuffer()
           : Buffer.from(typeof part.value === 'string' ? part.value : String(part.value));
+      let sha256: string | undefined;
       parts.set(part.fieldname, {
         name: part.fieldname,
         filename: part.type === 'file' ? part.filename : undefined,
         mimetype: part.type === 'file' ? part.mimetype : undefined,
         data,
-        sha256: createHash('sha256').update(data).digest('hex'),
+        // Taken when asked for: most parts are JSON fields nobody sums.
+        get sha256() {
+          return (sha256 ??= createHash('sha256').update(data).digest('hex'));
+        },
       });
     }
   } catch (err) {
