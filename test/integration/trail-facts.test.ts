@@ -154,11 +154,15 @@ describe('trail facts', () => {
       t.db.db,
     );
     expect(kept.rows.map((r) => r.name)).toEqual(['sign-off', 'sign-off', 'tests']);
-    // As a replica of an older version stores a report: the attestation row only.
-    await sql`insert into attestations (org_id, id, flow_id, trail_id, name, type, kind, is_compliant,
-        payload, description, origin_url, created_by, created_at)
-      values (${org.id}, 'older0-0000-0000-0000-replica00000', ${flow.id}, ${trail.id}, 'lint', 'generic',
-        'generic', false, '{}'::jsonb, '', '', 'older', now())`.execute(t.db.db);
+    // As a replica of an older version stores a report: the attestation row and the trail's
+    // evaluation (every version rewrites the trail row), but not the facts.
+    await t.db.db.transaction().execute(async (trx) => {
+      await sql`insert into attestations (org_id, id, flow_id, trail_id, name, type, kind, is_compliant,
+          payload, description, origin_url, created_by, created_at)
+        values (${org.id}, 'older0-0000-0000-0000-replica00000', ${flow.id}, ${trail.id}, 'lint', 'generic',
+          'generic', false, '{}'::jsonb, '', '', 'older', now())`.execute(trx);
+      await sql`update trails set last_modified_at = now() where id = ${trail.id}`.execute(trx);
+    });
     watch = watchReports();
     expect((await report('sign-off', true)).status).toBe(201);
     // Read whole: the facts' latest report is no longer the trail's latest.

@@ -232,7 +232,6 @@ export class ReportBatcher {
               ifUnchanged: {
                 version: c.read.version,
                 flowVersion: c.read.flowVersion,
-                lastId: c.read.inputs.attestations.at(-1)?.id ?? null,
                 flowNames: [...c.flowNames],
               },
               trail: last.trail,

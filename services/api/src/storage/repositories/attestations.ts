@@ -40,15 +40,10 @@ export interface TrailReports {
   trailId: string;
   /**
    * What the reports were planned on (`trailsRepository.readForReports`): the versions of the
-   * trail and flow rows, the trail's latest report, and the flow names they were sent to, which
-   * must all still name the trail's flow. Null: the caller holds the trail's lock.
+   * trail and flow rows, and the flow names they were sent to, which must all still name the
+   * trail's flow. Null: the caller holds the trail's lock.
    */
-  ifUnchanged: {
-    version: string;
-    flowVersion: string;
-    lastId: string | null;
-    flowNames: readonly string[];
-  } | null;
+  ifUnchanged: { version: string; flowVersion: string; flowNames: readonly string[] } | null;
   trail: Pick<
     Updateable<TrailsTable>,
     'compliance' | 'compliance_state' | 'evaluated_at' | 'last_modified_at'
@@ -102,7 +97,6 @@ export const attestationsRepository = {
         version: t.ifUnchanged?.version ?? null,
         flow_version: t.ifUnchanged?.flowVersion ?? null,
         flow_names: t.ifUnchanged ? JSON.stringify(t.ifUnchanged.flowNames) : null,
-        last_id: t.ifUnchanged?.lastId ?? null,
         compliance: jsonText(t.trail.compliance),
         compliance_state: t.trail.compliance_state,
         evaluated_at: t.trail.evaluated_at,
@@ -154,11 +148,11 @@ export const attestationsRepository = {
     }
     const result = await sql<{ org_id: string; id: string; version: string }>`
       with v as (
-        select org_id, trail_id, version, flow_version, flow_names::jsonb as flow_names, last_id,
+        select org_id, trail_id, version, flow_version, flow_names::jsonb as flow_names,
           compliance::jsonb as compliance, compliance_state, evaluated_at, last_modified_at, facts_last_id,
           facts::jsonb as facts
         from jsonb_to_recordset(${JSON.stringify(trailRecords)}::jsonb) as v(org_id text,
-          trail_id text, version text, flow_version text, flow_names text, last_id text, compliance text,
+          trail_id text, version text, flow_version text, flow_names text, compliance text,
           compliance_state text, evaluated_at timestamptz, last_modified_at timestamptz, facts_last_id text,
           facts text)
       ), tr as (
@@ -169,9 +163,6 @@ export const attestationsRepository = {
           t.xmin::text = v.version
           and exists (select 1 from flows f
             where f.org_id = t.org_id and f.id = t.flow_id and f.xmin::text = v.flow_version)
-          -- A report stored without rewriting the trail row (an older replica's) is seen here.
-          and (select a.id from attestations a where a.org_id = t.org_id and a.trail_id = t.id
-            order by a.seq desc limit 1) is not distinct from v.last_id
           and not exists (select 1 from jsonb_array_elements_text(v.flow_names) n(name)
             where (${flowIdByName(sql.ref('t.org_id'), sql.ref('n.name'))}) is distinct from t.flow_id)))
         returning t.org_id, t.id, t.xmin::text as version
