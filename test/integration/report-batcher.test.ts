@@ -4,12 +4,16 @@
  * order; a report that must take the lock, or that names an unknown artifact, does not disturb
  * the others in its batch; a failed batch statement leaves every report to be stored on its own.
  * A trail the batcher wrote last is not read again, and what changed it since (another writer, an
- * artifact, a flow rename, a flow name taken by another flow) is still seen.
+ * artifact, a flow rename, a flow name taken by another flow) is still seen; on PostgreSQL, two
+ * replicas reporting to the same trails at once lose and repeat nothing.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { buildApp } from '../../services/api/src/app.js';
+import { openDatabase } from '../../services/api/src/storage/create-db.js';
+import { createTestApp, testConfig, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
+import { TEST_DATABASE_URL, onPostgres } from '../helpers/database.js';
 import { attestationsRepository } from '../../services/api/src/storage/repositories/attestations.js';
 import { trailsRepository } from '../../services/api/src/storage/repositories/trails.js';
 
@@ -280,5 +284,74 @@ describe('trails remembered from their last write', () => {
     };
     expect(shown.compliance_status.attestations_statuses.map((s) => s.attestation_name)).toContain('needed');
     expect(shown.compliance_state).not.toBe('COMPLIANT');
+  });
+});
+
+describe.runIf(onPostgres)('two replicas reporting to the same trails', () => {
+  it('stores every report of both once, in one order, and evaluates the whole of it', async () => {
+    // Its own pool on the same schema, as another process would have.
+    const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(t.db.db)).rows[0]!.s;
+    const replicaDb = await openDatabase({ databaseUrl: TEST_DATABASE_URL, searchPath: schema, poolMax: 4 });
+    const replica = await buildApp({ config: testConfig(), database: replicaDb, logger: false });
+    try {
+      await replica.ready();
+      const other = cliClient(replica, await t.seedKey('acme', 'admin'));
+      const trails = ['m1', 'm2', 'm3'];
+      for (const trail of trails)
+        expect((await cli.json('PUT', '/api/v2/trails/acme/batched', { name: trail })).status).toBe(201);
+      const writes = vi.spyOn(attestationsRepository, 'insertReports');
+      const send = (client: typeof cli, trail: string, name: string) =>
+        client.multipart('POST', `/api/v2/attestations/acme/batched/trail/${trail}/generic`, [
+          { name: 'data_json', value: JSON.stringify({ attestation_name: name, is_compliant: true }) },
+        ]);
+      // Waves: within one, both replicas write the same trails at once; between two, each finds
+      // the trails it remembers written by the other.
+      const sent: string[] = [];
+      for (let wave = 0; wave < 8; wave++) {
+        const results = await Promise.all(
+          trails.flatMap((trail) =>
+            [0, 1].flatMap((i) => {
+              const a = `main-${wave}-${i}`;
+              const b = `other-${wave}-${i}`;
+              sent.push(`${trail}/${a}`, `${trail}/${b}`);
+              return [send(cli, trail, a), send(other, trail, b)];
+            }),
+          ),
+        );
+        expect(results.map((r) => r.status)).toEqual(results.map(() => 201));
+      }
+      // Some writes met the other replica's and wrote nothing: the path under test ran.
+      const outcomes = await Promise.all(
+        writes.mock.results.map((r) => r.value as Promise<Map<string, string>>),
+      );
+      const refused = writes.mock.calls.filter(([, asked], i) => outcomes[i]!.size < asked.length);
+      expect(refused.length).toBeGreaterThan(0);
+      for (const trail of trails) {
+        const stored = (
+          await sql<{ name: string }>`select a.name from attestations a join trails t
+            on t.org_id = a.org_id and t.id = a.trail_id where t.name = ${trail} order by a.seq`.execute(
+            t.db.db,
+          )
+        ).rows.map((r) => `${trail}/${r.name}`);
+        expect([...stored].sort()).toEqual(sent.filter((n) => n.startsWith(`${trail}/`)).sort());
+        for (const client of [cli, other]) {
+          const shown = (await client.get(`/api/v2/trails/acme/batched/${trail}`)).json as {
+            compliance_state: string;
+            compliance_status: { attestations_statuses: Array<{ attestation_name: string }> };
+            events: Array<{ type: string }>;
+          };
+          expect(shown.compliance_state).toBe('COMPLIANT');
+          expect(
+            shown.compliance_status.attestations_statuses.map((s) => `${trail}/${s.attestation_name}`),
+          ).toEqual(stored);
+          expect(shown.events.filter((e) => e.type === 'trail_attestation_reported')).toHaveLength(
+            stored.length,
+          );
+        }
+      }
+    } finally {
+      await replica.close();
+      await replicaDb.close();
+    }
   });
 });
