@@ -54,6 +54,7 @@ interface Pending {
   reject(err: unknown): void;
   /** Sent back once already, after a remembered read turned out stale: read afresh. */
   retried?: boolean;
+  /** Resolved or rejected: its caller has its answer. */
   settled?: boolean;
 }
 
