@@ -22,16 +22,28 @@ let cli: ReturnType<typeof cliClient>;
 const FP = 'ab'.repeat(32);
 const TRAILS = ['b1', 'b2', 'b3', 'b4'];
 
-const report = (trail: string, name: string, extra: Record<string, unknown> = {}) =>
-  cli.multipart('POST', `/api/v2/attestations/acme/batched/trail/${trail}/generic`, [
+/** A generic attestation as the CLI sends it, through `client` (another replica's, say). */
+const attest = (
+  flow: string,
+  trail: string,
+  name: string,
+  extra: Record<string, unknown> = {},
+  client: ReturnType<typeof cliClient> = cli,
+) =>
+  client.multipart('POST', `/api/v2/attestations/acme/${flow}/trail/${trail}/generic`, [
     { name: 'data_json', value: JSON.stringify({ attestation_name: name, is_compliant: true, ...extra }) },
   ]);
-const trailOf = async (trail: string) =>
-  (await cli.get(`/api/v2/trails/acme/batched/${trail}`)).json as {
+const report = (trail: string, name: string, extra: Record<string, unknown> = {}) =>
+  attest('batched', trail, name, extra);
+const trailOf = async (trail: string, flow = 'batched', client: ReturnType<typeof cliClient> = cli) =>
+  (await client.get(`/api/v2/trails/acme/${flow}/${trail}`)).json as {
     compliance_state: string;
     compliance_status: { attestations_statuses: Array<{ attestation_name: string; attestation_id: string }> };
     events: Array<{ type: string }>;
   };
+/** The trail's slots, by attestation name, in report order. */
+const names = async (flow: string, trail: string) =>
+  (await trailOf(trail, flow)).compliance_status.attestations_statuses.map((s) => s.attestation_name);
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -175,16 +187,6 @@ describe('reports stored together', () => {
 });
 
 describe('trails remembered from their last write', () => {
-  const names = async (flow: string, trail: string) =>
-    (
-      (await cli.get(`/api/v2/trails/acme/${flow}/${trail}`)).json as {
-        compliance_status: { attestations_statuses: Array<{ attestation_name: string }> };
-      }
-    ).compliance_status.attestations_statuses.map((s) => s.attestation_name);
-  const attest = (flow: string, trail: string, name: string, extra: Record<string, unknown> = {}) =>
-    cli.multipart('POST', `/api/v2/attestations/acme/${flow}/trail/${trail}/generic`, [
-      { name: 'data_json', value: JSON.stringify({ attestation_name: name, is_compliant: true, ...extra }) },
-    ]);
   const readsOf = (
     spy: { mock: { calls: Array<[unknown, ReadonlyArray<{ trailName: string }>]> } },
     trail: string,
@@ -300,10 +302,6 @@ describe.runIf(onPostgres)('two replicas reporting to the same trails', () => {
       for (const trail of trails)
         expect((await cli.json('PUT', '/api/v2/trails/acme/batched', { name: trail })).status).toBe(201);
       const writes = vi.spyOn(attestationsRepository, 'insertReports');
-      const send = (client: typeof cli, trail: string, name: string) =>
-        client.multipart('POST', `/api/v2/attestations/acme/batched/trail/${trail}/generic`, [
-          { name: 'data_json', value: JSON.stringify({ attestation_name: name, is_compliant: true }) },
-        ]);
       // Waves: within one, both replicas write the same trails at once; between two, each finds
       // the trails it remembers written by the other.
       const sent: string[] = [];
@@ -314,7 +312,7 @@ describe.runIf(onPostgres)('two replicas reporting to the same trails', () => {
               const a = `main-${wave}-${i}`;
               const b = `other-${wave}-${i}`;
               sent.push(`${trail}/${a}`, `${trail}/${b}`);
-              return [send(cli, trail, a), send(other, trail, b)];
+              return [attest('batched', trail, a), attest('batched', trail, b, {}, other)];
             }),
           ),
         );
@@ -335,11 +333,7 @@ describe.runIf(onPostgres)('two replicas reporting to the same trails', () => {
         ).rows.map((r) => `${trail}/${r.name}`);
         expect([...stored].sort()).toEqual(sent.filter((n) => n.startsWith(`${trail}/`)).sort());
         for (const client of [cli, other]) {
-          const shown = (await client.get(`/api/v2/trails/acme/batched/${trail}`)).json as {
-            compliance_state: string;
-            compliance_status: { attestations_statuses: Array<{ attestation_name: string }> };
-            events: Array<{ type: string }>;
-          };
+          const shown = await trailOf(trail, 'batched', client);
           expect(shown.compliance_state).toBe('COMPLIANT');
           expect(
             shown.compliance_status.attestations_statuses.map((s) => `${trail}/${s.attestation_name}`),
