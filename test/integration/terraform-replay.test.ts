@@ -1,0 +1,86 @@
+/**
+ * The Kosli Terraform provider against Verity: what its client (`pkg/client` of
+ * kosli-dev/terraform-provider-kosli) sends through the create, read, update, import and destroy of
+ * flows, custom attestation types, service accounts and environments, and what it reads back into
+ * state, as its acceptance tests (which run against the real server) check it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { cliClient } from '../helpers/cli.js';
+import { terraformClient } from '../helpers/terraform.js';
+
+const ORG = 'acme';
+let t: TestApp;
+let tf: ReturnType<typeof terraformClient>;
+let cli: ReturnType<typeof cliClient>;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  // The first seeded account of the org: `seed-admin-1`, whose id is the creator's id below.
+  tf = terraformClient(t.app, await t.seedKey(ORG, 'admin'));
+  cli = cliClient(t.app, await t.seedKey(ORG, 'member'));
+});
+afterAll(async () => t?.close());
+
+/** `CreateFlow`: multipart `data_json` (a Go map: keys sorted) and `template_file` when one is set. */
+const createFlow = (name: string, description = '', template?: string) =>
+  tf.multipart('PUT', `/flows/${ORG}/template_file`, [
+    { name: 'data_json', value: JSON.stringify({ description, name, visibility: 'private' }) },
+    ...(template ? [{ name: 'template_file', filename: 'template.yml', content: template }] : []),
+  ]);
+
+const TEMPLATE = `version: 1
+trail:
+  attestations:
+  - name: unit-tests
+    type: generic
+`;
+
+describe('kosli_flow', () => {
+  it('reads back the minimal template for a flow created without one, with compliance unchanged', async () => {
+    // TestAccFlowResource_basic: name only; the server sets the template.
+    const created = await createFlow('tf-basic');
+    expect(created.status).toBe(201);
+    expect(created.json).toBe('OK');
+    const read = await tf.get(`/flows/${ORG}/tf-basic`);
+    expect(read.status).toBe(200);
+    expect(read.json).toMatchObject({
+      name: 'tf-basic',
+      description: '',
+      template: 'version: 1\n',
+      tags: {},
+    });
+    const listed = (await tf.get(`/flows/${ORG}`)).json.find((f: any) => f.name === 'tf-basic');
+    expect(listed.template).toBe('version: 1\n');
+
+    // Nothing is expected, exactly as without a template: what is reported decides.
+    expect((await cli.json('PUT', `/api/v2/trails/${ORG}/tf-basic`, { name: 't1' })).status).toBe(201);
+    const attest = (isCompliant: boolean) =>
+      cli.multipart('POST', `/api/v2/attestations/${ORG}/tf-basic/trail/t1/generic`, [
+        { name: 'data_json', value: JSON.stringify({ attestation_name: 'lint', is_compliant: isCompliant }) },
+      ]);
+    expect((await attest(true)).status).toBe(201);
+    let trail = (await cli.get(`/api/v2/trails/${ORG}/tf-basic/t1`)).json;
+    expect(trail.compliance_state).toBe('COMPLIANT');
+    expect(trail.compliance_status.flow_template_id).toBeNull();
+    expect(trail.compliance_status.attestations_statuses).toEqual([
+      expect.objectContaining({ attestation_name: 'lint', status: 'COMPLETE', unexpected: true }),
+    ]);
+    expect((await attest(false)).status).toBe(201);
+    trail = (await cli.get(`/api/v2/trails/${ORG}/tf-basic/t1`)).json;
+    expect(trail.compliance_state).toBe('NON-COMPLIANT');
+
+    // TestAccFlowResource_update: a description, then a template; each PUT is an update (200).
+    expect((await createFlow('tf-basic', 'Updated description')).status).toBe(200);
+    expect((await tf.get(`/flows/${ORG}/tf-basic`)).json).toMatchObject({
+      description: 'Updated description',
+      template: 'version: 1\n',
+    });
+    expect((await createFlow('tf-basic', 'Updated description', TEMPLATE)).status).toBe(200);
+    expect((await tf.get(`/flows/${ORG}/tf-basic`)).json.template).toBe(TEMPLATE);
+
+    // Destroy archives; the read still answers (flows, unlike environments, stay readable).
+    expect((await tf.put(`/flows/${ORG}/tf-basic/archive`)).status).toBe(200);
+    expect((await tf.get(`/flows/${ORG}/tf-basic`)).json.archived).toBe(true);
+  });
+});
