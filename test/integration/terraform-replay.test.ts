@@ -83,4 +83,25 @@ describe('kosli_flow', () => {
     expect((await tf.put(`/flows/${ORG}/tf-basic/archive`)).status).toBe(200);
     expect((await tf.get(`/flows/${ORG}/tf-basic`)).json.archived).toBe(true);
   });
+
+  it('creates a new flow under the old name of a renamed flow', async () => {
+    expect((await createFlow('payments', 'first', TEMPLATE)).status).toBe(201);
+    expect(
+      (await cli.json('PUT', `/api/v2/flows/${ORG}/payments/rename`, { new_name: 'payments-v2' })).status,
+    ).toBe(200);
+    // The old name answers for the renamed flow until a flow takes it...
+    expect((await tf.get(`/flows/${ORG}/payments`)).json.name).toBe('payments-v2');
+    // ...as Terraform's create of `payments` does.
+    expect((await createFlow('payments', 'second')).status).toBe(201);
+    expect((await tf.get(`/flows/${ORG}/payments`)).json).toMatchObject({
+      name: 'payments',
+      description: 'second',
+      template: 'version: 1\n',
+    });
+    expect((await tf.get(`/flows/${ORG}/payments-v2`)).json).toMatchObject({
+      name: 'payments-v2',
+      description: 'first',
+      template: TEMPLATE,
+    });
+  });
 });

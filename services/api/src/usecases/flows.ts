@@ -76,8 +76,9 @@ function newFlowRow(
 }
 
 /**
- * Creates or updates a flow by name; the old name of a renamed flow updates that flow (spec rule 1).
- * Returns whether it was created (201) or updated (200).
+ * Creates or updates a flow by its current name. A name that is only the old name of a renamed
+ * flow is free: creating a flow with it takes it, and the renamed flow answers only under its
+ * new name from then on (spec rule 1). Returns whether it was created (201) or updated (200).
  */
 export async function upsertFlow(
   ctx: EvidenceContext,
@@ -90,11 +91,15 @@ export async function upsertFlow(
     legacy: string[] | null;
   },
 ): Promise<{ flow: FlowRow; created: boolean }> {
-  const existing = await flowsRepository.findByName(ctx.db, ctx.orgId, f.name);
+  const existing = await flowsRepository.findByOwnName(ctx.db, ctx.orgId, f.name);
   if (!existing) {
     const inserted = await flowsRepository.insert(ctx.db, newFlowRow(ctx, f));
-    if (inserted) return { flow: inserted, created: true };
+    if (inserted) {
+      await flowsRepository.releaseAlias(ctx.db, ctx.orgId, f.name);
+      return { flow: inserted, created: true };
+    }
   }
+  // Not inserted: a concurrent create of the same name committed first; update that flow.
   const target = existing ?? (await resolveFlow(ctx.db, ctx.orgId, ctx.orgName, f.name));
   const flow = await flowsRepository.update(ctx.db, ctx.orgId, target.id, {
     description: f.description,
