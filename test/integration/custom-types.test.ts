@@ -92,7 +92,7 @@ describe('evaluation', () => {
   it('evaluates against the version in force when the attestation arrives', async () => {
     expect(
       (await createType({ name: 'person', evaluator: { content_type: 'jq', rules: ['.age >= 65'] } })).status,
-    ).toBe(200);
+    ).toBe(201);
     await attestCustom('person', { name: 'Ann', age: 50 });
     const a = await latest();
     expect(a.is_compliant).toBe(false);

@@ -105,3 +105,46 @@ describe('kosli_flow', () => {
     });
   });
 });
+
+describe('kosli_custom_attestation_type', () => {
+  /** `CreateCustomAttestationType`: `data_json` with `evaluator` only when there are jq rules. */
+  const createType = (name: string, description: string, rules: string[], schema?: object) =>
+    tf.multipart('POST', `/custom-attestation-types/${ORG}`, [
+      {
+        name: 'data_json',
+        value: JSON.stringify({
+          description,
+          ...(rules.length > 0 ? { evaluator: { content_type: 'jq', rules } } : {}),
+          name,
+        }),
+      },
+      ...(schema ? [{ name: 'type_schema', filename: 'schema.json', content: JSON.stringify(schema) }] : []),
+    ]);
+  const schema1 = { type: 'object', properties: { coverage: { type: 'number' } } };
+  const schema2 = {
+    type: 'object',
+    properties: { coverage: { type: 'number' }, vulnerabilities: { type: 'integer' } },
+  };
+
+  it('answers 201 to the create and to every update, each a new version', async () => {
+    const created = await createType('tf-coverage', 'Coverage v1', ['.coverage >= 80'], schema1);
+    expect(created.status, created.body).toBe(201);
+    expect(created.json).toBe('OK');
+    // TestAccCustomAttestationTypeResource_update, steps 2 and 3.
+    const updated = await createType(
+      'tf-coverage',
+      'Coverage v2',
+      ['.coverage >= 90', '.branch == "main"'],
+      schema1,
+    );
+    expect(updated.status, updated.body).toBe(201);
+    const again = await createType(
+      'tf-coverage',
+      'Coverage v2',
+      ['.coverage >= 90', '.vulnerabilities == 0'],
+      schema2,
+    );
+    expect(again.status, again.body).toBe(201);
+    expect((await tf.get(`/custom-attestation-types/${ORG}/tf-coverage`)).json.versions).toHaveLength(3);
+  });
+});

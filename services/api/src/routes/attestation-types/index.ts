@@ -47,7 +47,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         params: OrgParams,
         consumes: ['multipart/form-data'],
         body: AttestationTypeForm.nullable().optional(),
-        response: { 200: OkString, 201: OkString, ...errorResponses },
+        response: { 201: OkString, ...errorResponses },
       },
     },
     async (request, reply) => {
@@ -73,10 +73,12 @@ const routes: FastifyPluginAsync = async (fastify) => {
         schema = parsed as Record<string, unknown>;
       }
       await checkDefinition(app.evidence.evaluator, input, schema);
-      const { created } = await app.db
+      await app.db
         .transaction()
         .execute((trx) => saveAttestationType(inTransaction(ctx, trx), input, schema));
-      return sendJsonString(reply, 'OK', created ? 201 : 200);
+      // Every accepted POST creates something: the type, or a new version of it. Clients rely on
+      // 201 for both (the Terraform provider accepts nothing else); the CLI accepts any 2xx.
+      return sendJsonString(reply, 'OK', 201);
     },
   );
 
