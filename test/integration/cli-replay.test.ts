@@ -471,8 +471,10 @@ describe('a kosli CLI pipeline against Verity', () => {
       org: ORG,
       archived: false,
     });
-    expect(r.json.versions.map((v: any) => v.version)).toEqual([1, 2]);
+    // Newest first: the CLI prints them in the order given, the Terraform provider reads versions[0].
+    expect(r.json.versions.map((v: any) => v.version)).toEqual([2, 1]);
     const v = r.json.versions[0];
+    expect(v.description).toBe('Coverage v2');
     expect(typeof v.timestamp).toBe('number');
     expect(typeof v.created_by).toBe('string');
     expect(v.type_schema).toMatchObject({ type: 'object' });

@@ -98,7 +98,7 @@ describe('evaluation', () => {
     expect(a.is_compliant).toBe(false);
     expect(a.evaluation.type_version).toBe(2);
     const types = await cli.get(`${base}/person`);
-    expect(types.json.versions.map((v: any) => v.version)).toEqual([1, 2]);
+    expect(types.json.versions.map((v: any) => v.version)).toEqual([2, 1]);
     expect((await cli.get(`${base}/person?version=2`)).json.versions[0].evaluator.rules).toEqual([
       '.age >= 65',
     ]);

@@ -147,4 +147,44 @@ describe('kosli_custom_attestation_type', () => {
     expect(again.status, again.body).toBe(201);
     expect((await tf.get(`/custom-attestation-types/${ORG}/tf-coverage`)).json.versions).toHaveLength(3);
   });
+
+  it('lists versions newest first, so versions[0] holds the latest schema and rules', async () => {
+    const read = await tf.get(`/custom-attestation-types/${ORG}/tf-coverage`);
+    expect(read.status).toBe(200);
+    expect(read.json).toMatchObject({
+      name: 'tf-coverage',
+      description: 'Coverage v2',
+      archived: false,
+      org: ORG,
+    });
+    expect(read.json.versions.map((v: any) => v.version)).toEqual([3, 2, 1]);
+    expect(read.json.versions[0].evaluator).toEqual({
+      content_type: 'jq',
+      rules: ['.coverage >= 90', '.vulnerabilities == 0'],
+    });
+    expect(read.json.versions[0].type_schema).toEqual(schema2);
+    // The data source's list reads the same way.
+    const listed = (await tf.get(`/custom-attestation-types/${ORG}`)).json.find(
+      (x: any) => x.name === 'tf-coverage',
+    );
+    expect(listed.versions.map((v: any) => v.version)).toEqual([3, 2, 1]);
+    expect(listed.versions[0].evaluator.rules).toEqual(['.coverage >= 90', '.vulnerabilities == 0']);
+    // `?version=` still picks one.
+    const v1 = await tf.get(`/custom-attestation-types/${ORG}/tf-coverage?version=1`);
+    expect(v1.json.versions).toHaveLength(1);
+    expect(v1.json.versions[0].evaluator.rules).toEqual(['.coverage >= 80']);
+
+    // Destroy archives; the data source still reads it, archived.
+    expect((await tf.put(`/custom-attestation-types/${ORG}/tf-coverage/archive`)).status).toBe(200);
+    expect((await tf.get(`/custom-attestation-types/${ORG}/tf-coverage`)).json.archived).toBe(true);
+    // A type with jq rules only (no schema part).
+    expect((await createType('tf-rules-only', 'Attestation type with only jq rules', ['.ok'])).status).toBe(
+      201,
+    );
+    const rulesOnly = (await tf.get(`/custom-attestation-types/${ORG}/tf-rules-only`)).json;
+    expect(rulesOnly.versions[0]).toMatchObject({
+      type_schema: null,
+      evaluator: { content_type: 'jq', rules: ['.ok'] },
+    });
+  });
 });

@@ -105,7 +105,10 @@ function presentVersion(v: AttestationTypeVersionRow): AttestationType['versions
   };
 }
 
-/** The wire form; with `version`, only that version and without the type's own timestamps. */
+/**
+ * The wire form, versions newest first: clients read `versions[0]` as the version in force (the
+ * Terraform provider does). With `version`, only that version and without the type's own timestamps.
+ */
 export function presentAttestationType(
   type: AttestationTypeRow,
   versions: AttestationTypeVersionRow[],
@@ -123,6 +126,6 @@ export function presentAttestationType(
     created_by: type.created_by,
     created_at: epochSeconds(type.created_at),
     last_modified_at: epochSeconds(type.last_modified_at),
-    versions: versions.map(presentVersion),
+    versions: [...versions].sort((a, b) => b.version - a.version).map(presentVersion),
   };
 }

@@ -88,7 +88,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       config: { auth: { permission: 'read' } },
       schema: {
         operationId: 'listCustomAttestationTypes',
-        summary: 'List custom attestation types with their versions',
+        summary: 'List custom attestation types with their versions, newest first',
         tags,
         params: OrgParams,
         response: { 200: z.array(AttestationType), ...errorResponses },
@@ -119,7 +119,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       config: { auth: { permission: 'read' } },
       schema: {
         operationId: 'getCustomAttestationType',
-        summary: 'Get a custom attestation type, or one version of it with ?version=',
+        summary: 'Get a custom attestation type (versions newest first), or one version with ?version=',
         tags,
         params: TypeParams,
         querystring: z.strictObject({ version: QueryInt(1, 1_000_000).optional() }),
