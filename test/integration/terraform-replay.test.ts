@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { terraformClient } from '../helpers/terraform.js';
+import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
+import { serviceAccountsRepository } from '../../services/api/src/storage/repositories/service-accounts.js';
 
 const ORG = 'acme';
 let t: TestApp;
@@ -186,5 +188,42 @@ describe('kosli_custom_attestation_type', () => {
       type_schema: null,
       evaluator: { content_type: 'jq', rules: ['.ok'] },
     });
+  });
+});
+
+describe('kosli_service_account', () => {
+  it('returns display_name and creating_user_id on create, get, list and update', async () => {
+    const org = (await orgsRepository.findByName(t.db.db, ORG))!;
+    const creator = (await serviceAccountsRepository.findByName(t.db.db, org.id, 'seed-admin-1'))!;
+    const created = await tf.post(`/service-accounts/${ORG}`, {
+      name: 'tf-sa',
+      description: 'Initial description',
+      privilege: 'reader',
+    });
+    expect(created.status).toBe(201);
+    const expected = { name: 'tf-sa', display_name: 'tf-sa', creating_user_id: creator.id };
+    expect(created.json).toMatchObject({
+      ...expected,
+      description: 'Initial description',
+      privilege: 'reader',
+    });
+    expect(typeof created.json.created_at).toBe('number');
+
+    // Read and import (by name), and the data source.
+    expect((await tf.get(`/service-accounts/${ORG}/tf-sa`)).json).toEqual(created.json);
+    const listed = (await tf.get(`/service-accounts/${ORG}`)).json.find((a: any) => a.name === 'tf-sa');
+    expect(listed).toEqual(created.json);
+
+    // Update: the description cleared with JSON null, the privilege always sent.
+    const updated = await tf.patch(`/service-accounts/${ORG}/tf-sa`, {
+      description: null,
+      privilege: 'member',
+    });
+    expect(updated.status).toBe(200);
+    expect(updated.json).toMatchObject({ ...expected, description: '', privilege: 'member' });
+
+    // Destroy.
+    expect((await tf.delete(`/service-accounts/${ORG}/tf-sa`)).json).toBe('OK');
+    expect((await tf.get(`/service-accounts/${ORG}/tf-sa`)).status).toBe(404);
   });
 });
