@@ -227,3 +227,39 @@ describe('kosli_service_account', () => {
     expect((await tf.get(`/service-accounts/${ORG}/tf-sa`)).status).toBe(404);
   });
 });
+
+describe('kosli_environment', () => {
+  /** `CreateEnvironment`: a Go map, keys sorted, nil slices as null. */
+  const put = (description: string) =>
+    tf.put(`/environments/${ORG}`, {
+      description,
+      include_scaling: false,
+      included_environments: null,
+      name: 'tf-env',
+      policies: null,
+      type: 'K8S',
+    });
+
+  it('reads an archived environment as 404 saying so, and re-creates it under the same name', async () => {
+    expect((await put('first')).status).toBe(201);
+    const read = await tf.get(`/environments/${ORG}/tf-env`);
+    expect(read.status).toBe(200);
+    expect(read.json).toMatchObject({ name: 'tf-env', type: 'K8S', description: 'first', archived: false });
+
+    // Destroy archives (a PUT with no body); the read then answers 404, which drops it from state.
+    expect((await tf.put(`/environments/${ORG}/tf-env/archive`)).status).toBe(200);
+    const gone = await tf.get(`/environments/${ORG}/tf-env`);
+    expect(gone.status).toBe(404);
+    expect(gone.json).toEqual({
+      message: "Environment named 'tf-env' has been archived for organization 'acme'",
+    });
+    expect((await tf.get(`/environments/${ORG}`)).json.map((e: any) => e.name)).not.toContain('tf-env');
+
+    // Re-creating the name works as before: the environment is back, no longer archived.
+    const again = await put('second');
+    expect([200, 201]).toContain(again.status);
+    const back = await tf.get(`/environments/${ORG}/tf-env`);
+    expect(back.status).toBe(200);
+    expect(back.json).toMatchObject({ name: 'tf-env', description: 'second', archived: false });
+  });
+});
