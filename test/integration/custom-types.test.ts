@@ -92,13 +92,13 @@ describe('evaluation', () => {
   it('evaluates against the version in force when the attestation arrives', async () => {
     expect(
       (await createType({ name: 'person', evaluator: { content_type: 'jq', rules: ['.age >= 65'] } })).status,
-    ).toBe(200);
+    ).toBe(201);
     await attestCustom('person', { name: 'Ann', age: 50 });
     const a = await latest();
     expect(a.is_compliant).toBe(false);
     expect(a.evaluation.type_version).toBe(2);
     const types = await cli.get(`${base}/person`);
-    expect(types.json.versions.map((v: any) => v.version)).toEqual([1, 2]);
+    expect(types.json.versions.map((v: any) => v.version)).toEqual([2, 1]);
     expect((await cli.get(`${base}/person?version=2`)).json.versions[0].evaluator.rules).toEqual([
       '.age >= 65',
     ]);

@@ -471,7 +471,31 @@ describe('rename, archive, logical environments', () => {
     expect((await api.get(`/api/v2/environments/${ORG}`)).json.map((e: any) => e.name)).not.toContain(
       'functions',
     );
-    expect((await api.get(`/api/v2/environments/${ORG}/functions`)).json.archived).toBe(true);
+    // An archived environment reads as gone, saying so (Kosli's answer, which the Terraform provider
+    // and `kosli snapshot --auto-environment` act on).
+    const archived = await api.get(`/api/v2/environments/${ORG}/functions`);
+    expect(archived.status).toBe(404);
+    expect(archived.json.message).toBe(
+      "Environment named 'functions' has been archived for organization 'acme'",
+    );
+  });
+
+  it('lets kosli snapshot --auto-environment bring an archived environment back', async () => {
+    // What the CLI does before a snapshot: GET, and on 404 PUT the environment, then report.
+    const autoEnvironment = async (env: string) => {
+      const got = await snapshotter.get(`/api/v2/environments/${ORG}/${env}`);
+      if (got.status === 404) {
+        const body = { name: env, type: 'K8S', description: 'Auto-created by kosli snapshot' };
+        expect((await snapshotter.put(`/api/v2/environments/${ORG}`, body)).status).toBeLessThan(300);
+      }
+      return report(env, []);
+    };
+    expect((await api.put(`/api/v2/environments/${ORG}`, { name: 'staging', type: 'K8S' })).status).toBe(201);
+    expect((await api.put(`/api/v2/environments/${ORG}/staging/archive`, null)).status).toBe(200);
+    // An archived environment takes no reports; the 404 of its read makes the CLI re-create it.
+    const reported = await autoEnvironment('staging');
+    expect(reported.status).toBe(200);
+    expect((await api.get(`/api/v2/environments/${ORG}/staging`)).json.archived).toBe(false);
   });
 
   it('patches description and policies (Terraform)', async () => {

@@ -68,6 +68,51 @@ describe('flow rename (spec rule 1)', () => {
     expect((await cli.get(`${base}/new-name`)).json.description).toBe('old-name flow');
   });
 
+  it('creates a new flow under an old name (kosli create flow), with or without a template', async () => {
+    const ownTemplate = 'version: 1\ntrail:\n  attestations:\n  - name: lint\n    type: generic\n';
+    expect((await createFlow('payments', ownTemplate)).status).toBe(201);
+    expect((await cli.json('PUT', `${base}/payments/rename`, { new_name: 'payments-v2' })).status).toBe(200);
+    // Until the name is taken, writes through it reach the renamed flow.
+    expect((await beginTrail('payments', 'via-alias')).status).toBe(201);
+    expect((await cli.get('/api/v2/trails/acme/payments-v2/via-alias')).status).toBe(200);
+
+    // Without a template: a new flow, 201; the renamed flow keeps its new name and its template.
+    expect((await createFlow('payments')).status).toBe(201);
+    expect((await cli.get(`${base}/payments`)).json).toMatchObject({
+      name: 'payments',
+      description: 'payments flow',
+      template: 'version: 1\n',
+    });
+    expect((await cli.get(`${base}/payments-v2`)).json).toMatchObject({
+      name: 'payments-v2',
+      template: ownTemplate,
+    });
+    const names = (await cli.get(base)).json.map((f: any) => f.name);
+    expect(names).toEqual(expect.arrayContaining(['payments', 'payments-v2']));
+    // Writes under the name now reach the new flow.
+    expect((await beginTrail('payments', 'after')).status).toBe(201);
+    expect((await cli.get('/api/v2/trails/acme/payments/after')).json.flow.name).toBe('payments');
+    expect((await cli.get('/api/v2/trails/acme/payments-v2/after')).status).toBe(404);
+    expect((await cli.get('/api/v2/trails/acme/payments-v2/via-alias')).status).toBe(200);
+
+    // With a template, and with the legacy PUT /flows: the same.
+    expect((await cli.json('PUT', `${base}/payments-v2/rename`, { new_name: 'payments-v3' })).status).toBe(
+      200,
+    );
+    expect((await createFlow('payments-v2', 'version: 1\n')).status).toBe(201);
+    expect((await cli.get(`${base}/payments-v2`)).json.name).toBe('payments-v2');
+    expect((await cli.get(`${base}/payments-v3`)).json.template).toBe(ownTemplate);
+    expect((await cli.json('PUT', `${base}/payments-v3/rename`, { new_name: 'payments-v4' })).status).toBe(
+      200,
+    );
+    expect((await cli.json('PUT', base, { name: 'payments-v3', description: 'legacy' })).status).toBe(201);
+    expect((await cli.get(`${base}/payments-v3`)).json).toMatchObject({
+      name: 'payments-v3',
+      description: 'legacy',
+    });
+    expect((await cli.get(`${base}/payments-v4`)).json.template).toBe(ownTemplate);
+  });
+
   it('refuses a rename to the name of another flow, and a bad name, with 400', async () => {
     const clash = await cli.json('PUT', `${base}/new-name/rename`, { new_name: 'old-name' });
     expect(clash.status).toBe(400);

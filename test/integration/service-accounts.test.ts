@@ -53,6 +53,25 @@ describe('service accounts', () => {
     expect(gone.json).toEqual({ message: 'Service account not found' });
   });
 
+  it('shows the display name given on create or update, else the name', async () => {
+    const plain = await admin.post(base, { name: 'plain-bot' });
+    expect(plain.json.display_name).toBe('plain-bot');
+    const named = await admin.post(base, { name: 'named-bot', display_name: 'Release bot' });
+    expect(named.status).toBe(201);
+    expect(named.json.display_name).toBe('Release bot');
+    expect((await admin.get(`${base}/named-bot`)).json.display_name).toBe('Release bot');
+    const renamed = await admin.patch(`${base}/named-bot`, { display_name: 'Deploy bot' });
+    expect(renamed.json.display_name).toBe('Deploy bot');
+    expect((await admin.get(base)).json.find((a: any) => a.name === 'named-bot').display_name).toBe(
+      'Deploy bot',
+    );
+    const cleared = await admin.patch(`${base}/named-bot`, { display_name: null });
+    expect(cleared.json.display_name).toBe('named-bot');
+    const blank = await admin.post(base, { name: 'blank-bot', display_name: '  ' });
+    expect(blank.status).toBe(400);
+    expect(blank.json.errors['body.display_name']).toBeDefined();
+  });
+
   it('defaults the privilege to reader', async () => {
     const res = await admin.post(base, { name: 'auditor' });
     expect(res.json.privilege).toBe('reader');

@@ -42,8 +42,11 @@ export const Flow = z
     description: z.string(),
     visibility: z.string(),
     org: z.string(),
-    /** The raw template YAML; for legacy flows the expected names joined by spaces; null without one. */
-    template: z.string().nullable(),
+    /**
+     * The raw template YAML; for legacy flows the expected names joined by spaces; for a flow
+     * created without a template, the minimal template `version: 1` (nothing expected).
+     */
+    template: z.string(),
     repo_url: z.string().nullable(),
     tags: Tags,
     archived: z.boolean(),

@@ -8,14 +8,21 @@ export type Privilege = z.infer<typeof Privilege>;
 
 export const SERVICE_ACCOUNT_NAME_PATTERN = /^[a-zA-Z0-9-]+$/;
 
-/** A service account as every endpoint returns it. */
+/** A display name given to a service account; without one, its name is shown. */
+const DisplayName = z.string().trim().min(1).max(255);
+
+/** A service account as every endpoint returns it (the Terraform provider reads every field). */
 export const ServiceAccount = z
   .object({
     name: z.string(),
+    /** The display name given on create or update, else the name. */
+    display_name: z.string(),
     description: z.string(),
     privilege: Privilege,
     created_at: EpochSeconds,
     created_by: z.string(),
+    /** The id of the user or service account that created it; null when the server did (bootstrap). */
+    creating_user_id: z.string().nullable(),
   })
   .meta({ id: 'ServiceAccount' });
 export type ServiceAccount = z.infer<typeof ServiceAccount>;
@@ -30,14 +37,19 @@ export const ServiceAccountCreate = z
       .regex(SERVICE_ACCOUNT_NAME_PATTERN, `must match pattern '${SERVICE_ACCOUNT_NAME_PATTERN.source}'`),
     description: z.string().max(512).optional(),
     privilege: Privilege.default('reader'),
+    display_name: DisplayName.optional(),
   })
   .meta({ id: 'ServiceAccountCreate' });
 
-/** Body of `PATCH /service-accounts/{org}/{name}`: only the fields present change; null clears the description. */
+/**
+ * Body of `PATCH /service-accounts/{org}/{name}`: only the fields present change; null clears the
+ * description, and makes the display name the account's name again.
+ */
 export const ServiceAccountPatch = z
   .strictObject({
     description: z.string().max(512).nullable().optional(),
     privilege: Privilege.optional(),
+    display_name: DisplayName.nullable().optional(),
   })
   .meta({ id: 'ServiceAccountPatch' });
 

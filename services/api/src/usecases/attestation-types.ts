@@ -38,14 +38,13 @@ export async function checkDefinition(
   if (Object.keys(errors).length > 0) throw new ValidationError(errors);
 }
 
-/** Creates the type, or adds a version to it; returns whether it was created. Runs in a transaction. */
+/** Creates the type, or adds a version to it; returns the new version's number. Runs in a transaction. */
 export async function saveAttestationType(
   ctx: EvidenceContext,
   input: CreateAttestationType,
   schema: Record<string, unknown> | null,
-): Promise<{ created: boolean }> {
+): Promise<number> {
   let type = await attestationTypesRepository.findByName(ctx.db, ctx.orgId, input.name, true);
-  let created = false;
   if (!type) {
     type = await attestationTypesRepository.insert(ctx.db, {
       org_id: ctx.orgId,
@@ -56,8 +55,8 @@ export async function saveAttestationType(
       created_at: ctx.now,
       last_modified_at: ctx.now,
     });
-    if (!type) type = (await attestationTypesRepository.findByName(ctx.db, ctx.orgId, input.name, true))!;
-    else created = true;
+    // A concurrent create of the same name committed first: add a version to that type.
+    type ??= (await attestationTypesRepository.findByName(ctx.db, ctx.orgId, input.name, true))!;
   }
   const version = (await attestationTypesRepository.latestVersionNumber(ctx.db, ctx.orgId, type.id)) + 1;
   await attestationTypesRepository.insertVersion(ctx.db, {
@@ -77,7 +76,7 @@ export async function saveAttestationType(
     description: input.description ?? type.description,
     archived: false,
   });
-  return { created };
+  return version;
 }
 
 /** The type by name; 404 otherwise. */
@@ -106,7 +105,10 @@ function presentVersion(v: AttestationTypeVersionRow): AttestationType['versions
   };
 }
 
-/** The wire form; with `version`, only that version and without the type's own timestamps. */
+/**
+ * The wire form, versions newest first: clients read `versions[0]` as the version in force (the
+ * Terraform provider does). With `version`, only that version and without the type's own timestamps.
+ */
 export function presentAttestationType(
   type: AttestationTypeRow,
   versions: AttestationTypeVersionRow[],
@@ -124,6 +126,6 @@ export function presentAttestationType(
     created_by: type.created_by,
     created_at: epochSeconds(type.created_at),
     last_modified_at: epochSeconds(type.last_modified_at),
-    versions: versions.map(presentVersion),
+    versions: [...versions].sort((a, b) => b.version - a.version).map(presentVersion),
   };
 }

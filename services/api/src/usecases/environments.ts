@@ -26,6 +26,20 @@ export async function getEnvironment(db: Db, org: OrgRef, name: string): Promise
   return env;
 }
 
+/**
+ * The environment `GET /environments/{org}/{env}` shows. An archived one answers 404 saying it has
+ * been archived, as Kosli does: the Terraform provider then drops it from its state (or retries
+ * its read after a create), and `kosli snapshot --auto-environment` re-creates it, which
+ * un-archives it; a report to an archived environment is refused.
+ */
+export async function readEnvironment(db: Db, org: OrgRef, name: string): Promise<EnvironmentRow> {
+  const env = await getEnvironment(db, org, name);
+  if (env.archived) {
+    throw new NotFoundError(`Environment named '${name}' has been archived for organization '${org.name}'`);
+  }
+  return env;
+}
+
 async function lockEnvironment(db: Db, org: OrgRef, name: string): Promise<EnvironmentRow> {
   const env = await environmentsRepository.lockByName(db, org.id, name);
   if (!env) throw environmentNotFound(org, name);

@@ -1,6 +1,6 @@
 /** Flows: create or update (with a template or the legacy list), rename (spec rule 1), archive, present. */
 import type { Flow } from '../../../shared/contract/flows.js';
-import { parseFlowTemplate, type FlowTemplate } from '../domain/flow-template.js';
+import { EMPTY_TEMPLATE_YAML, parseFlowTemplate, type FlowTemplate } from '../domain/flow-template.js';
 import { BadRequestError, NotFoundError, ValidationError } from '../errors.js';
 import { epochSeconds, newId } from '../ids.js';
 import type { Db } from '../storage/database.js';
@@ -37,6 +37,17 @@ export async function ensureFlow(ctx: EvidenceContext, name: string): Promise<Fl
   return inserted ?? (await resolveFlow(ctx.db, ctx.orgId, ctx.orgName, name));
 }
 
+/**
+ * The template text a flow keeps: the uploaded YAML; else, for a flow that has no legacy list
+ * either, the minimal template (`version: 1`, nothing expected), which clients such as the
+ * Terraform provider read back as the flow's template. The parsed template stays null then, so
+ * evaluation is exactly that of a flow without a template (semantics.md section 4).
+ */
+function storedYaml(yaml: string | null, legacy: string[] | null): string | null {
+  if (yaml !== null) return yaml;
+  return legacy ? null : EMPTY_TEMPLATE_YAML;
+}
+
 function newFlowRow(
   ctx: EvidenceContext,
   f: {
@@ -54,7 +65,7 @@ function newFlowRow(
     name: f.name,
     description: f.description,
     visibility: f.visibility ?? 'private',
-    template_yaml: f.yaml ?? null,
+    template_yaml: storedYaml(f.yaml ?? null, f.legacy ?? null),
     template: toJson(f.template ?? null),
     legacy_template: toJson(f.legacy ?? null),
     tags: '{}',
@@ -65,8 +76,9 @@ function newFlowRow(
 }
 
 /**
- * Creates or updates a flow by name; the old name of a renamed flow updates that flow (spec rule 1).
- * Returns whether it was created (201) or updated (200).
+ * Creates or updates a flow by its current name. A name that is only the old name of a renamed
+ * flow is free: creating a flow with it takes it, and the renamed flow answers only under its
+ * new name from then on (spec rule 1). Returns whether it was created (201) or updated (200).
  */
 export async function upsertFlow(
   ctx: EvidenceContext,
@@ -79,16 +91,20 @@ export async function upsertFlow(
     legacy: string[] | null;
   },
 ): Promise<{ flow: FlowRow; created: boolean }> {
-  const existing = await flowsRepository.findByName(ctx.db, ctx.orgId, f.name);
+  const existing = await flowsRepository.findByOwnName(ctx.db, ctx.orgId, f.name);
   if (!existing) {
     const inserted = await flowsRepository.insert(ctx.db, newFlowRow(ctx, f));
-    if (inserted) return { flow: inserted, created: true };
+    if (inserted) {
+      await flowsRepository.releaseAlias(ctx.db, ctx.orgId, f.name);
+      return { flow: inserted, created: true };
+    }
   }
+  // Not inserted: a concurrent create of the same name committed first; update that flow.
   const target = existing ?? (await resolveFlow(ctx.db, ctx.orgId, ctx.orgName, f.name));
   const flow = await flowsRepository.update(ctx.db, ctx.orgId, target.id, {
     description: f.description,
     ...(f.visibility ? { visibility: f.visibility } : {}),
-    template_yaml: f.yaml,
+    template_yaml: storedYaml(f.yaml, f.legacy),
     template: toJson(f.template),
     legacy_template: toJson(f.legacy),
     last_modified_at: ctx.now,
@@ -109,11 +125,14 @@ export async function renameFlow(ctx: EvidenceContext, oldName: string, newName:
   await flowsRepository.rename(ctx.db, ctx.orgId, flow, newName, ctx.now);
 }
 
-/** The template as `GET /flows` shows it: the YAML, or the legacy names joined by spaces. */
-function templateText(row: FlowRow): string | null {
+/**
+ * The template as `GET /flows` shows it: the YAML, or the legacy names joined by spaces; a flow
+ * stored before the minimal template was kept shows that template too.
+ */
+function templateText(row: FlowRow): string {
   if (row.template_yaml !== null) return row.template_yaml;
   if (row.legacy_template) return row.legacy_template.join(' ');
-  return null;
+  return EMPTY_TEMPLATE_YAML;
 }
 
 /** The wire form of a flow. */

@@ -17,11 +17,19 @@ import { principalRef, type Principal } from './principal.js';
 export function presentServiceAccount(row: ServiceAccountRow): ServiceAccount {
   return {
     name: row.name,
+    display_name: row.display_name ?? row.name,
     description: row.description,
     privilege: row.privilege,
     created_at: epochSeconds(row.created_at),
     created_by: row.created_by_name,
+    creating_user_id: creatorId(row.created_by_principal),
   };
+}
+
+/** The creator's id from its stored reference (`user:<id>`, `service_account:<id>`); null for `system`. */
+function creatorId(ref: string): string | null {
+  const i = ref.indexOf(':');
+  return i < 0 ? null : ref.slice(i + 1);
 }
 
 /** Finds an account by name or fails with the interface's message. */

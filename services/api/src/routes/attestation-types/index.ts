@@ -47,7 +47,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         params: OrgParams,
         consumes: ['multipart/form-data'],
         body: AttestationTypeForm.nullable().optional(),
-        response: { 200: OkString, 201: OkString, ...errorResponses },
+        response: { 201: OkString, ...errorResponses },
       },
     },
     async (request, reply) => {
@@ -73,10 +73,12 @@ const routes: FastifyPluginAsync = async (fastify) => {
         schema = parsed as Record<string, unknown>;
       }
       await checkDefinition(app.evidence.evaluator, input, schema);
-      const { created } = await app.db
+      await app.db
         .transaction()
         .execute((trx) => saveAttestationType(inTransaction(ctx, trx), input, schema));
-      return sendJsonString(reply, 'OK', created ? 201 : 200);
+      // Every accepted POST creates something: the type, or a new version of it. Clients rely on
+      // 201 for both (the Terraform provider accepts nothing else); the CLI accepts any 2xx.
+      return sendJsonString(reply, 'OK', 201);
     },
   );
 
@@ -86,7 +88,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       config: { auth: { permission: 'read' } },
       schema: {
         operationId: 'listCustomAttestationTypes',
-        summary: 'List custom attestation types with their versions',
+        summary: 'List custom attestation types with their versions, newest first',
         tags,
         params: OrgParams,
         response: { 200: z.array(AttestationType), ...errorResponses },
@@ -117,7 +119,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       config: { auth: { permission: 'read' } },
       schema: {
         operationId: 'getCustomAttestationType',
-        summary: 'Get a custom attestation type, or one version of it with ?version=',
+        summary: 'Get a custom attestation type (versions newest first), or one version with ?version=',
         tags,
         params: TypeParams,
         querystring: z.strictObject({ version: QueryInt(1, 1_000_000).optional() }),

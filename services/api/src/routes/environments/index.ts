@@ -31,6 +31,7 @@ import {
   patchEnvironment,
   presentEnvironments,
   putEnvironment,
+  readEnvironment,
   renameEnvironment,
 } from '../../usecases/environments.js';
 import { ingestReport } from '../../usecases/runtime.js';
@@ -157,7 +158,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       config: { auth: { permission: 'read' } },
       schema: {
         operationId: 'getEnvironment',
-        summary: 'Get an environment (404 exactly when it does not exist)',
+        summary: 'Get an environment (404 when it does not exist or has been archived)',
         tags,
         params: EnvParams,
         response: { 200: Environment, ...errorResponses },
@@ -165,7 +166,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
     async (request) => {
       const org = orgRef(request);
-      const env = await getEnvironment(app.db, org, request.params.env_name);
+      const env = await readEnvironment(app.db, org, request.params.env_name);
       return (await presentEnvironments(app.db, org, [env]))[0]!;
     },
   );

@@ -74,6 +74,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         name: request.body.name,
         description: request.body.description ?? '',
         privilege: request.body.privilege,
+        display_name: request.body.display_name ?? null,
         created_by_principal: principalRef(principal),
         created_by_name: principal.name,
       });
@@ -141,8 +142,13 @@ const routes: FastifyPluginAsync = async (fastify) => {
       const role = requireRole(request);
       const account = await getServiceAccount(app.db, org.id, request.params.name);
       assertCanManage(requirePrincipal(request), role, account);
-      const patch: { description?: string; privilege?: typeof account.privilege } = {};
+      const patch: {
+        description?: string;
+        privilege?: typeof account.privilege;
+        display_name?: string | null;
+      } = {};
       if (request.body.description !== undefined) patch.description = request.body.description ?? '';
+      if (request.body.display_name !== undefined) patch.display_name = request.body.display_name;
       if (request.body.privilege !== undefined) {
         assertCanGrant(role, request.body.privilege);
         patch.privilege = request.body.privilege;

@@ -40,12 +40,7 @@ export interface FlowListFilter {
 export const flowsRepository = {
   /** The flow named `name`, or the flow that was renamed away from it. */
   async findByName(db: Db, orgId: string, name: string): Promise<FlowRow | undefined> {
-    const direct = await db
-      .selectFrom('flows')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('name', '=', name)
-      .executeTakeFirst();
+    const direct = await flowsRepository.findByOwnName(db, orgId, name);
     if (direct) return direct;
     return db
       .selectFrom('flow_aliases as a')
@@ -54,6 +49,21 @@ export const flowsRepository = {
       .where('a.org_id', '=', orgId)
       .where('a.name', '=', name)
       .executeTakeFirst();
+  },
+
+  /** The flow whose current name is `name`; an old name of a renamed flow does not count. */
+  async findByOwnName(db: Db, orgId: string, name: string): Promise<FlowRow | undefined> {
+    return db
+      .selectFrom('flows')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .where('name', '=', name)
+      .executeTakeFirst();
+  },
+
+  /** The old name stops answering for the flow renamed away from it: another flow has taken it. */
+  async releaseAlias(db: Db, orgId: string, name: string): Promise<void> {
+    await db.deleteFrom('flow_aliases').where('org_id', '=', orgId).where('name', '=', name).execute();
   },
 
   /** A flow by id with its latest activity. */
@@ -109,7 +119,7 @@ export const flowsRepository = {
 
   /** Renames; the old name stays an alias of this flow, and the new name stops being anyone's alias. */
   async rename(db: Db, orgId: string, flow: FlowRow, newName: string, now: Date): Promise<void> {
-    await db.deleteFrom('flow_aliases').where('org_id', '=', orgId).where('name', '=', newName).execute();
+    await flowsRepository.releaseAlias(db, orgId, newName);
     await db
       .insertInto('flow_aliases')
       .values({ org_id: orgId, name: flow.name, flow_id: flow.id })

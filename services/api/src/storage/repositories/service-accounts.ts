@@ -25,7 +25,10 @@ export const serviceAccountsRepository = {
   },
 
   /** Inserts; returns undefined when the name is taken. */
-  async insert(db: Db, row: Omit<ServiceAccountRow, 'created_at'>): Promise<ServiceAccountRow | undefined> {
+  async insert(
+    db: Db,
+    row: Omit<ServiceAccountRow, 'created_at' | 'display_name'> & { display_name?: string | null },
+  ): Promise<ServiceAccountRow | undefined> {
     return db
       .insertInto('service_accounts')
       .values(row)

@@ -40,6 +40,8 @@ export interface ServiceAccountsTable {
   created_by_principal: string;
   created_by_name: string;
   created_at: Generated<Date>;
+  /** Given on create or update; null shows `name` (migration 0360). */
+  display_name: string | null;
 }
 
 export interface ApiKeysTable {
