@@ -61,6 +61,8 @@ const EnvSchema = z
     DATABASE_URL: urlVar(['postgres:', 'postgresql:']),
     VERITY_DB_POOL_MAX: intVar(10, 1, 500),
     VERITY_DB_PREPARED_STATEMENTS: boolVar(true),
+    VERITY_DB_STATEMENT_TIMEOUT_MS: intVar(15_000, 0, 3_600_000),
+    VERITY_DB_CONNECT_TIMEOUT_MS: intVar(5_000, 100, 600_000),
     VERITY_DATA_DIR: optionalString.transform((v) => v ?? './data'),
     LOG_LEVEL: z.enum(LOG_LEVELS).optional().default('info'),
     VERITY_BOOTSTRAP_ORG: optionalString.pipe(OrgName.optional()),
@@ -115,6 +117,10 @@ export interface Config {
   dbPoolMax: number;
   /** PostgreSQL: run repeated statements as named prepared statements (off behind a transaction-mode pooler). */
   dbPreparedStatements: boolean;
+  /** PostgreSQL: `statement_timeout` of request connections (0: none); a connection silent for 2 s more is dropped. */
+  dbStatementTimeoutMs: number;
+  /** PostgreSQL: bound on opening a connection or waiting for a free one. */
+  dbConnectTimeoutMs: number;
   dataDir: string;
   logLevel: (typeof LOG_LEVELS)[number];
   bootstrapOrg: string | undefined;
@@ -205,6 +211,8 @@ export function loadConfig(
     databaseUrl: e.DATABASE_URL,
     dbPoolMax: e.VERITY_DB_POOL_MAX,
     dbPreparedStatements: e.VERITY_DB_PREPARED_STATEMENTS,
+    dbStatementTimeoutMs: e.VERITY_DB_STATEMENT_TIMEOUT_MS,
+    dbConnectTimeoutMs: e.VERITY_DB_CONNECT_TIMEOUT_MS,
     dataDir: e.VERITY_DATA_DIR,
     logLevel: e.LOG_LEVEL,
     bootstrapOrg: e.VERITY_BOOTSTRAP_ORG,
