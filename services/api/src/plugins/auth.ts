@@ -102,8 +102,9 @@ export default fp(
         // and account changes, on every replica.
         let row = app.caches.keys.get(hash);
         if (!row) {
+          const generation = app.caches.keys.generation();
           row = await apiKeysRepository.findByHash(app.db, hash);
-          if (row) app.caches.keys.set(hash, row);
+          if (row) app.caches.keys.set(hash, row, generation);
         }
         if (row && hashesEqual(row.key_hash, hash)) {
           found = row;
