@@ -81,6 +81,7 @@ const EnvSchema = z
     VERITY_NOTIFIER_ENABLED: boolVar(true),
     VERITY_NOTIFIER_POLL_MS: intVar(1000, 50, 3_600_000),
     VERITY_NOTIFIER_MAX_ATTEMPTS: intVar(10, 1, 100),
+    VERITY_NOTIFIER_LEASE_MS: intVar(60_000, 1_000, 3_600_000),
     VERITY_NOTIFICATION_RETENTION_DAYS: intVar(30, 0, 3650),
     VERITY_REEVALUATION_INTERVAL_MS: intVar(30_000, 100, 86_400_000),
     VERITY_CHANGE_POLL_MS: intVar(100, 10, 60_000),
@@ -142,6 +143,8 @@ export interface Config {
   notifierEnabled: boolean;
   notifierPollMs: number;
   notifierMaxAttempts: number;
+  /** How long a claimed notification stays with its worker; a worker that dies releases it after this. */
+  notifierLeaseMs: number;
   /** Days a delivered or given-up notification is kept; 0 keeps them forever. */
   notificationRetentionDays: number;
   reevaluationIntervalMs: number;
@@ -229,6 +232,7 @@ export function loadConfig(
     notifierEnabled: e.VERITY_NOTIFIER_ENABLED,
     notifierPollMs: e.VERITY_NOTIFIER_POLL_MS,
     notifierMaxAttempts: e.VERITY_NOTIFIER_MAX_ATTEMPTS,
+    notifierLeaseMs: e.VERITY_NOTIFIER_LEASE_MS,
     notificationRetentionDays: e.VERITY_NOTIFICATION_RETENTION_DAYS,
     reevaluationIntervalMs: e.VERITY_REEVALUATION_INTERVAL_MS,
     changePollMs: e.VERITY_CHANGE_POLL_MS,
