@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { goMultipart } from '../helpers/multipart.js';
 import { freePort } from './cluster.js';
 
-const TSX = join(process.cwd(), 'node_modules', '.bin', 'tsx');
 const MAIN = join(process.cwd(), 'services', 'api', 'src', 'main.ts');
 
 export const ORG = 'faults';
@@ -26,7 +25,9 @@ export interface ApiProcess {
 /** Starts the API on `databaseUrl` and waits until it answers `/readyz`. */
 export async function startApi(databaseUrl: string, env: Record<string, string> = {}): Promise<ApiProcess> {
   const port = await freePort();
-  const child = spawn(TSX, [MAIN], {
+  // Node itself with tsx as a loader (not the tsx wrapper): the pid is the API's, so a SIGKILL
+  // kills the API, and nothing outlives the test.
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,

@@ -24,6 +24,8 @@ export interface Load {
 export function startLoad(
   base: () => string,
   options: {
+    /** Where reports go, when not to `base()`. */
+    reportBase?: () => string;
     flow: string;
     env: string;
     writers?: number;
@@ -56,7 +58,10 @@ export function startLoad(
       (async () => {
         while (running) {
           const n = 1 + next++;
-          load.reports.push({ n, answer: await report(base(), options.env, n, options.timeoutMs) });
+          load.reports.push({
+            n,
+            answer: await report((options.reportBase ?? base)(), options.env, n, options.timeoutMs),
+          });
           await sleep(pause);
         }
       })(),
