@@ -187,7 +187,12 @@ export function listenPostgres(options: PostgresListenOptions, handlers: ChangeH
       closed = true;
       if (timer) clearTimeout(timer);
       if (beat) clearTimeout(beat);
-      await client?.end().catch(() => undefined);
+      const c = client;
+      if (!c) return;
+      // A goodbye on a dead connection is never answered: give up on it after a second.
+      const giveUp = setTimeout(() => drop(c), 1_000);
+      await c.end().catch(() => undefined);
+      clearTimeout(giveUp);
     },
   };
 }
