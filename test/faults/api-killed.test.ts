@@ -104,7 +104,7 @@ describe('an API replica killed under load', () => {
     expect(rb.alive(), rb.output()).toBe(true);
     expect(await lostWrites(rb.base, load, 'killed', 'killed-env')).toEqual([]);
     const acknowledged = load.reports.filter((r) => r.answer.status === 200).map((r) => fingerprint(r.n));
-    expect(acknowledged.length).toBeGreaterThan(2);
+    expect(acknowledged.length).toBeGreaterThan(0);
 
     // Every acknowledged report's start is delivered, those A had claimed after their lease.
     const started = Date.now();
