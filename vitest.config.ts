@@ -28,6 +28,16 @@ export default defineConfig({
         // The reporter (and later the operator) against the Kubernetes API server double over real HTTP.
         test: { name: 'k8s', include: ['test/k8s/**/*.test.ts'] },
       },
+      // Private PostgreSQL clusters crashed, failed over and cut off (test/faults/): only on the
+      // PostgreSQL run (TEST_DATABASE_URL set), so the PGlite run does not repeat them.
+      ...(process.env.TEST_DATABASE_URL
+        ? [
+            {
+              extends: true as const,
+              test: { name: 'faults', include: ['test/faults/**/*.test.ts'], testTimeout: 120_000 },
+            },
+          ]
+        : []),
     ],
   },
 });

@@ -61,6 +61,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       dataDir: config.dataDir,
       poolMax: config.dbPoolMax,
       preparedStatements: config.dbPreparedStatements,
+      statementTimeoutMs: config.dbStatementTimeoutMs,
+      connectTimeoutMs: config.dbConnectTimeoutMs,
     }));
 
   const app = Fastify({

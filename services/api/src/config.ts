@@ -61,6 +61,8 @@ const EnvSchema = z
     DATABASE_URL: urlVar(['postgres:', 'postgresql:']),
     VERITY_DB_POOL_MAX: intVar(10, 1, 500),
     VERITY_DB_PREPARED_STATEMENTS: boolVar(true),
+    VERITY_DB_STATEMENT_TIMEOUT_MS: intVar(15_000, 0, 3_600_000),
+    VERITY_DB_CONNECT_TIMEOUT_MS: intVar(5_000, 100, 600_000),
     VERITY_DATA_DIR: optionalString.transform((v) => v ?? './data'),
     LOG_LEVEL: z.enum(LOG_LEVELS).optional().default('info'),
     VERITY_BOOTSTRAP_ORG: optionalString.pipe(OrgName.optional()),
@@ -79,6 +81,7 @@ const EnvSchema = z
     VERITY_NOTIFIER_ENABLED: boolVar(true),
     VERITY_NOTIFIER_POLL_MS: intVar(1000, 50, 3_600_000),
     VERITY_NOTIFIER_MAX_ATTEMPTS: intVar(10, 1, 100),
+    VERITY_NOTIFIER_LEASE_MS: intVar(60_000, 1_000, 3_600_000),
     VERITY_NOTIFICATION_RETENTION_DAYS: intVar(30, 0, 3650),
     VERITY_REEVALUATION_INTERVAL_MS: intVar(30_000, 100, 86_400_000),
     VERITY_CHANGE_POLL_MS: intVar(100, 10, 60_000),
@@ -115,6 +118,10 @@ export interface Config {
   dbPoolMax: number;
   /** PostgreSQL: run repeated statements as named prepared statements (off behind a transaction-mode pooler). */
   dbPreparedStatements: boolean;
+  /** PostgreSQL: `statement_timeout` of request connections (0: none); a connection silent for 2 s more is dropped. */
+  dbStatementTimeoutMs: number;
+  /** PostgreSQL: bound on opening a connection or waiting for a free one. */
+  dbConnectTimeoutMs: number;
   dataDir: string;
   logLevel: (typeof LOG_LEVELS)[number];
   bootstrapOrg: string | undefined;
@@ -136,6 +143,8 @@ export interface Config {
   notifierEnabled: boolean;
   notifierPollMs: number;
   notifierMaxAttempts: number;
+  /** How long a claimed notification stays with its worker; a worker that dies releases it after this. */
+  notifierLeaseMs: number;
   /** Days a delivered or given-up notification is kept; 0 keeps them forever. */
   notificationRetentionDays: number;
   reevaluationIntervalMs: number;
@@ -205,6 +214,8 @@ export function loadConfig(
     databaseUrl: e.DATABASE_URL,
     dbPoolMax: e.VERITY_DB_POOL_MAX,
     dbPreparedStatements: e.VERITY_DB_PREPARED_STATEMENTS,
+    dbStatementTimeoutMs: e.VERITY_DB_STATEMENT_TIMEOUT_MS,
+    dbConnectTimeoutMs: e.VERITY_DB_CONNECT_TIMEOUT_MS,
     dataDir: e.VERITY_DATA_DIR,
     logLevel: e.LOG_LEVEL,
     bootstrapOrg: e.VERITY_BOOTSTRAP_ORG,
@@ -221,6 +232,7 @@ export function loadConfig(
     notifierEnabled: e.VERITY_NOTIFIER_ENABLED,
     notifierPollMs: e.VERITY_NOTIFIER_POLL_MS,
     notifierMaxAttempts: e.VERITY_NOTIFIER_MAX_ATTEMPTS,
+    notifierLeaseMs: e.VERITY_NOTIFIER_LEASE_MS,
     notificationRetentionDays: e.VERITY_NOTIFICATION_RETENTION_DAYS,
     reevaluationIntervalMs: e.VERITY_REEVALUATION_INTERVAL_MS,
     changePollMs: e.VERITY_CHANGE_POLL_MS,

@@ -75,6 +75,13 @@ export class TooManyRequestsError extends ApiError {
   }
 }
 
+/** 503: the database (or another backing service) is not answering; carries Retry-After. */
+export class ServiceUnavailableError extends ApiError {
+  constructor(message = 'The database is not available; retry the request later', retryAfterSeconds = 5) {
+    super(503, message, undefined, { 'retry-after': String(retryAfterSeconds) });
+  }
+}
+
 /** Raised by the request validator; the error plugin prefixes each path with body/query/params. */
 export class RequestValidationError extends Error {
   readonly statusCode = 400;

@@ -7,7 +7,7 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { loggerOptions } from './logger.js';
 import { openDatabase } from './storage/create-db.js';
-import { isUniqueViolation } from './storage/errors.js';
+import { isDatabaseUnavailable, isUniqueViolation } from './storage/errors.js';
 import { migrateToLatest } from './storage/migrate.js';
 import { ensureBootstrap, type BootstrapResult } from './usecases/bootstrap.js';
 
@@ -26,18 +26,33 @@ function readConfig(): Config {
 async function main(): Promise<void> {
   const config = readConfig();
   const log = pino(loggerOptions(config.logLevel));
+  if (config.databaseUrl) {
+    // Migrations may wait for another replica's and may run long: on connections of their own,
+    // without the statement timeout of requests.
+    const setup = await openDatabase({ databaseUrl: config.databaseUrl, poolMax: 2 });
+    try {
+      const applied = await migrateToLatest(setup);
+      if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
+    } finally {
+      await setup.close();
+    }
+  }
   const handle = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolMax: config.dbPoolMax,
     preparedStatements: config.dbPreparedStatements,
+    statementTimeoutMs: config.dbStatementTimeoutMs,
+    connectTimeoutMs: config.dbConnectTimeoutMs,
   });
   log.info(
     { database: handle.dialect === 'postgres' ? 'postgresql' : `embedded (${config.dataDir})` },
     'database opened',
   );
-  const applied = await migrateToLatest(handle);
-  if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
+  if (handle.dialect === 'pglite') {
+    const applied = await migrateToLatest(handle);
+    if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
+  }
 
   let boot: BootstrapResult;
   try {
@@ -62,11 +77,32 @@ async function main(): Promise<void> {
   const app = await buildApp({ config, database: handle, logger: loggerOptions(config.logLevel) });
   app.addHook('onClose', async () => handle.close());
 
-  closeWithGrace({ delay: config.shutdownTimeoutMs }, async ({ signal, err }) => {
-    if (err) app.log.error({ err }, 'shutting down after an error');
-    else app.log.info({ signal }, 'shutting down');
-    await app.close();
-  });
+  const grace = closeWithGrace(
+    { delay: config.shutdownTimeoutMs, skip: ['uncaughtException', 'unhandledRejection'] },
+    async ({ signal }) => {
+      app.log.info({ signal }, 'shutting down');
+      await app.close();
+    },
+  );
+  // A database outage is not a reason to exit: requests answer 503 and workers back off until it
+  // is back. Connection errors are all handled where they arise; should one still escape, it is
+  // logged and the process goes on. Any other unexpected error ends the process (after a
+  // graceful close), as the state it leaves is unknown.
+  let failing = false;
+  const onUnexpected = (err: unknown) => {
+    if (isDatabaseUnavailable(err)) {
+      app.log.warn({ err }, 'database connection lost');
+      return;
+    }
+    if (failing) process.exit(1);
+    failing = true;
+    grace.uninstall();
+    app.log.error({ err }, 'shutting down after an error');
+    setTimeout(() => process.exit(1), config.shutdownTimeoutMs).unref();
+    void app.close().finally(() => process.exit(1));
+  };
+  process.on('uncaughtException', onUnexpected);
+  process.on('unhandledRejection', onUnexpected);
 
   await app.listen({ port: config.port, host: config.host });
   if (boot.generatedKey) {

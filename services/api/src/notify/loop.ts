@@ -9,6 +9,8 @@ export class Loop {
   private running = false;
   private busy: Promise<void> | null = null;
   private pending = false;
+  /** Rounds failed in a row: the next waits longer (the database may be down). */
+  private failures = 0;
 
   constructor(
     private readonly name: string,
@@ -35,13 +37,30 @@ export class Loop {
       return;
     }
     this.busy = this.task()
-      .then(() => undefined)
-      .catch((err: unknown) => this.log.error({ err, task: this.name }, 'background task failed'))
+      .then(() => {
+        if (this.failures > 0) this.log.info({ task: this.name }, 'background task recovered');
+        this.failures = 0;
+      })
+      .catch((err: unknown) => {
+        this.failures += 1;
+        this.log.error({ err, task: this.name, failures: this.failures }, 'background task failed');
+      })
       .finally(() => {
         this.busy = null;
-        if (this.running) this.schedule(this.pending ? 0 : this.intervalMs);
+        if (this.running)
+          this.schedule(this.pending ? 0 : this.failures > 0 ? this.backoff() : this.intervalMs);
         this.pending = false;
       });
+  }
+
+  /**
+   * After failures: from a second (or the interval, if shorter) doubling up to five seconds (or
+   * the interval, if longer), with jitter so replicas do not retry in step.
+   */
+  private backoff(): number {
+    const base = Math.min(this.intervalMs, 1_000) * 2 ** Math.min(this.failures - 1, 10);
+    const ms = Math.min(base, Math.max(this.intervalMs, 5_000));
+    return Math.round(ms * (0.5 + Math.random() / 2));
   }
 
   /** Runs the task as soon as possible (after the round in flight, if any). */

@@ -8,6 +8,7 @@ import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import { PERMISSIONS, roleAllows, type Permission, type Role } from '../domain/roles.js';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
+import { isDatabaseUnavailable } from '../storage/errors.js';
 import { apiKeysRepository, type ApiKeyWithOwner } from '../storage/repositories/api-keys.js';
 import { usersRepository } from '../storage/repositories/users.js';
 import { hashKey, hashesEqual } from '../usecases/api-keys.js';
@@ -102,8 +103,9 @@ export default fp(
         // and account changes, on every replica.
         let row = app.caches.keys.get(hash);
         if (!row) {
+          const generation = app.caches.keys.generation();
           row = await apiKeysRepository.findByHash(app.db, hash);
-          if (row) app.caches.keys.set(hash, row);
+          if (row) app.caches.keys.set(hash, row, generation);
         }
         if (row && hashesEqual(row.key_hash, hash)) {
           found = row;
@@ -119,6 +121,8 @@ export default fp(
         const keyId = found.id;
         // Awaited (once a minute per key) so a read right after a request sees its use.
         await apiKeysRepository.touchLastUsed(app.db, keyId, now).catch((err: unknown) => {
+          // The database is away: the request would only wait for it a second time.
+          if (isDatabaseUnavailable(err)) throw err;
           request.log.warn({ err, keyId }, 'could not record key use');
         });
         found.last_used_at = now;

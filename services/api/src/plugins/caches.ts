@@ -6,8 +6,10 @@
  * organization's actions. Credential and action changes arrive as notifications (migrations 0300
  * and 0301), evidence changes through the change log (migration 0302, storage/change-feed.ts),
  * within one poll. The replica that wrote bumps at once: every write request bumps its org's
- * evidence epoch before it answers. While the listener is down (PostgreSQL connection lost) or
- * the change log cannot be read, nothing is cached.
+ * evidence epoch before it answers. While the listener is not hearing its heartbeat (PostgreSQL
+ * connection lost, or silently dropped) or the change log cannot be read, nothing is used longer
+ * than UNTRUSTED_TTL_MS after it was read: a change made elsewhere reaches this replica within
+ * that bound.
  */
 import fp from 'fastify-plugin';
 import { startChangeFeed, type ChangeFeed } from '../storage/change-feed.js';
@@ -16,24 +18,36 @@ import type { DatabaseHandle } from '../storage/create-db.js';
 import type { ApiKeyWithOwner } from '../storage/repositories/api-keys.js';
 import { LruMap } from '../lru-map.js';
 
+/** How long a cached value is used while changes cannot be heard. */
+export const UNTRUSTED_TTL_MS = 5_000;
+
 /** API keys by hash, for at most `ttlMs` even if no change is heard. */
 export class KeyCache {
   private readonly entries = new LruMap<{ row: ApiKeyWithOwner; at: number }>(10_000);
+  private clears = 0;
   constructor(
     private readonly usable: () => boolean,
     private readonly ttlMs = 300_000,
+    private readonly untrustedTtlMs = UNTRUSTED_TTL_MS,
   ) {}
   get(hash: string): ApiKeyWithOwner | undefined {
-    if (!this.usable()) return undefined;
     const e = this.entries.get(hash);
-    if (!e || Date.now() - e.at > this.ttlMs) return undefined;
+    if (!e || Date.now() - e.at > (this.usable() ? this.ttlMs : this.untrustedTtlMs)) return undefined;
     return e.row;
   }
-  set(hash: string, row: ApiKeyWithOwner): void {
-    if (this.usable()) this.entries.set(hash, { row, at: Date.now() });
+  /**
+   * To pass to `set` for a row read from now on: a row read before a change was heard (the
+   * change committed while it was read) is then not cached.
+   */
+  generation(): number {
+    return this.clears;
+  }
+  set(hash: string, row: ApiKeyWithOwner, generation: number): void {
+    if (generation === this.clears) this.entries.set(hash, { row, at: Date.now() });
   }
   /** Forgets every key: credentials changed somewhere. */
   clear(): void {
+    this.clears += 1;
     this.entries.clear();
   }
 }
@@ -41,21 +55,25 @@ export class KeyCache {
 /** Read views per organization, valid while the organization's epoch has not moved. */
 export class EpochCache {
   private readonly epochs = new Map<string, number>();
-  private readonly entries = new LruMap<{ epoch: number; value: unknown }>(20_000);
+  private readonly entries = new LruMap<{ epoch: number; value: unknown; at: number }>(20_000);
   private generation = 0;
-  constructor(private readonly usable: () => boolean) {}
+  constructor(
+    private readonly usable: () => boolean,
+    private readonly untrustedTtlMs = UNTRUSTED_TTL_MS,
+  ) {}
   /** The epoch to pass to `set` for a view read from now on. */
   epoch(orgId: string): number {
     return this.generation * 1e9 + (this.epochs.get(orgId) ?? 0);
   }
   get<T>(orgId: string, key: string): T | undefined {
-    if (!this.usable()) return undefined;
     const e = this.entries.get(`${orgId}\u0000${key}`);
-    return e && e.epoch === this.epoch(orgId) ? (e.value as T) : undefined;
+    if (!e || e.epoch !== this.epoch(orgId)) return undefined;
+    if (!this.usable() && Date.now() - e.at > this.untrustedTtlMs) return undefined;
+    return e.value as T;
   }
   set(orgId: string, key: string, value: unknown, epoch: number): void {
-    if (this.usable() && epoch === this.epoch(orgId))
-      this.entries.set(`${orgId}\u0000${key}`, { epoch, value });
+    if (epoch === this.epoch(orgId))
+      this.entries.set(`${orgId}\u0000${key}`, { epoch, value, at: Date.now() });
   }
   /** The organization's evidence changed: its cached views are stale. */
   bump(orgId: string): void {
@@ -94,6 +112,9 @@ export default fp<{ handle: DatabaseHandle; changePollMs?: number }>(
         keys.clear();
         evidence.reset();
         config.reset();
+      },
+      onError(err) {
+        app.log.warn({ err }, 'change listener connection failed; caches are bounded until it is back');
       },
     });
     state.listener = listener;

@@ -4,8 +4,8 @@
  */
 import fp from 'fastify-plugin';
 import type { FastifyError } from 'fastify';
-import { ApiError, RequestValidationError, issuesToFieldErrors } from '../errors.js';
-import { isTransientConflict, isUniqueViolation } from '../storage/errors.js';
+import { ApiError, RequestValidationError, ServiceUnavailableError, issuesToFieldErrors } from '../errors.js';
+import { isDatabaseUnavailable, isTransientConflict, isUniqueViolation } from '../storage/errors.js';
 
 const CONTEXT_NAMES: Record<string, string> = {
   querystring: 'query',
@@ -17,6 +17,12 @@ const CONTEXT_NAMES: Record<string, string> = {
 export default fp(
   (app, _opts, done) => {
     app.setErrorHandler((error: FastifyError | Error, request, reply) => {
+      // An outage, a failover or a timeout of the database: the client retries, nobody is paged
+      // per request (the readiness probe and the database metrics tell the operator).
+      if (isDatabaseUnavailable(error)) {
+        request.log.warn({ err: error }, 'database not available');
+        error = new ServiceUnavailableError();
+      }
       if (error instanceof RequestValidationError) {
         const context = CONTEXT_NAMES[error.validationContext ?? 'body'] ?? 'body';
         return reply.code(400).send({

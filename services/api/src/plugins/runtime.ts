@@ -251,6 +251,7 @@ export default fp(
       emailFrom: config.emailFrom,
       timeoutMs: config.outboundTimeoutMs,
       maxAttempts: config.notifierMaxAttempts,
+      leaseMs: config.notifierLeaseMs,
       onResult: (target_type, result) => notifications.inc({ target_type, result }),
     });
     const notifyLoop = new Loop('notifier', () => notifier.drain(), config.notifierPollMs, app.log);

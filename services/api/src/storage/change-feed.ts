@@ -52,6 +52,8 @@ export function startChangeFeed(db: Db, options: ChangeFeedOptions): ChangeFeed 
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
+  /** Polls failed in a row: while the database is away, poll less often (with jitter). */
+  let failures = 0;
 
   const healthy = () => !closed && now() - lastOk <= staleAfterMs;
 
@@ -95,14 +97,20 @@ export function startChangeFeed(db: Db, options: ChangeFeedOptions): ChangeFeed 
     timer = undefined;
     if (closed) return;
     running = pollOnce()
+      .then(() => {
+        failures = 0;
+      })
       .catch((err: Error) => {
+        failures += 1;
         options.onError?.(err);
       })
       .finally(() => {
         running = undefined;
         if (!healthy()) wasHealthy = false;
         if (!closed) {
-          timer = setTimeout(() => void tick(), intervalMs);
+          const backoff =
+            Math.min(2_000, intervalMs * 2 ** Math.min(failures, 10)) * (0.5 + Math.random() / 2);
+          timer = setTimeout(() => void tick(), failures > 0 ? Math.max(intervalMs, backoff) : intervalMs);
           timer.unref();
         }
       });

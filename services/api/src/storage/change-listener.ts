@@ -4,6 +4,7 @@
  * reconnect is reported, since notifications sent meanwhile are lost and caches must start over.
  * PGlite delivers its own notifications in process.
  */
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 
@@ -15,6 +16,8 @@ export interface ChangeHandlers {
   onChange(channel: ChangeChannel, payload: string): void;
   /** Notifications may have been missed (the listener reconnected): forget everything cached. */
   onReset(): void;
+  /** The connection failed, or could not be opened (it is retried). */
+  onError?(err: Error): void;
 }
 
 export interface ChangeListener {
@@ -48,26 +51,89 @@ export async function listenPglite(client: PGlite, handlers: ChangeHandlers): Pr
   };
 }
 
-/** Listens on PostgreSQL with its own connection, reconnecting with backoff. */
-export function listenPostgres(
-  options: { connectionString: string; searchPath?: string | undefined; onError?: (err: Error) => void },
-  handlers: ChangeHandlers,
-): ChangeListener {
+export interface PostgresListenOptions {
+  connectionString: string;
+  searchPath?: string | undefined;
+  onError?: (err: Error) => void;
+  /** Bound on opening the connection. */
+  connectTimeoutMs?: number;
+  /** Between heartbeats: a notification the listener sends itself. */
+  heartbeatMs?: number;
+  /**
+   * Without a heartbeat heard for this long the listener is not listening (caches must not
+   * trust it), and the connection is dropped and opened again.
+   */
+  staleAfterMs?: number;
+}
+
+/** Reconnection delays: from 250 ms doubling to 5 s, with jitter so replicas do not return in step. */
+function reconnectDelay(attempt: number): number {
+  const ms = Math.min(5_000, 250 * 2 ** Math.min(attempt, 5));
+  return Math.round(ms * (0.5 + Math.random() / 2));
+}
+
+/**
+ * Listens on PostgreSQL with its own connection, reconnecting with backoff. A connection can die
+ * without closing (a server host gone, a NAT or firewall dropping an idle flow): TCP keepalive
+ * notices it eventually, and a heartbeat soon. The listener sends itself a notification every
+ * `heartbeatMs` on a channel of its own; notifications arrive in commit order, so hearing one
+ * proves every change committed before it was heard too. Without one for `staleAfterMs` the
+ * listener reports it is not listening and starts over on a new connection.
+ */
+export function listenPostgres(options: PostgresListenOptions, handlers: ChangeHandlers): ChangeListener {
+  const heartbeatMs = options.heartbeatMs ?? 1_000;
+  const staleAfterMs = options.staleAfterMs ?? 5_000;
+  const beatChannel = `verity_heartbeat_${randomBytes(8).toString('hex')}`;
   let client: pg.Client | undefined;
   let closed = false;
   let attempt = 0;
   let timer: NodeJS.Timeout | undefined;
+  let beat: NodeJS.Timeout | undefined;
+  /** When the last heartbeat heard was sent. */
+  let heardSentAt = -Infinity;
+  const onError = (err: Error) => {
+    options.onError?.(err);
+    handlers.onError?.(err);
+  };
+
+  const fresh = () => Date.now() - heardSentAt <= staleAfterMs;
+
+  /** Gives up on a connection: its socket is destroyed ('end' follows, and a reconnect). */
+  const drop = (c: pg.Client) => {
+    const stream = (c as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream;
+    if (stream) stream.destroy();
+    else void c.end().catch(() => undefined);
+  };
+
+  const heartbeat = (c: pg.Client) => {
+    if (closed || client !== c) return;
+    if (!fresh()) {
+      onError(new Error(`No heartbeat heard on the change listener for ${staleAfterMs} ms`));
+      drop(c);
+      return;
+    }
+    // A failed send is the connection's failure: 'error' and 'end' follow.
+    c.query('select pg_notify($1, $2)', [beatChannel, String(Date.now())]).catch(() => undefined);
+    beat = setTimeout(() => heartbeat(c), heartbeatMs);
+    beat.unref();
+  };
 
   const connect = async () => {
     if (closed) return;
     const c = new pg.Client({
       connectionString: options.connectionString,
       application_name: 'verity-change-listener',
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
       ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
     });
-    c.on('error', (err) => options.onError?.(err));
+    c.on('error', (err) => onError(err));
     c.on('end', () => {
-      if (client === c) client = undefined;
+      if (client === c) {
+        client = undefined;
+        if (beat) clearTimeout(beat);
+      }
       if (!closed) schedule();
     });
     try {
@@ -75,21 +141,30 @@ export function listenPostgres(
       const schema = (await c.query<{ s: string }>('select current_schema() as s')).rows[0]?.s ?? 'public';
       const names = new Map(CHANNELS.map((ch) => [channelName(ch, schema), ch]));
       c.on('notification', (msg) => {
+        if (msg.channel === beatChannel) {
+          const sentAt = Number(msg.payload);
+          if (sentAt > heardSentAt) heardSentAt = sentAt;
+          return;
+        }
         const channel = names.get(msg.channel);
         if (channel) handlers.onChange(channel, msg.payload ?? '');
       });
-      for (const name of names.keys()) await c.query(`listen "${name.replace(/"/g, '""')}"`);
+      for (const name of [...names.keys(), beatChannel])
+        await c.query(`listen "${name.replace(/"/g, '""')}"`);
       if (closed) {
         await c.end();
         return;
       }
       client = c;
       attempt = 0;
+      // Listening from now on: what was sent before is covered by the reset below.
+      heardSentAt = Date.now();
       // Anything cached before this connection listened may be stale.
       handlers.onReset();
+      heartbeat(c);
     } catch (err) {
-      options.onError?.(err as Error);
-      await c.end().catch(() => undefined);
+      onError(err as Error);
+      drop(c);
       schedule();
     }
   };
@@ -97,24 +172,27 @@ export function listenPostgres(
     if (closed || timer) return;
     handlers.onReset();
     attempt += 1;
-    timer = setTimeout(
-      () => {
-        timer = undefined;
-        void connect();
-      },
-      Math.min(30_000, 250 * 2 ** Math.min(attempt, 7)),
-    );
+    timer = setTimeout(() => {
+      timer = undefined;
+      void connect();
+    }, reconnectDelay(attempt));
     timer.unref();
   };
   void connect();
   return {
     get listening() {
-      return client !== undefined && !closed;
+      return client !== undefined && !closed && fresh();
     },
     async close() {
       closed = true;
       if (timer) clearTimeout(timer);
-      await client?.end().catch(() => undefined);
+      if (beat) clearTimeout(beat);
+      const c = client;
+      if (!c) return;
+      // A goodbye on a dead connection is never answered: give up on it after a second.
+      const giveUp = setTimeout(() => drop(c), 1_000);
+      await c.end().catch(() => undefined);
+      clearTimeout(giveUp);
     },
   };
 }

@@ -11,6 +11,7 @@ import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import pg from 'pg';
 import { listenPglite, listenPostgres, type ChangeHandlers, type ChangeListener } from './change-listener.js';
 import type { Database } from './database.js';
+import { DatabaseTimeoutError } from './errors.js';
 
 export type DialectName = 'pglite' | 'postgres';
 
@@ -37,7 +38,23 @@ export interface OpenDatabaseOptions {
   searchPath?: string;
   /** Embedded only: start from a dump of another embedded database (tests start from a migrated one). */
   loadDataDir?: Blob;
+  /**
+   * PostgreSQL only: the server cancels any statement running longer (`statement_timeout`), and
+   * the driver gives up on a connection that has not answered shortly after. Unset or 0: no bound
+   * (migrations and admin jobs).
+   */
+  statementTimeoutMs?: number;
+  /** PostgreSQL only: how long opening a connection, or waiting for a free one, may take. */
+  connectTimeoutMs?: number;
 }
+
+/** Default bound on opening (or waiting for) a PostgreSQL connection. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * How long after the statement timeout a query may stay unanswered before its connection is
+ * taken for dead: the server's own cancellation has had time to arrive by then.
+ */
+export const QUERY_DEADLINE_GRACE_MS = 2_000;
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -143,17 +160,59 @@ function isStalePlan(err: unknown): boolean {
   );
 }
 
+/**
+ * Bounds every query of a connection: unanswered `deadlineMs` after it was sent, the connection
+ * is taken for dead (a server gone without closing its sockets, a connection a firewall dropped
+ * silently), its socket destroyed and the query failed with {@link DatabaseTimeoutError}. The
+ * pool then discards the connection instead of handing it out again.
+ */
+function boundQueries(client: pg.PoolClient, deadlineMs: number): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+    const result = query(...args);
+    if (!(result instanceof Promise)) return result;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const err = new DatabaseTimeoutError(deadlineMs);
+        reject(err);
+        destroyConnection(client);
+      }, deadlineMs);
+    });
+    return Promise.race([result, deadline]).finally(() => clearTimeout(timer));
+  };
+}
+
+/** Closes a connection's socket at once, without the goodbye a dead peer would never answer. */
+export function destroyConnection(client: pg.Client | pg.PoolClient): void {
+  const stream = (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream;
+  stream?.destroy();
+}
+
 /** Opens the configured database. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
+    const statementTimeoutMs = options.statementTimeoutMs ?? 0;
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
       max: options.poolMax ?? 10,
       types: pgTypes,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      // A server that vanished (host down, connection dropped) is noticed on idle connections too.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
       ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
     });
-    // An idle client that loses its server must not crash the process.
+    // A connection that loses its server must not crash the process, idle (the pool's 'error')
+    // or checked out between two queries (the client's own 'error', which pg emits with no
+    // listener attached while a connection is lent): the query in flight fails, the pool
+    // discards the connection on release, and the next request opens a new one.
     pool.on('error', () => undefined);
+    pool.on('connect', (client) => {
+      client.on('error', () => undefined);
+      if (statementTimeoutMs > 0) boundQueries(client, statementTimeoutMs + QUERY_DEADLINE_GRACE_MS);
+    });
     if (options.preparedStatements !== false) pool.on('connect', (client) => preparePlans(client));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const databaseUrl = options.databaseUrl;
@@ -162,7 +221,14 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       dialect: 'postgres',
       close: () => db.destroy(),
       listen: async (handlers) =>
-        listenPostgres({ connectionString: databaseUrl, searchPath: options.searchPath }, handlers),
+        listenPostgres(
+          {
+            connectionString: databaseUrl,
+            searchPath: options.searchPath,
+            connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+          },
+          handlers,
+        ),
     };
   }
 

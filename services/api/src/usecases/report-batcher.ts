@@ -22,6 +22,7 @@ import type { StoredReport, TrailReports } from '../storage/repositories/attesta
 import { attestationsRepository } from '../storage/repositories/attestations.js';
 import { trailsRepository, type ReportRead, type TrailFacts } from '../storage/repositories/trails.js';
 import { LruMap } from '../lru-map.js';
+import { isDatabaseUnavailable } from '../storage/errors.js';
 
 /** A report planned on a trail as read: its rows, the trail after it, and its facts after it. */
 export interface PlannedReport extends StoredReport {
@@ -167,7 +168,9 @@ export class ReportBatcher {
           this.db,
           unknown.map(({ report: r }) => ({ orgId: r.orgId, flowName: r.flowName, trailName: r.trailName })),
         );
-      } catch {
+      } catch (err) {
+        // The database is away: trying each report on its own would only wait for it again.
+        if (isDatabaseUnavailable(err)) return this.fail(batch, err);
         // Each report takes the trail's lock on its own, and fails there with its own error if it must.
         for (const p of batch) this.settle(p, 'locked');
         return;
@@ -241,10 +244,11 @@ export class ReportBatcher {
             };
           }),
         );
-      } catch {
+      } catch (err) {
         for (const c of chains.values()) {
           this.forget(c);
-          for (const p of c.pending) if (!p.settled) this.settle(p, 'locked');
+          if (isDatabaseUnavailable(err)) this.fail(c.pending, err);
+          else for (const p of c.pending) if (!p.settled) this.settle(p, 'locked');
         }
         return;
       }
@@ -264,6 +268,15 @@ export class ReportBatcher {
       else for (const { p } of c.planned) this.settle(p, 'conflict');
     }
     this.sendBack(again);
+  }
+
+  /** Fails the reports not settled yet with `err` (their write may or may not have committed). */
+  private fail(reports: Pending[], err: unknown): void {
+    for (const p of reports) {
+      if (p.settled) continue;
+      p.settled = true;
+      p.reject(err);
+    }
   }
 
   private settle(p: Pending, outcome: BatchOutcome): void {
