@@ -2,6 +2,7 @@
  * The notification worker: claims due outbox rows, delivers each to its target, records the
  * result on the row and the target, and retries failures with exponential backoff and jitter.
  * Delivery is at least once: a row is marked delivered only after its target accepted it.
+ * A row whose target was replaced or removed is dropped, not sent.
  */
 import { createHmac } from 'node:crypto';
 import nodemailer from 'nodemailer';
@@ -16,7 +17,13 @@ import {
   type NotificationEvent,
 } from '../domain/triggers.js';
 import type { Db } from '../storage/database.js';
-import { actionsRepository, outboxRepository, type OutboxRow } from '../storage/repositories/actions.js';
+import {
+  actionsRepository,
+  outboxRepository,
+  type ActionTargetRow,
+  type OutboxRow,
+} from '../storage/repositories/actions.js';
+import { activeSigningKeys, orgSigningKey } from '../usecases/webhook-signing.js';
 import { postJson, RefusedError } from './outbound.js';
 
 export interface NotifierOptions {
@@ -24,6 +31,7 @@ export interface NotifierOptions {
   clock: () => Date;
   log: FastifyBaseLogger;
   allow: OutboundAllowList;
+  /** Server-wide signing key: signs webhooks of targets without their own secret, instead of the org's key. */
   webhookSecret: string | undefined;
   smtpUrl: string | undefined;
   emailFrom: string;
@@ -40,9 +48,15 @@ export interface NotifierOptions {
 export const SIGNATURE_HEADER = 'x-verity-signature';
 export const TIMESTAMP_HEADER = 'x-verity-timestamp';
 
-/** The signature header value for a body sent at `timestamp` (epoch seconds). */
-export function signWebhook(secret: string, timestamp: string, body: string): string {
-  return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
+/**
+ * The signature header value for a body sent at `timestamp` (epoch seconds); with several keys
+ * (during a key rotation) one `sha256=` signature per key, comma-separated.
+ */
+export function signWebhook(secret: string | readonly string[], timestamp: string, body: string): string {
+  const keys = typeof secret === 'string' ? [secret] : secret;
+  return keys
+    .map((k) => `sha256=${createHmac('sha256', k).update(`${timestamp}.${body}`).digest('hex')}`)
+    .join(',');
 }
 
 export class Notifier {
@@ -56,9 +70,16 @@ export class Notifier {
     return this.mailer;
   }
 
-  private async send(row: OutboxRow): Promise<void> {
+  /** The keys that sign a webhook to `target`: its own, else the server-wide one, else the org's. */
+  private async signingKeys(orgId: string, target: ActionTargetRow): Promise<string[]> {
+    if (target.secret) return [target.secret];
+    if (this.o.webhookSecret) return [this.o.webhookSecret];
+    const now = this.o.clock();
+    return activeSigningKeys(await orgSigningKey(this.o.db, orgId, now), now);
+  }
+
+  private async send(row: OutboxRow, target: ActionTargetRow): Promise<void> {
     const event = row.payload as unknown as NotificationEvent;
-    const target = row.target;
     const timeout = this.o.timeoutMs;
     if (target.type === 'EMAIL') {
       const mail = emailMessage(event);
@@ -81,8 +102,8 @@ export class Notifier {
     const headers: Record<string, string> = {
       [TIMESTAMP_HEADER]: timestamp,
       'x-verity-event': event.trigger,
+      [SIGNATURE_HEADER]: signWebhook(await this.signingKeys(row.org_id, target), timestamp, body),
     };
-    if (this.o.webhookSecret) headers[SIGNATURE_HEADER] = signWebhook(this.o.webhookSecret, timestamp, body);
     await postJson(target.webhook, body, headers, this.o.allow, timeout);
   }
 
@@ -100,15 +121,23 @@ export class Notifier {
   }
 
   private async deliver(row: OutboxRow): Promise<void> {
+    const target = row.target_id
+      ? await actionsRepository.findTarget(this.o.db, row.org_id, row.action_id, row.target_id)
+      : undefined;
+    if (!target) {
+      // The action's targets changed (or the action went) since the event: nothing to send to.
+      await outboxRepository.drop(this.o.db, row);
+      return;
+    }
     try {
-      await this.send(row);
+      await this.send(row, target);
       const at = this.o.clock();
       await outboxRepository.markDelivered(this.o.db, row, at);
-      await actionsRepository.recordDelivery(this.o.db, row.org_id, row.action_id, row.target_position, {
+      await actionsRepository.recordDelivery(this.o.db, row.org_id, row.action_id, target.id, {
         ok: true,
         at,
       });
-      this.o.onResult?.(row.target.type, 'success');
+      this.o.onResult?.(target.type, 'success');
     } catch (err) {
       const at = this.o.clock();
       const refused = err instanceof RefusedError;
@@ -118,12 +147,12 @@ export class Notifier {
         ? null
         : new Date(at.getTime() + retryDelayMs(row.attempts, (this.o.random ?? Math.random)()));
       await outboxRepository.markFailed(this.o.db, row, message, retryAt, at);
-      await actionsRepository.recordDelivery(this.o.db, row.org_id, row.action_id, row.target_position, {
+      await actionsRepository.recordDelivery(this.o.db, row.org_id, row.action_id, target.id, {
         ok: false,
         at,
         error: message,
       });
-      this.o.onResult?.(row.target.type, refused ? 'refused' : 'failure');
+      this.o.onResult?.(target.type, refused ? 'refused' : 'failure');
       this.o.log.warn(
         { outbox: row.id, attempts: row.attempts, err: message, final: last },
         'notification delivery failed',
