@@ -2,7 +2,11 @@
  * The notification worker: claims due outbox rows, delivers each to its target, records the
  * result on the row and the target, and retries failures with exponential backoff and jitter.
  * Delivery is at least once: a row is marked delivered only after its target accepted it.
- * A row whose target was replaced or removed is dropped, not sent.
+ *
+ * Deliveries run side by side and settle one by one: each has a total deadline, at most
+ * `batchSize` are in flight on this replica and at most a quarter of them for one
+ * organization, and a slot that frees is refilled at once, so a slow or hostile receiver holds
+ * only its own deliveries. A row whose target was replaced or removed is dropped, not sent.
  */
 import { createHmac } from 'node:crypto';
 import nodemailer from 'nodemailer';
@@ -24,7 +28,7 @@ import {
   type OutboxRow,
 } from '../storage/repositories/actions.js';
 import { activeSigningKeys, orgSigningKey } from '../usecases/webhook-signing.js';
-import { postJson, RefusedError } from './outbound.js';
+import { postJson, RefusedError, withDeadline } from './outbound.js';
 
 export interface NotifierOptions {
   db: Db;
@@ -38,6 +42,7 @@ export interface NotifierOptions {
   timeoutMs: number;
   maxAttempts: number;
   leaseMs?: number;
+  /** Deliveries in flight at most on this replica. */
   batchSize?: number;
   random?: () => number;
   /** Called once per delivery attempt, for metrics. */
@@ -61,12 +66,31 @@ export function signWebhook(secret: string | readonly string[], timestamp: strin
 
 export class Notifier {
   private mailer: Transporter | undefined;
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly perOrg = new Map<string, number>();
+  private readonly capacity: number;
+  private readonly perOrgCap: number;
+  private settled: (() => void) | undefined;
 
-  constructor(private readonly o: NotifierOptions) {}
+  constructor(private readonly o: NotifierOptions) {
+    this.capacity = Math.max(1, o.batchSize ?? 20);
+    this.perOrgCap = Math.max(1, Math.floor(this.capacity / 4));
+  }
+
+  /** Called whenever a delivery settles (a slot is free: the worker loop claims more). */
+  onSettled(callback: () => void): void {
+    this.settled = callback;
+  }
 
   private transport(): Transporter {
     if (!this.o.smtpUrl) throw new RefusedError('no SMTP server configured (SMTP_URL)');
-    this.mailer ??= nodemailer.createTransport(this.o.smtpUrl);
+    if (!this.mailer) {
+      // Idle bounds on the SMTP exchange too, so a connection given up at the deadline ends.
+      const url = new URL(this.o.smtpUrl);
+      for (const k of ['connectionTimeout', 'greetingTimeout', 'socketTimeout'])
+        if (!url.searchParams.has(k)) url.searchParams.set(k, String(this.o.timeoutMs));
+      this.mailer = nodemailer.createTransport(url.toString());
+    }
     return this.mailer;
   }
 
@@ -83,13 +107,17 @@ export class Notifier {
     const timeout = this.o.timeoutMs;
     if (target.type === 'EMAIL') {
       const mail = emailMessage(event);
-      await this.transport().sendMail({
-        from: this.o.emailFrom,
-        to: target.emails ?? [],
-        subject: mail.subject,
-        text: mail.text,
-        html: mail.html,
-      });
+      await withDeadline(
+        this.transport().sendMail({
+          from: this.o.emailFrom,
+          to: target.emails ?? [],
+          subject: mail.subject,
+          text: mail.text,
+          html: mail.html,
+        }),
+        timeout,
+        () => new Error(`the SMTP server did not take the message within ${timeout} ms`),
+      );
       return;
     }
     if (!target.webhook) throw new RefusedError('target has no URL');
@@ -107,17 +135,45 @@ export class Notifier {
     await postJson(target.webhook, body, headers, this.o.allow, timeout);
   }
 
-  /** Claims and delivers one batch; returns the rows attempted. */
-  async runOnce(): Promise<number> {
-    const now = this.o.clock();
-    const rows = await outboxRepository.claim(
-      this.o.db,
-      now,
-      this.o.leaseMs ?? 60_000,
-      this.o.batchSize ?? 20,
-    );
-    await Promise.all(rows.map((row) => this.deliver(row)));
-    return rows.length;
+  /**
+   * Claims due rows for the free slots and starts delivering them; returns how many it started
+   * without waiting for them. An organization at its share of the slots is skipped.
+   */
+  async dispatch(): Promise<number> {
+    let started = 0;
+    for (;;) {
+      const free = this.capacity - this.inFlight.size;
+      if (free <= 0) return started;
+      const loads = [...this.perOrg];
+      const skip = loads.filter(([, n]) => n >= this.perOrgCap).map(([org]) => org);
+      const busiest = Math.max(0, ...loads.filter(([, n]) => n < this.perOrgCap).map(([, n]) => n));
+      // No organization can go over its share, whichever rows the claim returns.
+      const limit = Math.min(free, this.perOrgCap - busiest);
+      const rows = await outboxRepository.claim(
+        this.o.db,
+        this.o.clock(),
+        this.o.leaseMs ?? 60_000,
+        limit,
+        skip,
+      );
+      for (const row of rows) this.start(row);
+      started += rows.length;
+      if (rows.length < limit) return started;
+    }
+  }
+
+  private start(row: OutboxRow): void {
+    this.perOrg.set(row.org_id, (this.perOrg.get(row.org_id) ?? 0) + 1);
+    const done = this.deliver(row)
+      .catch((err: unknown) => this.o.log.error({ err, outbox: row.id }, 'notification bookkeeping failed'))
+      .finally(() => {
+        this.inFlight.delete(row.id);
+        const n = (this.perOrg.get(row.org_id) ?? 1) - 1;
+        if (n > 0) this.perOrg.set(row.org_id, n);
+        else this.perOrg.delete(row.org_id);
+        this.settled?.();
+      });
+    this.inFlight.set(row.id, done);
   }
 
   private async deliver(row: OutboxRow): Promise<void> {
@@ -160,18 +216,20 @@ export class Notifier {
     }
   }
 
-  /** Drains due rows until none is left (tests, and after a kick). */
+  /** Delivers due rows until none is left and none is in flight (tests, and after a kick). */
   async drain(): Promise<number> {
     let total = 0;
     for (;;) {
-      const n = await this.runOnce();
+      const n = await this.dispatch();
       total += n;
-      if (n === 0) return total;
+      if (this.inFlight.size === 0 && n === 0) return total;
+      if (this.inFlight.size > 0) await Promise.race(this.inFlight.values());
     }
   }
 
-  /** Releases the SMTP connection pool. */
-  close(): void {
+  /** Waits for the deliveries in flight (each bounded by its deadline), then releases SMTP. */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.inFlight.values()]);
     this.mailer?.close();
   }
 }

@@ -253,7 +253,8 @@ export default fp(
       maxAttempts: config.notifierMaxAttempts,
       onResult: (target_type, result) => notifications.inc({ target_type, result }),
     });
-    const notifyLoop = new Loop('notifier', () => notifier.drain(), config.notifierPollMs, app.log);
+    const notifyLoop = new Loop('notifier', () => notifier.dispatch(), config.notifierPollMs, app.log);
+    notifier.onSettled(() => notifyLoop.kick());
     let pendingMarks = false;
     let pendingRows = false;
 
@@ -333,7 +334,7 @@ export default fp(
       await notifyLoop.stop();
       await reevaluationLoop.stop();
       await retentionLoop.stop();
-      notifier.close();
+      await notifier.close();
     });
   },
   { name: 'runtime', dependencies: ['db', 'caches', 'metrics', 'provenance', 'domain-events'] },
