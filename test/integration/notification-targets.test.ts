@@ -53,15 +53,6 @@ let reader: ReturnType<typeof client>;
 let verify: Verify;
 let events = 0;
 
-async function until<T>(what: () => T | undefined | Promise<T | undefined>, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await what();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 /** Starts one artifact in prod (ON_STARTED_ARTIFACT) and waits until every due row is settled. */
 async function event(): Promise<void> {
   events += 1;
