@@ -152,7 +152,8 @@ export class Notifier {
       const rows = await outboxRepository.claim(
         this.o.db,
         this.o.clock(),
-        this.o.leaseMs ?? 60_000,
+        // Outlives the delivery's deadline, so no other replica takes a row still in flight.
+        this.o.leaseMs ?? Math.max(60_000, 2 * this.o.timeoutMs + 10_000),
         limit,
         skip,
       );
