@@ -48,8 +48,9 @@ describe('custom-type evaluation across organizations', () => {
     const res = await attestCustom(b, 'org-b', 'count', 'count');
     const took = Date.now() - started;
     expect(res.status).toBe(201);
-    // In one first-come queue it would wait for three or more looping evaluations.
-    expect(took).toBeLessThan(2 * TIMEOUT_MS);
+    // About one time bound (plus a worker start on a busy machine); in one first-come queue it
+    // would wait for all eight looping evaluations.
+    expect(took).toBeLessThan(3 * TIMEOUT_MS);
     const got = (await b.get('/api/v2/attestations/org-b/f/trail/t/count')).json[0];
     expect(got.is_compliant).toBe(true);
 
