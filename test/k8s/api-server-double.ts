@@ -444,14 +444,19 @@ export class ApiServerDouble extends EventEmitter<{ watch: [WatchScope]; list: [
   }
 
   /** Creates or replaces a Secret from plain values (what `stringData` becomes: base64 `data`). */
-  putSecret(namespace: string, name: string, values: Record<string, string>): K8sObject {
+  putSecret(
+    namespace: string,
+    name: string,
+    values: Record<string, string>,
+    labels?: Record<string, string>,
+  ): K8sObject {
     const data = Object.fromEntries(
       Object.entries(values).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]),
     );
     return this.store.apply(SECRETS, {
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { namespace, name },
+      metadata: { namespace, name, ...(labels ? { labels } : {}) },
       data,
     });
   }

@@ -157,7 +157,7 @@ describe('the operator', () => {
       ).status,
     ).toBe(201);
     const secret = sample('secret-slack-webhook.yaml');
-    double.putSecret(NS, secret.metadata.name, secret.stringData);
+    double.putSecret(NS, secret.metadata.name, secret.stringData, secret.metadata.labels);
     for (const file of [
       'policy.yaml',
       'policy-object.yaml',
@@ -176,7 +176,12 @@ describe('the operator', () => {
     expect(condition(waiting, 'Ready')).toMatchObject({ status: 'False' });
     expect(condition(waiting, 'Ready').message).toContain(`Secret ${NS}/release-hook not found`);
     expect(condition(waiting, 'Reconciling')).toMatchObject({ status: 'True' });
-    double.putSecret(NS, 'release-hook', { address: 'https://hooks.example.com/releases' });
+    double.putSecret(
+      NS,
+      'release-hook',
+      { address: 'https://hooks.example.com/releases' },
+      { 'verity.dev/allow-operator-read': 'true' },
+    );
 
     const policy = await ready('Policy', 'provenance-required');
     const gates = await ready('Policy', 'prod-gates');

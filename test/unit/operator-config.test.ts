@@ -24,6 +24,7 @@ describe('operator configuration', () => {
       org: 'acme',
       token: { kind: 'value', value: 'k' },
       watchNamespaces: [],
+      secretNames: [],
       requeueIntervalMs: 300_000,
       workers: 4,
       retryBaseMs: 1000,

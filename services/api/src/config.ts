@@ -75,6 +75,8 @@ const EnvSchema = z
     VERITY_EVIDENCE_MAX_BYTES: intVar(0, 1024, 4 * 1024 * 1024 * 1024),
     VERITY_JQ_TIMEOUT_MS: intVar(2000, 10, 60_000),
     VERITY_JQ_MAX_HEAP_MB: intVar(64, 16, 4096),
+    VERITY_JQ_WORKERS: intVar(2, 1, 64),
+    VERITY_JQ_QUEUE_PER_ORG: intVar(20, 1, 10_000),
     VERITY_RATE_LIMIT_PER_MINUTE: intVar(3000, 0, 10_000_000),
     VERITY_SHUTDOWN_TIMEOUT_MS: intVar(10_000, 0, 600_000),
     VERITY_TRUST_PROXY: boolVar(false),
@@ -136,6 +138,10 @@ export interface Config {
   jqTimeoutMs: number;
   /** Heap bound of the worker that runs custom-type evaluations. */
   jqMaxHeapMb: number;
+  /** Worker threads that run custom-type evaluations. */
+  jqWorkers: number;
+  /** Evaluations one organization may have waiting (429 beyond). */
+  jqQueuePerOrg: number;
   rateLimitPerMinute: number;
   shutdownTimeoutMs: number;
   trustProxy: boolean;
@@ -226,6 +232,8 @@ export function loadConfig(
     evidenceMaxBytes: evidenceMax,
     jqTimeoutMs: e.VERITY_JQ_TIMEOUT_MS,
     jqMaxHeapMb: e.VERITY_JQ_MAX_HEAP_MB,
+    jqWorkers: e.VERITY_JQ_WORKERS,
+    jqQueuePerOrg: e.VERITY_JQ_QUEUE_PER_ORG,
     rateLimitPerMinute: e.VERITY_RATE_LIMIT_PER_MINUTE,
     shutdownTimeoutMs: e.VERITY_SHUTDOWN_TIMEOUT_MS,
     trustProxy: e.VERITY_TRUST_PROXY,

@@ -18,6 +18,8 @@ export interface OperatorConfig {
   token: TokenSource;
   /** Namespaces whose resources are reconciled; empty: every namespace. */
   watchNamespaces: string[];
+  /** Secrets Actions may reference without the opt-in label (VERITY_SECRET_NAMES). */
+  secretNames?: string[];
   /** A resource that matches Verity is looked at again this long after, to repair drift. */
   requeueIntervalMs: number;
   /** Reconciles running at once (never two for one resource). */
@@ -92,6 +94,14 @@ const Env = z.object({
         message: 'must be a comma list of namespace names',
       }),
   ),
+  VERITY_SECRET_NAMES: optional(
+    z.string().transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== ''),
+    ),
+  ),
   VERITY_REQUEUE_INTERVAL_SECONDS: intVar(300, 1, 86_400),
   VERITY_OPERATOR_WORKERS: intVar(4, 1, 64),
   VERITY_RETRY_MAX_DELAY_MS: intVar(300_000, 1000, 3_600_000),
@@ -133,6 +143,7 @@ export function loadOperatorConfig(
     org: d.VERITY_ORG,
     token,
     watchNamespaces: d.VERITY_WATCH_NAMESPACES ?? [],
+    secretNames: d.VERITY_SECRET_NAMES ?? [],
     requeueIntervalMs: d.VERITY_REQUEUE_INTERVAL_SECONDS * 1000,
     workers: d.VERITY_OPERATOR_WORKERS,
     retryBaseMs: 1000,

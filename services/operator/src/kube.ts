@@ -25,6 +25,14 @@ export class SecretMissingError extends Error {
   override name = 'SecretMissingError';
 }
 
+/** The label by which a Secret lets the operator read it for Actions. */
+export const SECRET_OPT_IN_LABEL = 'verity.dev/allow-operator-read';
+
+/** A Secret that did not opt in (no label, not listed): to the operator it is not there. */
+export class SecretNotAllowedError extends SecretMissingError {
+  override name = 'SecretNotAllowedError';
+}
+
 export interface ObjectRef {
   kind: KindName;
   namespace: string;
@@ -38,7 +46,14 @@ export class Kube {
   private readonly custom: CustomObjectsApi;
   private readonly core: CoreV1Api;
 
-  constructor(kubeConfig: KubeConfig) {
+  /**
+   * `secretNames`: Secrets that may be read without the opt-in label (the chart's
+   * operator.secretNames, which also limits the operator's RBAC to them).
+   */
+  constructor(
+    kubeConfig: KubeConfig,
+    private readonly secretNames: readonly string[] = [],
+  ) {
     this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
     this.core = kubeConfig.makeApiClient(CoreV1Api);
   }
@@ -79,7 +94,12 @@ export class Kube {
     );
   }
 
-  /** The text under `key` of a Secret in `namespace`; {@link SecretMissingError} when either is missing. */
+  /**
+   * The text under `key` of a Secret in `namespace`; {@link SecretMissingError} when either is
+   * missing. Only Secrets that opt in are used: labelled `verity.dev/allow-operator-read: "true"`
+   * or named in `secretNames`; any other is refused, so writing an Action cannot copy an
+   * unrelated Secret into Verity.
+   */
   async secretValue(namespace: string, name: string, key: string): Promise<string> {
     let secret;
     try {
@@ -89,6 +109,10 @@ export class Kube {
         throw new SecretMissingError(`Secret ${namespace}/${name} not found`, { cause: err });
       throw err;
     }
+    if (secret.metadata?.labels?.[SECRET_OPT_IN_LABEL] !== 'true' && !this.secretNames.includes(name))
+      throw new SecretNotAllowedError(
+        `Secret ${namespace}/${name} is not open to the operator: label it ${SECRET_OPT_IN_LABEL}: "true" or list it in the chart's operator.secretNames`,
+      );
     const encoded = secret.data?.[key];
     if (encoded === undefined)
       throw new SecretMissingError(`Secret ${namespace}/${name} has no key '${key}'`);

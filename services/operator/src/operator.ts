@@ -107,7 +107,7 @@ export class Operator extends EventEmitter<{
     });
     this.ctx = {
       api: this.api,
-      kube: new Kube(options.kubeConfig),
+      kube: new Kube(options.kubeConfig, config.secretNames),
       now: options.now ?? (() => new Date()),
       policy: (namespace, name) => this.policyRef(namespace, name),
     };

@@ -50,6 +50,18 @@ export const WebhookTarget = z
     type: z.literal('WEBHOOK'),
     webhook: HttpUrl,
     payload_version: z.literal('1.0').default('1.0'),
+    /**
+     * This target's own signing key (write-only: never read back). Without it deliveries are
+     * signed with the organization's key.
+     */
+    secret: z
+      .string()
+      .min(16)
+      .max(512)
+      .optional()
+      .describe(
+        "Key of this target's X-Verity-Signature, 16 to 512 characters; write-only. Without it, the organization's webhook signing key signs.",
+      ),
   })
   .meta({ id: 'WebhookTarget' });
 export const EmailTarget = z
@@ -96,6 +108,8 @@ export const ActionTargetState = z
     webhook: z.string().optional(),
     payload_version: z.string().optional(),
     emails: z.array(z.string()).optional(),
+    /** Webhooks: whether the target has its own signing secret (the secret is never shown). */
+    has_secret: z.boolean().optional(),
     last_success_at: EpochSeconds.nullable(),
     last_failure_at: EpochSeconds.nullable(),
     last_error: z.string().nullable(),
@@ -122,3 +136,15 @@ export const Action = z
   })
   .meta({ id: 'Action' });
 export type Action = z.infer<typeof Action>;
+
+/** An organization's webhook signing key, as an admin reads it. */
+export const WebhookSigningKey = z
+  .strictObject({
+    key: z.string().describe('Signs webhook deliveries of targets without their own secret'),
+    created_at: EpochSeconds,
+    previous_key_signs_until: EpochSeconds.nullable().describe(
+      'After a rotation, the replaced key adds a second signature until then',
+    ),
+  })
+  .meta({ id: 'WebhookSigningKey' });
+export type WebhookSigningKey = z.infer<typeof WebhookSigningKey>;

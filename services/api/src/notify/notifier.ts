@@ -2,6 +2,11 @@
  * The notification worker: claims due outbox rows, delivers each to its target, records the
  * result on the row and the target, and retries failures with exponential backoff and jitter.
  * Delivery is at least once: a row is marked delivered only after its target accepted it.
+ *
+ * Deliveries run side by side and settle one by one: each has a total deadline, at most
+ * `batchSize` are in flight on this replica and at most a quarter of them for one
+ * organization, and a slot that frees is refilled at once, so a slow or hostile receiver holds
+ * only its own deliveries. A row whose target was replaced or removed is dropped, not sent.
  */
 import { createHmac } from 'node:crypto';
 import nodemailer from 'nodemailer';
@@ -16,20 +21,28 @@ import {
   type NotificationEvent,
 } from '../domain/triggers.js';
 import type { Db } from '../storage/database.js';
-import { actionsRepository, outboxRepository, type OutboxRow } from '../storage/repositories/actions.js';
-import { postJson, RefusedError } from './outbound.js';
+import {
+  actionsRepository,
+  outboxRepository,
+  type ActionTargetRow,
+  type OutboxRow,
+} from '../storage/repositories/actions.js';
+import { activeSigningKeys, orgSigningKey } from '../usecases/webhook-signing.js';
+import { postJson, RefusedError, withDeadline } from './outbound.js';
 
 export interface NotifierOptions {
   db: Db;
   clock: () => Date;
   log: FastifyBaseLogger;
   allow: OutboundAllowList;
+  /** Server-wide signing key: signs webhooks of targets without their own secret, instead of the org's key. */
   webhookSecret: string | undefined;
   smtpUrl: string | undefined;
   emailFrom: string;
   timeoutMs: number;
   maxAttempts: number;
   leaseMs?: number;
+  /** Deliveries in flight at most on this replica. */
   batchSize?: number;
   random?: () => number;
   /** Called once per delivery attempt, for metrics. */
@@ -40,35 +53,71 @@ export interface NotifierOptions {
 export const SIGNATURE_HEADER = 'x-verity-signature';
 export const TIMESTAMP_HEADER = 'x-verity-timestamp';
 
-/** The signature header value for a body sent at `timestamp` (epoch seconds). */
-export function signWebhook(secret: string, timestamp: string, body: string): string {
-  return `sha256=${createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex')}`;
+/**
+ * The signature header value for a body sent at `timestamp` (epoch seconds); with several keys
+ * (during a key rotation) one `sha256=` signature per key, comma-separated.
+ */
+export function signWebhook(secret: string | readonly string[], timestamp: string, body: string): string {
+  const keys = typeof secret === 'string' ? [secret] : secret;
+  return keys
+    .map((k) => `sha256=${createHmac('sha256', k).update(`${timestamp}.${body}`).digest('hex')}`)
+    .join(',');
 }
 
 export class Notifier {
   private mailer: Transporter | undefined;
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly perOrg = new Map<string, number>();
+  private readonly capacity: number;
+  private readonly perOrgCap: number;
+  private settled: (() => void) | undefined;
 
-  constructor(private readonly o: NotifierOptions) {}
+  constructor(private readonly o: NotifierOptions) {
+    this.capacity = Math.max(1, o.batchSize ?? 20);
+    this.perOrgCap = Math.max(1, Math.floor(this.capacity / 4));
+  }
+
+  /** Called whenever a delivery settles (a slot is free: the worker loop claims more). */
+  onSettled(callback: () => void): void {
+    this.settled = callback;
+  }
 
   private transport(): Transporter {
     if (!this.o.smtpUrl) throw new RefusedError('no SMTP server configured (SMTP_URL)');
-    this.mailer ??= nodemailer.createTransport(this.o.smtpUrl);
+    if (!this.mailer) {
+      // Idle bounds on the SMTP exchange too, so a connection given up at the deadline ends.
+      const url = new URL(this.o.smtpUrl);
+      for (const k of ['connectionTimeout', 'greetingTimeout', 'socketTimeout'])
+        if (!url.searchParams.has(k)) url.searchParams.set(k, String(this.o.timeoutMs));
+      this.mailer = nodemailer.createTransport(url.toString());
+    }
     return this.mailer;
   }
 
-  private async send(row: OutboxRow): Promise<void> {
+  /** The keys that sign a webhook to `target`: its own, else the server-wide one, else the org's. */
+  private async signingKeys(orgId: string, target: ActionTargetRow): Promise<string[]> {
+    if (target.secret) return [target.secret];
+    if (this.o.webhookSecret) return [this.o.webhookSecret];
+    const now = this.o.clock();
+    return activeSigningKeys(await orgSigningKey(this.o.db, orgId, now), now);
+  }
+
+  private async send(row: OutboxRow, target: ActionTargetRow): Promise<void> {
     const event = row.payload as unknown as NotificationEvent;
-    const target = row.target;
     const timeout = this.o.timeoutMs;
     if (target.type === 'EMAIL') {
       const mail = emailMessage(event);
-      await this.transport().sendMail({
-        from: this.o.emailFrom,
-        to: target.emails ?? [],
-        subject: mail.subject,
-        text: mail.text,
-        html: mail.html,
-      });
+      await withDeadline(
+        this.transport().sendMail({
+          from: this.o.emailFrom,
+          to: target.emails ?? [],
+          subject: mail.subject,
+          text: mail.text,
+          html: mail.html,
+        }),
+        timeout,
+        () => new Error(`the SMTP server did not take the message within ${timeout} ms`),
+      );
       return;
     }
     if (!target.webhook) throw new RefusedError('target has no URL');
@@ -81,34 +130,71 @@ export class Notifier {
     const headers: Record<string, string> = {
       [TIMESTAMP_HEADER]: timestamp,
       'x-verity-event': event.trigger,
+      [SIGNATURE_HEADER]: signWebhook(await this.signingKeys(row.org_id, target), timestamp, body),
     };
-    if (this.o.webhookSecret) headers[SIGNATURE_HEADER] = signWebhook(this.o.webhookSecret, timestamp, body);
     await postJson(target.webhook, body, headers, this.o.allow, timeout);
   }
 
-  /** Claims and delivers one batch; returns the rows attempted. */
-  async runOnce(): Promise<number> {
-    const now = this.o.clock();
-    const rows = await outboxRepository.claim(
-      this.o.db,
-      now,
-      this.o.leaseMs ?? 60_000,
-      this.o.batchSize ?? 20,
-    );
-    await Promise.all(rows.map((row) => this.deliver(row)));
-    return rows.length;
+  /**
+   * Claims due rows for the free slots and starts delivering them; returns how many it started
+   * without waiting for them. An organization at its share of the slots is skipped.
+   */
+  async dispatch(): Promise<number> {
+    let started = 0;
+    for (;;) {
+      const free = this.capacity - this.inFlight.size;
+      if (free <= 0) return started;
+      const loads = [...this.perOrg];
+      const skip = loads.filter(([, n]) => n >= this.perOrgCap).map(([org]) => org);
+      const busiest = Math.max(0, ...loads.filter(([, n]) => n < this.perOrgCap).map(([, n]) => n));
+      // No organization can go over its share, whichever rows the claim returns.
+      const limit = Math.min(free, this.perOrgCap - busiest);
+      const rows = await outboxRepository.claim(
+        this.o.db,
+        this.o.clock(),
+        // Outlives the delivery's deadline, so no other replica takes a row still in flight.
+        this.o.leaseMs ?? Math.max(60_000, 2 * this.o.timeoutMs + 10_000),
+        limit,
+        skip,
+      );
+      for (const row of rows) this.start(row);
+      started += rows.length;
+      if (rows.length < limit) return started;
+    }
+  }
+
+  private start(row: OutboxRow): void {
+    this.perOrg.set(row.org_id, (this.perOrg.get(row.org_id) ?? 0) + 1);
+    const done = this.deliver(row)
+      .catch((err: unknown) => this.o.log.error({ err, outbox: row.id }, 'notification bookkeeping failed'))
+      .finally(() => {
+        this.inFlight.delete(row.id);
+        const n = (this.perOrg.get(row.org_id) ?? 1) - 1;
+        if (n > 0) this.perOrg.set(row.org_id, n);
+        else this.perOrg.delete(row.org_id);
+        this.settled?.();
+      });
+    this.inFlight.set(row.id, done);
   }
 
   private async deliver(row: OutboxRow): Promise<void> {
+    const target = row.target_id
+      ? await actionsRepository.findTarget(this.o.db, row.org_id, row.action_id, row.target_id)
+      : undefined;
+    if (!target) {
+      // The action's targets changed (or the action went) since the event: nothing to send to.
+      await outboxRepository.drop(this.o.db, row);
+      return;
+    }
     try {
-      await this.send(row);
+      await this.send(row, target);
       const at = this.o.clock();
       await outboxRepository.markDelivered(this.o.db, row, at);
-      await actionsRepository.recordDelivery(this.o.db, row.org_id, row.action_id, row.target_position, {
+      await actionsRepository.recordDelivery(this.o.db, row.org_id, row.action_id, target.id, {
         ok: true,
         at,
       });
-      this.o.onResult?.(row.target.type, 'success');
+      this.o.onResult?.(target.type, 'success');
     } catch (err) {
       const at = this.o.clock();
       const refused = err instanceof RefusedError;
@@ -118,12 +204,12 @@ export class Notifier {
         ? null
         : new Date(at.getTime() + retryDelayMs(row.attempts, (this.o.random ?? Math.random)()));
       await outboxRepository.markFailed(this.o.db, row, message, retryAt, at);
-      await actionsRepository.recordDelivery(this.o.db, row.org_id, row.action_id, row.target_position, {
+      await actionsRepository.recordDelivery(this.o.db, row.org_id, row.action_id, target.id, {
         ok: false,
         at,
         error: message,
       });
-      this.o.onResult?.(row.target.type, refused ? 'refused' : 'failure');
+      this.o.onResult?.(target.type, refused ? 'refused' : 'failure');
       this.o.log.warn(
         { outbox: row.id, attempts: row.attempts, err: message, final: last },
         'notification delivery failed',
@@ -131,18 +217,20 @@ export class Notifier {
     }
   }
 
-  /** Drains due rows until none is left (tests, and after a kick). */
+  /** Delivers due rows until none is left and none is in flight (tests, and after a kick). */
   async drain(): Promise<number> {
     let total = 0;
     for (;;) {
-      const n = await this.runOnce();
+      const n = await this.dispatch();
       total += n;
-      if (n === 0) return total;
+      if (this.inFlight.size === 0 && n === 0) return total;
+      if (this.inFlight.size > 0) await Promise.race(this.inFlight.values());
     }
   }
 
-  /** Releases the SMTP connection pool. */
-  close(): void {
+  /** Waits for the deliveries in flight (each bounded by its deadline), then releases SMTP. */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.inFlight.values()]);
     this.mailer?.close();
   }
 }

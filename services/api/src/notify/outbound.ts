@@ -18,26 +18,52 @@ export class RefusedError extends Error {
   }
 }
 
-/** POSTs a JSON body; resolves on 2xx, rejects with the reason otherwise. */
+/** Response bytes read (and thrown away) at most; the answer is the status. */
+export const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/** Rejects with `late()` when `promise` has not settled within `ms`. */
+export async function withDeadline<T>(promise: Promise<T>, ms: number, late: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => reject(late()), Math.max(0, ms));
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * POSTs a JSON body; resolves on 2xx, rejects with the reason otherwise. The whole call (name
+ * lookup, connect, send, response head) has one deadline of `timeoutMs`; the status decides, and
+ * at most `maxResponseBytes` of the body are read before the connection is closed, so a
+ * receiver that trickles or never ends its answer holds nothing beyond the deadline.
+ */
 export async function postJson(
   url: string,
   body: string,
   headers: Record<string, string>,
   allow: OutboundAllowList,
   timeoutMs: number,
+  maxResponseBytes = MAX_RESPONSE_BYTES,
 ): Promise<void> {
+  const started = Date.now();
   let target: URL;
   try {
     target = new URL(url);
   } catch {
-    throw new RefusedError(`'${url}' is not a URL`);
+    throw new RefusedError('not a URL');
   }
   if (target.protocol !== 'http:' && target.protocol !== 'https:')
     throw new RefusedError(`${target.protocol} is not http(s)`);
+  const late = () => new Error(`no answer from ${target.host} within ${timeoutMs} ms`);
   const host = target.hostname.replace(/^\[|\]$/g, '');
   const addresses = isIP(host)
     ? [{ address: host, family: isIP(host) }]
-    : await lookup(host, { all: true, verbatim: true });
+    : await withDeadline(lookup(host, { all: true, verbatim: true }), timeoutMs, late);
   if (addresses.length === 0) throw new Error(`${host} does not resolve`);
   for (const a of addresses) {
     const reason = refusedAddress(a.address, host, allow);
@@ -51,33 +77,55 @@ export async function postJson(
       ]);
     } else callback(null, pinned.address, pinned.family);
   };
+  const remaining = timeoutMs - (Date.now() - started);
+  if (remaining <= 0) throw late();
   const client = target.protocol === 'https:' ? https : http;
   await new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const settle = (err?: Error) => {
+      if (settled) return;
+      settled = true;
+      if (err) reject(err);
+      else resolve();
+    };
     const req = client.request(
       target,
       {
         method: 'POST',
         lookup: pin,
+        // One connection per delivery: a pinned address must not be reused for another host.
+        agent: false,
         headers: {
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(body),
           'user-agent': 'Verity-Notifier/1',
           ...headers,
         },
-        timeout: timeoutMs,
       },
       (res) => {
-        res.resume();
-        res.on('end', () => {
-          const status = res.statusCode ?? 0;
-          if (status >= 200 && status < 300) resolve();
-          else reject(new Error(`HTTP ${status} from ${target.host}`));
+        const status = res.statusCode ?? 0;
+        if (status >= 200 && status < 300) settle();
+        else settle(new Error(`HTTP ${status} from ${target.host}`));
+        let read = 0;
+        res.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > maxResponseBytes) req.destroy();
         });
-        res.on('error', reject);
+        res.on('error', () => undefined);
+        res.on('close', () => clearTimeout(deadline));
       },
     );
-    req.on('timeout', () => req.destroy(new Error(`no answer from ${target.host} within ${timeoutMs} ms`)));
-    req.on('error', reject);
+    // The deadline covers the rest of the exchange, body included: the socket goes with it.
+    const deadline = setTimeout(() => req.destroy(late()), remaining);
+    req.on('error', (err) => {
+      clearTimeout(deadline);
+      settle(err);
+    });
+    req.on('close', () => {
+      if (settled) return;
+      clearTimeout(deadline);
+      settle(new Error(`${target.host} closed the connection without an answer`));
+    });
     req.end(body);
   });
 }

@@ -1,5 +1,5 @@
 /**
- * The evidence area's services: the custom-type evaluator (a bounded worker, closed with the
+ * The evidence area's services: the custom-type evaluator (a bounded worker pool, closed with the
  * app) and the evidence-file store.
  */
 import fp from 'fastify-plugin';
@@ -17,6 +17,8 @@ export default fp(
     const evaluator = new CustomEvaluator({
       timeoutMs: app.config.jqTimeoutMs,
       maxHeapMb: app.config.jqMaxHeapMb,
+      workers: app.config.jqWorkers,
+      queuePerOrg: app.config.jqQueuePerOrg,
     });
     app.decorate('evidence', { evaluator, store: databaseEvidenceStore });
     app.addHook('onClose', async () => evaluator.close());

@@ -254,7 +254,8 @@ export default fp(
       leaseMs: config.notifierLeaseMs,
       onResult: (target_type, result) => notifications.inc({ target_type, result }),
     });
-    const notifyLoop = new Loop('notifier', () => notifier.drain(), config.notifierPollMs, app.log);
+    const notifyLoop = new Loop('notifier', () => notifier.dispatch(), config.notifierPollMs, app.log);
+    notifier.onSettled(() => notifyLoop.kick());
     let pendingMarks = false;
     let pendingRows = false;
 
@@ -334,7 +335,7 @@ export default fp(
       await notifyLoop.stop();
       await reevaluationLoop.stop();
       await retentionLoop.stop();
-      notifier.close();
+      await notifier.close();
     });
   },
   { name: 'runtime', dependencies: ['db', 'caches', 'metrics', 'provenance', 'domain-events'] },

@@ -1,6 +1,7 @@
 /**
  * Actions (semantics.md section 7): upsert by name, the server assigns the number; triggers are
- * validated against the action type; targets keep their delivery records across updates.
+ * validated against the action type; targets keep their identity and delivery records across
+ * updates, and pending notifications of replaced targets are dropped.
  */
 import type { Action, ActionTarget } from '../../../shared/contract/actions.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
@@ -23,11 +24,17 @@ export interface ActionInput {
 function targetInput(t: ActionTarget): TargetInput {
   switch (t.type) {
     case 'SLACK':
-      return { type: 'SLACK', webhook: t.webhook, payload_version: null, emails: null };
+      return { type: 'SLACK', webhook: t.webhook, payload_version: null, emails: null, secret: null };
     case 'WEBHOOK':
-      return { type: 'WEBHOOK', webhook: t.webhook, payload_version: t.payload_version, emails: null };
+      return {
+        type: 'WEBHOOK',
+        webhook: t.webhook,
+        payload_version: t.payload_version,
+        emails: null,
+        secret: t.secret ?? null,
+      };
     case 'EMAIL':
-      return { type: 'EMAIL', webhook: null, payload_version: null, emails: t.emails };
+      return { type: 'EMAIL', webhook: null, payload_version: null, emails: t.emails, secret: null };
   }
 }
 
@@ -109,8 +116,31 @@ export async function findAction(db: Db, org: OrgRef, number: number): Promise<A
 const latest = (dates: Array<Date | null>): Date | null =>
   dates.reduce<Date | null>((m, d) => (d && (!m || d > m) ? d : m), null);
 
-/** Actions as read back, with each target's delivery record and `is_failing`. */
-export async function presentActions(db: Db, org: OrgRef, rows: readonly ActionRow[]): Promise<Action[]> {
+/**
+ * A webhook or Slack address reduced to its scheme and host: the path and query of such URLs
+ * often are the credential (Slack's incoming webhooks), so only callers who may change actions
+ * see them whole.
+ */
+export function maskAddress(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Actions as read back, with each target's delivery record and `is_failing`. Webhook and Slack
+ * addresses are whole only with `fullAddresses` (callers who may write actions); signing
+ * secrets are never shown, only whether a target has one.
+ */
+export async function presentActions(
+  db: Db,
+  org: OrgRef,
+  rows: readonly ActionRow[],
+  fullAddresses: boolean,
+): Promise<Action[]> {
   const targets = await actionsRepository.targets(
     db,
     org.id,
@@ -129,8 +159,9 @@ export async function presentActions(db: Db, org: OrgRef, rows: readonly ActionR
       triggers: r.triggers,
       targets: ts.map((t) => ({
         type: t.type,
-        ...(t.webhook !== null ? { webhook: t.webhook } : {}),
+        ...(t.webhook !== null ? { webhook: fullAddresses ? t.webhook : maskAddress(t.webhook) } : {}),
         ...(t.payload_version !== null ? { payload_version: t.payload_version } : {}),
+        ...(t.type === 'WEBHOOK' ? { has_secret: t.secret !== null } : {}),
         ...(t.emails !== null ? { emails: t.emails } : {}),
         last_success_at: t.last_success_at ? epochSeconds(t.last_success_at) : null,
         last_failure_at: t.last_failure_at ? epochSeconds(t.last_failure_at) : null,

@@ -3,7 +3,7 @@
  * rows; every create of an existing name is a new immutable version; archivable.
  */
 import type { AttestationType, CreateAttestationType } from '../../../shared/contract/attestation-types.js';
-import { NotFoundError, ValidationError } from '../errors.js';
+import { ApiError, NotFoundError, ValidationError } from '../errors.js';
 import { epochSeconds, newId } from '../ids.js';
 import type { Db } from '../storage/database.js';
 import {
@@ -18,6 +18,7 @@ import type { EvidenceContext } from './evidence-context.js';
 /** Checks that the schema compiles and every jq program parses, naming each problem. */
 export async function checkDefinition(
   evaluator: CustomEvaluator,
+  orgId: string,
   input: CreateAttestationType,
   schema: Record<string, unknown> | null,
 ): Promise<void> {
@@ -25,8 +26,9 @@ export async function checkDefinition(
   const summary = input.summary ?? [];
   let problems;
   try {
-    problems = await evaluator.check({ schema, rules, summary });
+    problems = await evaluator.check({ schema, rules, summary }, orgId);
   } catch (err) {
+    if (err instanceof ApiError) throw err;
     throw new ValidationError({ data_json: `the type could not be checked: ${(err as Error).message}` });
   }
   const errors: Record<string, string> = {};

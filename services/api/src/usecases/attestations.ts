@@ -17,7 +17,7 @@ import {
   scanCompliant,
   ticketsCompliant,
 } from '../domain/attestation-compliance.js';
-import { BadRequestError, NotFoundError, ValidationError } from '../errors.js';
+import { ApiError, BadRequestError, NotFoundError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Db } from '../storage/database.js';
 import { artifactsRepository, type EvaluationInputs } from '../storage/repositories/artifacts.js';
@@ -162,8 +162,11 @@ async function decideCustom(
     ({ schemaErrors, ruleResults, summary } = await services.evaluator.evaluate(
       definition,
       data.attestation_data,
+      ctx.orgId,
     ));
   } catch (err) {
+    // A full queue is the caller's to retry (429), not a verdict on the data.
+    if (err instanceof ApiError) throw err;
     // An evaluation that overruns its bounds is a property of the rules and data: a failed check.
     schemaErrors = [];
     ruleResults = [{ rule: '(evaluation)', result: null, error: (err as Error).message }];

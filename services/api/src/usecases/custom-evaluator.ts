@@ -1,11 +1,13 @@
 /**
  * Evaluates custom attestation types: the JSON Schema (ajv) and the jq rules and summary rows
  * (a WebAssembly jq) of a type version, against an attestation's data. User-supplied schemas and
- * jq programs run in a worker thread with a heap limit and a time limit per evaluation: a worker
- * that overruns is terminated and replaced, and the evaluation fails with a clear reason.
+ * jq programs run in a small pool of worker threads with a heap limit and a time limit per
+ * evaluation: a worker that overruns is terminated and replaced, and the evaluation fails with a
+ * clear reason. Organizations queue apart and are served in turn.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { TooManyRequestsError } from '../errors.js';
 
 export interface TypeDefinition {
   schema: Record<string, unknown> | null;
@@ -28,6 +30,10 @@ export interface DefinitionProblems {
 export interface EvaluatorLimits {
   timeoutMs: number;
   maxHeapMb: number;
+  /** Worker threads in the pool. */
+  workers: number;
+  /** Jobs an organization may have waiting; more are refused with 429. */
+  queuePerOrg: number;
 }
 
 /** Raised when an evaluation exceeds its time or memory bound. */
@@ -128,17 +134,32 @@ parentPort.on('message', async (msg) => {
 
 interface Job {
   id: number;
+  org: string;
   message: Record<string, unknown>;
   resolve: (v: unknown) => void;
   reject: (e: Error) => void;
 }
 
-/** One worker, one evaluation at a time, each bounded; a queue in front of it. */
+/** One worker thread of the pool and the job it runs. */
+interface Slot {
+  worker: Worker | null;
+  ready: boolean;
+  current: { job: Job; timer: NodeJS.Timeout } | null;
+}
+
+/**
+ * A small pool of workers, each running one bounded evaluation at a time. Jobs wait in one
+ * bounded queue per organization, and free workers serve the organizations in turn
+ * (round-robin), so one organization's slow rules hold at most its own share of the pool: with
+ * more than one worker, an organization runs on all but one of them at most, and another
+ * organization's job waits for at most one evaluation's time bound.
+ */
 export class CustomEvaluator {
-  private worker: Worker | null = null;
-  private ready = false;
-  private queue: Job[] = [];
-  private current: { job: Job; timer: NodeJS.Timeout } | null = null;
+  private readonly slots: Slot[];
+  /** Queued jobs per organization; the map's order is the round-robin order. */
+  private readonly queues = new Map<string, Job[]>();
+  private readonly running = new Map<string, number>();
+  private readonly perOrgRunning: number;
   private nextId = 1;
   private closed = false;
   private readonly paths: { jqPath: string; ajvPath: string; ajv2020Path: string };
@@ -150,40 +171,79 @@ export class CustomEvaluator {
       ajvPath: require.resolve('ajv'),
       ajv2020Path: require.resolve('ajv/dist/2020'),
     };
+    const workers = Math.max(1, limits.workers ?? 1);
+    this.slots = Array.from({ length: workers }, () => ({ worker: null, ready: false, current: null }));
+    this.perOrgRunning = Math.max(1, workers - 1);
   }
 
-  /** Evaluates `data` against a type definition. */
-  async evaluate(definition: TypeDefinition, data: unknown): Promise<CustomEvaluationResult> {
-    return (await this.submit({ op: 'evaluate', ...definition, data })) as CustomEvaluationResult;
+  /** Evaluates `data` against a type definition, in the queue of organization `org`. */
+  async evaluate(definition: TypeDefinition, data: unknown, org: string): Promise<CustomEvaluationResult> {
+    return (await this.submit(org, { op: 'evaluate', ...definition, data })) as CustomEvaluationResult;
   }
 
   /** Compiles a definition without data: the schema and every jq program must be valid. */
-  async check(definition: TypeDefinition): Promise<DefinitionProblems> {
-    return (await this.submit({ op: 'check', ...definition })) as DefinitionProblems;
+  async check(definition: TypeDefinition, org: string): Promise<DefinitionProblems> {
+    return (await this.submit(org, { op: 'check', ...definition })) as DefinitionProblems;
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const job of this.queue.splice(0)) job.reject(new Error('evaluator closed'));
-    if (this.current) {
-      clearTimeout(this.current.timer);
-      this.current.job.reject(new Error('evaluator closed'));
-      this.current = null;
+    for (const queue of this.queues.values())
+      for (const job of queue.splice(0)) job.reject(new Error('evaluator closed'));
+    this.queues.clear();
+    const exits: Array<Promise<number>> = [];
+    for (const slot of this.slots) {
+      if (slot.current) {
+        clearTimeout(slot.current.timer);
+        slot.current.job.reject(new Error('evaluator closed'));
+        slot.current = null;
+      }
+      const w = slot.worker;
+      slot.worker = null;
+      if (w) exits.push(w.terminate());
     }
-    const w = this.worker;
-    this.worker = null;
-    if (w) await w.terminate();
+    await Promise.all(exits);
   }
 
-  private submit(message: Record<string, unknown>): Promise<unknown> {
+  private submit(org: string, message: Record<string, unknown>): Promise<unknown> {
     if (this.closed) return Promise.reject(new Error('evaluator closed'));
+    const queue = this.queues.get(org) ?? [];
+    if (queue.length >= this.limits.queuePerOrg) {
+      // The queue drains at about one job per time bound and worker at worst.
+      return Promise.reject(new TooManyRequestsError(Math.max(1, Math.ceil(this.limits.timeoutMs / 1000))));
+    }
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, message, resolve, reject });
+      queue.push({ id: this.nextId++, org, message, resolve, reject });
+      this.queues.set(org, queue);
       this.pump();
     });
   }
 
-  private spawn(): Worker {
+  /** The next job in round-robin order from an organization below its share of the pool. */
+  private take(): Job | undefined {
+    for (const [org, queue] of this.queues) {
+      if ((this.running.get(org) ?? 0) >= this.perOrgRunning) continue;
+      const job = queue.shift()!;
+      // Served: the organization goes to the back of the line.
+      this.queues.delete(org);
+      if (queue.length > 0) this.queues.set(org, queue);
+      return job;
+    }
+    return undefined;
+  }
+
+  private finish(slot: Slot): Job | undefined {
+    const current = slot.current;
+    if (!current) return undefined;
+    clearTimeout(current.timer);
+    slot.current = null;
+    const n = (this.running.get(current.job.org) ?? 1) - 1;
+    if (n > 0) this.running.set(current.job.org, n);
+    else this.running.delete(current.job.org);
+    return current.job;
+  }
+
+  private spawn(slot: Slot): Worker {
     const w = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: this.paths,
@@ -191,58 +251,60 @@ export class CustomEvaluator {
     });
     w.unref();
     w.on('message', (msg: { id: number; ok: boolean; value?: unknown; error?: string; ready?: boolean }) => {
+      if (slot.worker !== w) return;
       if (msg.ready) {
-        if (this.worker === w) this.ready = true;
+        slot.ready = true;
         this.pump();
         return;
       }
-      if (!this.current || this.current.job.id !== msg.id) return;
-      clearTimeout(this.current.timer);
-      const { job } = this.current;
-      this.current = null;
+      if (slot.current?.job.id !== msg.id) return;
+      const job = this.finish(slot)!;
       if (msg.ok) job.resolve(msg.value);
       else job.reject(new Error(msg.error ?? 'evaluation failed'));
       this.pump();
     });
-    w.on('error', (err) => this.fail(w, new EvaluationLimitError(`evaluation failed: ${err.message}`)));
-    w.on('exit', () => this.fail(w, new EvaluationLimitError('evaluation exceeded its memory bound')));
+    w.on('error', (err) => this.fail(slot, w, new EvaluationLimitError(`evaluation failed: ${err.message}`)));
+    w.on('exit', () => this.fail(slot, w, new EvaluationLimitError('evaluation exceeded its memory bound')));
     return w;
   }
 
-  private fail(w: Worker, err: Error): void {
-    if (this.worker !== w) return;
-    this.worker = null;
-    if (this.current) {
-      clearTimeout(this.current.timer);
-      this.current.job.reject(err);
-      this.current = null;
-    } else if (!this.ready) {
-      // A worker that dies before it is ready would die again: fail the waiting job, not loop.
-      this.queue.shift()?.reject(err);
+  private fail(slot: Slot, w: Worker, err: Error): void {
+    if (slot.worker !== w) return;
+    slot.worker = null;
+    const job = this.finish(slot);
+    if (job) job.reject(err);
+    else if (!slot.ready) {
+      // A worker that dies before it is ready would die again: fail a waiting job, not loop.
+      this.take()?.reject(err);
     }
     this.pump();
   }
 
   private pump(): void {
-    if (this.current || this.closed || this.queue.length === 0) return;
-    if (!this.worker) {
-      this.ready = false;
-      this.worker = this.spawn();
+    if (this.closed) return;
+    for (const slot of this.slots) {
+      if (slot.current || this.queues.size === 0) continue;
+      if (!slot.worker) {
+        slot.ready = false;
+        slot.worker = this.spawn(slot);
+      }
+      if (!slot.ready) continue;
+      const job = this.take();
+      if (!job) return;
+      const worker = slot.worker;
+      this.running.set(job.org, (this.running.get(job.org) ?? 0) + 1);
+      const timer = setTimeout(() => {
+        if (slot.current?.job !== job) return;
+        this.finish(slot);
+        slot.worker = null;
+        void worker.terminate();
+        job.reject(
+          new EvaluationLimitError(`evaluation exceeded its time bound of ${this.limits.timeoutMs} ms`),
+        );
+        this.pump();
+      }, this.limits.timeoutMs);
+      slot.current = { job, timer };
+      worker.postMessage({ id: job.id, ...job.message });
     }
-    if (!this.ready) return;
-    const worker = this.worker;
-    const job = this.queue.shift()!;
-    const timer = setTimeout(() => {
-      if (this.current?.job !== job) return;
-      this.current = null;
-      this.worker = null;
-      void worker.terminate();
-      job.reject(
-        new EvaluationLimitError(`evaluation exceeded its time bound of ${this.limits.timeoutMs} ms`),
-      );
-      this.pump();
-    }, this.limits.timeoutMs);
-    this.current = { job, timer };
-    worker.postMessage({ id: job.id, ...job.message });
   }
 }

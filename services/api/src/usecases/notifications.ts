@@ -33,6 +33,7 @@ export async function enqueueNotifications(
         id: newId(),
         action_id: action.id,
         target_position: t.position,
+        target_id: t.id,
         target: { type: t.type, webhook: t.webhook, emails: t.emails },
         trigger: event.trigger,
         payload: event,

@@ -6,15 +6,25 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { OkString, OrgName, errorResponses } from '../../../../shared/contract/common.js';
-import { Action, EnvActionPut, FlowActionPut } from '../../../../shared/contract/actions.js';
-import { requirePrincipal } from '../../plugins/auth.js';
+import {
+  Action,
+  EnvActionPut,
+  FlowActionPut,
+  WebhookSigningKey,
+} from '../../../../shared/contract/actions.js';
+import { roleAllows } from '../../domain/roles.js';
+import { requirePrincipal, requireRole } from '../../plugins/auth.js';
 import { actionsRepository } from '../../storage/repositories/actions.js';
 import { findAction, presentActions, putAction, type ActionInput } from '../../usecases/actions.js';
+import { orgSigningKey, presentSigningKey, rotateOrgSigningKey } from '../../usecases/webhook-signing.js';
 import { NoBody, sendJsonString, orgRef } from '../schemas.js';
 
 const tags = ['actions'];
 const OrgOnly = z.strictObject({ org: OrgName });
 const ActionNumber = z.coerce.number().int().min(1).max(2_147_483_647);
+
+/** Readers below `action:write` see webhook and Slack addresses reduced to scheme and host. */
+const fullAddresses = (request: FastifyRequest) => roleAllows(requireRole(request), 'action:write');
 
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -113,7 +123,12 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
       async (request) => {
         const org = orgRef(request);
-        return presentActions(app.db, org, await actionsRepository.list(app.db, org.id, type));
+        return presentActions(
+          app.db,
+          org,
+          await actionsRepository.list(app.db, org.id, type),
+          fullAddresses(request),
+        );
       },
     );
   listRoute('/actions/:org', 'listActions');
@@ -138,7 +153,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
       async (request) => {
         const org = orgRef(request);
-        return (await presentActions(app.db, org, [await findAction(app.db, org, numberOf(request))]))[0]!;
+        const action = await findAction(app.db, org, numberOf(request));
+        return (await presentActions(app.db, org, [action], fullAddresses(request)))[0]!;
       },
     );
     app.delete(
@@ -194,6 +210,45 @@ const routes: FastifyPluginAsync = async (fastify) => {
       );
       app.caches.config.bump(orgRef(request).id);
       return sendJsonString(reply, 'OK');
+    },
+  );
+
+  app.get(
+    '/organizations/:org/webhook-signing-key',
+    {
+      config: { auth: { permission: 'org:admin' } },
+      schema: {
+        operationId: 'getWebhookSigningKey',
+        summary: "The organization's webhook signing key (generated on first read)",
+        tags,
+        params: OrgOnly,
+        response: { 200: WebhookSigningKey, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const now = app.clock();
+      void reply.header('cache-control', 'no-store');
+      return presentSigningKey(await orgSigningKey(app.db, orgRef(request).id, now), now);
+    },
+  );
+
+  app.post(
+    '/organizations/:org/webhook-signing-key/rotate',
+    {
+      config: { auth: { permission: 'org:admin' } },
+      schema: {
+        operationId: 'rotateWebhookSigningKey',
+        summary: 'Replace the webhook signing key; the replaced key also signs for 24 hours',
+        tags,
+        params: OrgOnly,
+        body: NoBody,
+        response: { 200: WebhookSigningKey, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const now = app.clock();
+      void reply.header('cache-control', 'no-store');
+      return presentSigningKey(await rotateOrgSigningKey(app.db, orgRef(request).id, now), now);
     },
   );
 };

@@ -72,7 +72,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         }
         schema = parsed as Record<string, unknown>;
       }
-      await checkDefinition(app.evidence.evaluator, input, schema);
+      await checkDefinition(app.evidence.evaluator, ctx.orgId, input, schema);
       await app.db
         .transaction()
         .execute((trx) => saveAttestationType(inTransaction(ctx, trx), input, schema));

@@ -1,17 +1,26 @@
 /** Actions (notification definitions), their targets with delivery records, and the outbox. */
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../database.js';
-import type { ActionTargetsTable, ActionsTable, OutboxTable } from '../tables/runtime.js';
+import { newId } from '../../ids.js';
+import type {
+  ActionTargetsTable,
+  ActionsTable,
+  OutboxTable,
+  WebhookSigningKeysTable,
+} from '../tables/runtime.js';
 
 export type ActionRow = Selectable<ActionsTable>;
 export type ActionTargetRow = Selectable<ActionTargetsTable>;
 export type OutboxRow = Selectable<OutboxTable>;
+export type SigningKeyRow = Selectable<WebhookSigningKeysTable>;
 
 export interface TargetInput {
   type: 'SLACK' | 'WEBHOOK' | 'EMAIL';
   webhook: string | null;
   payload_version: string | null;
   emails: string[] | null;
+  /** The target's own signing secret (webhooks); null signs with the organization's key. */
+  secret: string | null;
 }
 
 function sameTarget(a: TargetInput, b: ActionTargetRow): boolean {
@@ -115,7 +124,11 @@ export const actionsRepository = {
       .execute();
   },
 
-  /** Replaces the targets; a target that stays the same keeps its delivery record. */
+  /**
+   * Replaces the targets. A target that stays the same (kind, address, payload version,
+   * e-mails) keeps its identity, its delivery record and its pending notifications; pending
+   * notifications of targets that went away are dropped, so nothing is sent to a replaced address.
+   */
   async replaceTargets(
     db: Db,
     orgId: string,
@@ -128,20 +141,37 @@ export const actionsRepository = {
       .where('org_id', '=', orgId)
       .where('action_id', '=', actionId)
       .execute();
+    const unclaimed = [...existing];
+    const rows = targets.map((t, position) => {
+      const i = unclaimed.findIndex((e) => sameTarget(t, e));
+      const kept = i >= 0 ? unclaimed.splice(i, 1)[0] : undefined;
+      return { t, position, kept };
+    });
+    const keptIds = rows.flatMap((r) => (r.kept ? [r.kept.id] : []));
+    let stale = db
+      .deleteFrom('outbox')
+      .where('org_id', '=', orgId)
+      .where('action_id', '=', actionId)
+      .where('delivered_at', 'is', null)
+      .where('failed_at', 'is', null);
+    if (keptIds.length > 0)
+      stale = stale.where((eb) => eb.or([eb('target_id', 'is', null), eb('target_id', 'not in', keptIds)]));
+    await stale.execute();
     if (targets.length === 0) return;
     await db
       .insertInto('action_targets')
       .values(
-        targets.map((t, position) => {
-          const kept = existing.find((e) => sameTarget(t, e));
+        rows.map(({ t, position, kept }) => {
           return {
             org_id: orgId,
             action_id: actionId,
+            id: kept?.id ?? newId(),
             position,
             type: t.type,
             webhook: t.webhook,
             payload_version: t.payload_version,
             emails: t.emails ? JSON.stringify(t.emails) : null,
+            secret: t.secret,
             last_success_at: kept?.last_success_at ?? null,
             last_failure_at: kept?.last_failure_at ?? null,
             last_error: kept?.last_error ?? null,
@@ -179,11 +209,28 @@ export const actionsRepository = {
     }
   },
 
+  /** One target of an action by its identity. */
+  async findTarget(
+    db: Db,
+    orgId: string,
+    actionId: string,
+    targetId: string,
+  ): Promise<ActionTargetRow | undefined> {
+    return db
+      .selectFrom('action_targets')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .where('action_id', '=', actionId)
+      .where('id', '=', targetId)
+      .executeTakeFirst();
+  },
+
+  /** Records a delivery result on the target it was for (a target removed since records nothing). */
   async recordDelivery(
     db: Db,
     orgId: string,
     actionId: string,
-    position: number,
+    targetId: string,
     result: { ok: true; at: Date } | { ok: false; at: Date; error: string },
   ): Promise<void> {
     await db
@@ -195,7 +242,7 @@ export const actionsRepository = {
       )
       .where('org_id', '=', orgId)
       .where('action_id', '=', actionId)
-      .where('position', '=', position)
+      .where('id', '=', targetId)
       .execute();
   },
 };
@@ -226,20 +273,23 @@ export const outboxRepository = {
    * Claims due rows for `leaseMs`: `FOR UPDATE SKIP LOCKED` lets replicas claim side by side
    * without taking the same row, and the lease lets a worker that dies release its rows.
    */
-  async claim(db: Db, now: Date, leaseMs: number, limit: number): Promise<OutboxRow[]> {
+  async claim(
+    db: Db,
+    now: Date,
+    leaseMs: number,
+    limit: number,
+    skipOrgs: readonly string[] = [],
+  ): Promise<OutboxRow[]> {
     return db.transaction().execute(async (tx) => {
-      const due = await tx
+      let query = tx
         .selectFrom('outbox')
         .select(['org_id', 'id'])
         .where('delivered_at', 'is', null)
         .where('failed_at', 'is', null)
         .where('next_attempt_at', '<=', now)
-        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
-        .orderBy('next_attempt_at')
-        .limit(limit)
-        .forUpdate()
-        .skipLocked()
-        .execute();
+        .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]));
+      if (skipOrgs.length > 0) query = query.where('org_id', 'not in', [...skipOrgs]);
+      const due = await query.orderBy('next_attempt_at').limit(limit).forUpdate().skipLocked().execute();
       if (due.length === 0) return [];
       const claimed: OutboxRow[] = [];
       for (const row of due) {
@@ -263,6 +313,11 @@ export const outboxRepository = {
       .where('org_id', '=', row.org_id)
       .where('id', '=', row.id)
       .execute();
+  },
+
+  /** Drops a row whose target no longer exists. */
+  async drop(db: Db, row: OutboxRow): Promise<void> {
+    await db.deleteFrom('outbox').where('org_id', '=', row.org_id).where('id', '=', row.id).execute();
   },
 
   async markFailed(db: Db, row: OutboxRow, error: string, retryAt: Date | null, at: Date): Promise<void> {
@@ -309,5 +364,38 @@ export const outboxRepository = {
 
   async forOrg(db: Db, orgId: string): Promise<OutboxRow[]> {
     return db.selectFrom('outbox').selectAll().where('org_id', '=', orgId).orderBy('created_at').execute();
+  },
+};
+
+export const signingKeysRepository = {
+  async find(db: Db, orgId: string): Promise<SigningKeyRow | undefined> {
+    return db.selectFrom('webhook_signing_keys').selectAll().where('org_id', '=', orgId).executeTakeFirst();
+  },
+
+  /** Stores `key` as the org's key unless it has one; returns the key in force. */
+  async ensure(db: Db, orgId: string, key: string, now: Date): Promise<SigningKeyRow> {
+    await db
+      .insertInto('webhook_signing_keys')
+      .values({ org_id: orgId, key, created_at: now, previous_key: null, rotated_at: null })
+      .onConflict((oc) => oc.column('org_id').doNothing())
+      .execute();
+    return (await this.find(db, orgId))!;
+  },
+
+  /** Makes `key` the org's key and keeps the one it replaces as the previous key. */
+  async rotate(db: Db, orgId: string, key: string, now: Date): Promise<SigningKeyRow> {
+    return db
+      .insertInto('webhook_signing_keys')
+      .values({ org_id: orgId, key, created_at: now, previous_key: null, rotated_at: null })
+      .onConflict((oc) =>
+        oc.column('org_id').doUpdateSet({
+          previous_key: sql<string>`webhook_signing_keys.key`,
+          rotated_at: now,
+          key,
+          created_at: now,
+        }),
+      )
+      .returningAll()
+      .executeTakeFirstOrThrow();
   },
 };

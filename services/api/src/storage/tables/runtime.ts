@@ -214,6 +214,8 @@ export interface ActionsTable {
 export interface ActionTargetsTable {
   org_id: string;
   action_id: string;
+  /** Stable identity: kept while the target stays the same across updates of the action. */
+  id: string;
   position: number;
   type: 'SLACK' | 'WEBHOOK' | 'EMAIL';
   webhook: string | null;
@@ -222,6 +224,8 @@ export interface ActionTargetsTable {
   last_success_at: Timestamp | null;
   last_failure_at: Timestamp | null;
   last_error: string | null;
+  /** The target's own webhook signing secret (write-only on the interface). */
+  secret: string | null;
 }
 
 export interface OutboxTable {
@@ -229,6 +233,8 @@ export interface OutboxTable {
   id: string;
   action_id: string;
   target_position: number;
+  /** The target (`action_targets.id`) the row is for; null on rows written before targets had one. */
+  target_id: string | null;
   /** The target as it was when the event happened. */
   target: Json<{ type: 'SLACK' | 'WEBHOOK' | 'EMAIL'; webhook?: string | null; emails?: string[] | null }>;
   trigger: string;
@@ -242,6 +248,15 @@ export interface OutboxTable {
   /** Set when the row gave up after its last attempt. */
   failed_at: Timestamp | null;
   last_error: string | null;
+}
+
+/** An organization's webhook signing key, and the previous one while its grace period lasts. */
+export interface WebhookSigningKeysTable {
+  org_id: string;
+  key: string;
+  created_at: Timestamp;
+  previous_key: string | null;
+  rotated_at: Timestamp | null;
 }
 
 export interface RuntimeTables {
@@ -261,4 +276,5 @@ export interface RuntimeTables {
   actions: ActionsTable;
   action_targets: ActionTargetsTable;
   outbox: OutboxTable;
+  webhook_signing_keys: WebhookSigningKeysTable;
 }
