@@ -153,7 +153,7 @@ export class Notifier {
         this.o.db,
         this.o.clock(),
         // Outlives the delivery's deadline, so no other replica takes a row still in flight.
-        this.o.leaseMs ?? Math.max(60_000, 2 * this.o.timeoutMs + 10_000),
+        Math.max(this.o.leaseMs ?? 60_000, this.o.timeoutMs + 1_000),
         limit,
         skip,
       );
