@@ -284,6 +284,16 @@ describe('reading snapshots', () => {
     expect((await reader.get(`/api/v2/snapshots/${ORG}/nope/-1`)).status).toBe(404);
   });
 
+  it('counts the artifacts running in the latest snapshot on the environment and in the list', async () => {
+    const running = (await latest('prod')).artifacts.filter(
+      (a: any) => a.annotation.type !== 'exited',
+    ).length;
+    expect(running).toBeGreaterThan(0);
+    expect((await reader.get(`/api/v2/environments/${ORG}/prod`)).json.running_artifacts).toBe(running);
+    const page = (await reader.get(`/api/v2/environments/${ORG}?page=1&per_page=50`)).json;
+    expect(page.environments.find((e: any) => e.name === 'prod').running_artifacts).toBe(running);
+  });
+
   it('lists each snapshot with the same summary and compliance state as reading it', async () => {
     const list = (await reader.get(`/api/v2/snapshots/${ORG}/prod?per_page=100`)).json;
     expect(list.length).toBeGreaterThan(1);
