@@ -1,0 +1,53 @@
+/** An artifact's html_url names one record (`?artifact_id=`); reading by that id finds its trail. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client, createTestApp, type TestApp } from '../helpers/app.js';
+import { fp } from '../helpers/runtime.js';
+
+let t: TestApp;
+let api: ReturnType<typeof client>;
+const ORG = 'acme';
+const FP = fp('a');
+
+beforeAll(async () => {
+  t = await createTestApp();
+  api = client(t.app, await t.seedKey(ORG, 'member'));
+  expect((await api.put(`/api/v2/flows/${ORG}`, { name: 'web', description: '' })).status).toBeLessThan(300);
+  for (const trail of ['first', 'second']) {
+    expect((await api.put(`/api/v2/trails/${ORG}/web`, { name: trail })).status).toBeLessThan(300);
+    t.clock.advance(1000);
+    const res = await api.post(`/api/v2/artifacts/${ORG}/web`, {
+      fingerprint: FP,
+      filename: 'web:1',
+      build_url: 'https://ci.example/1',
+      commit_url: 'https://git.example/c/1',
+      trail_name: trail,
+    });
+    expect(res.status).toBeLessThan(300);
+  }
+});
+afterAll(async () => t?.close());
+
+describe('artifact by the id in its html_url', () => {
+  it('reads the record of the trail the id names, not the latest one', async () => {
+    const latest = (await api.get(`/api/v2/artifacts/${ORG}/web/fingerprint/${FP}`)).json;
+    expect(latest.trail_name).toBe('second');
+    const first = (await api.get(`/api/v2/artifacts/${ORG}/web/fingerprint/${FP}?trail=first`)).json;
+    const url = new URL(first.html_url);
+    expect(url.pathname).toBe(`/${ORG}/flows/web/artifacts/${FP}`);
+    const id = url.searchParams.get('artifact_id');
+    expect(id).toBe(first.id);
+    const byId = await api.get(`/api/v2/artifacts/${ORG}/web/fingerprint/${FP}?artifact_id=${id}`);
+    expect(byId.status).toBe(200);
+    expect(byId.json.trail_name).toBe('first');
+    expect(byId.json.id).toBe(id);
+  });
+
+  it('is 404 for an id of another fingerprint, and 400 for a malformed id', async () => {
+    const id = (await api.get(`/api/v2/artifacts/${ORG}/web/fingerprint/${FP}`)).json.id;
+    const other = await api.get(`/api/v2/artifacts/${ORG}/web/fingerprint/${fp('b')}?artifact_id=${id}`);
+    expect(other.status).toBe(404);
+    expect((await api.get(`/api/v2/artifacts/${ORG}/web/fingerprint/${FP}?artifact_id=nope`)).status).toBe(
+      400,
+    );
+  });
+});
