@@ -158,19 +158,27 @@ interface Build {
 
 /** Seeds the demo organization through `app`; returns its name, an admin key and what it made. */
 export async function seedDemo(options: SeedDemoOptions): Promise<DemoSummary> {
+  try {
+    return await seedHistory(options);
+  } finally {
+    // whatever happened, the server goes on with the real time
+    options.clock.release();
+  }
+}
+
+async function seedHistory(options: SeedDemoOptions): Promise<DemoSummary> {
   const { app, db, clock } = options;
   const org = options.org ?? 'acme';
   const days = Math.max(4, Math.floor(options.days ?? 28));
   const end = (options.end ?? new Date(Date.now() - 5 * MINUTE)).getTime();
   const start = end - days * DAY;
-  clock.set(start - HOUR);
-
   const { org: orgRow, created } = await orgsRepository.ensure(db, {
     id: newId(),
     name: org,
-    display_name: 'Acme Corp',
+    display_name: org === 'acme' ? 'Acme Corp' : org,
   });
   if (!created) throw new DemoOrgExistsError(org);
+  clock.set(start - HOUR);
   const account = await serviceAccountsRepository.insert(db, {
     org_id: orgRow.id,
     id: newId(),
@@ -751,7 +759,6 @@ export async function seedDemo(options: SeedDemoOptions): Promise<DemoSummary> {
   await seedCliFlows({ org, end, at, form, json, attest, commitInfo, counts });
 
   at(end);
-  clock.release();
   return {
     org,
     apiKey,
