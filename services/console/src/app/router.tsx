@@ -4,6 +4,7 @@
  */
 import { createBrowserRouter, Navigate } from 'react-router';
 import { RouterProvider } from 'react-router/dom';
+import { Loading } from '../components/query-state';
 import { RequireSession } from '../features/auth/require-session';
 import { SignInPage } from '../features/auth/sign-in-page';
 import { useSession } from '../lib/session';
@@ -18,6 +19,7 @@ const router = createBrowserRouter([
   { path: '/sign-in', Component: SignInPage },
   {
     Component: RequireSession,
+    HydrateFallback: () => <Loading what="the console" />,
     children: [
       {
         Component: Layout,

@@ -7,7 +7,10 @@ import { Link, useNavigate } from 'react-router';
 import { formatTime } from '../../lib/format';
 import type { SnapshotListItem } from '../../lib/contract';
 
-const BAR = 9;
+/** Bars share about this width, each between MIN_BAR and MAX_BAR wide. */
+const TARGET_WIDTH = 1100;
+const MIN_BAR = 5;
+const MAX_BAR = 28;
 const GAP = 2;
 const HEIGHT = 120;
 const AXIS = 22;
@@ -34,7 +37,11 @@ export function SnapshotTimeline({
   const navigate = useNavigate();
   const ordered = [...items].sort((a, b) => a.index - b.index);
   const max = Math.max(1, ...ordered.map((s) => s.summary.started + s.summary.changed + s.summary.exited));
-  const width = Math.max(ordered.length * (BAR + GAP), 200);
+  const bar = Math.min(
+    MAX_BAR,
+    Math.max(MIN_BAR, Math.floor(TARGET_WIDTH / Math.max(1, ordered.length)) - GAP),
+  );
+  const width = Math.max(ordered.length * (bar + GAP), 200);
   const first = ordered[0];
   const last = ordered[ordered.length - 1];
   return (
@@ -51,7 +58,7 @@ export function SnapshotTimeline({
           {ordered.map((s, i) => {
             const changes = s.summary.started + s.summary.changed + s.summary.exited;
             const h = 6 + Math.round(((HEIGHT - 16) * Math.sqrt(changes)) / Math.sqrt(max));
-            const x = i * (BAR + GAP);
+            const x = i * (bar + GAP);
             const tone =
               s.compliance_state === 'COMPLIANT'
                 ? 'ok'
@@ -72,10 +79,10 @@ export function SnapshotTimeline({
                 }}
               >
                 <title>{label}</title>
-                <rect x={x} y={HEIGHT - h} width={BAR} height={h} className={`bar bar-${tone}`} />
+                <rect x={x} y={HEIGHT - h} width={bar} height={h} className={`bar bar-${tone}`} />
                 {tone === 'bad' && (
                   <text
-                    x={x + BAR / 2}
+                    x={x + bar / 2}
                     y={HEIGHT + 12}
                     className="bar-mark"
                     textAnchor="middle"
@@ -85,7 +92,7 @@ export function SnapshotTimeline({
                   </text>
                 )}
                 {s.index === current && (
-                  <rect x={x - 1} y={1} width={BAR + 2} height={HEIGHT - 1} className="bar-current" />
+                  <rect x={x - 1} y={1} width={bar + 2} height={HEIGHT - 1} className="bar-current" />
                 )}
               </a>
             );

@@ -104,12 +104,7 @@ function Slots({
                 }
               />
             </p>
-            {att && (
-              <details open={highlight === slot.attestation_id}>
-                <summary>Evidence of {slot.attestation_name}</summary>
-                <EvidenceView att={att} />
-              </details>
-            )}
+            {att && <EvidenceView att={att} />}
             {original && (
               <details>
                 <summary>Original attestation (before the override)</summary>
