@@ -103,7 +103,7 @@ describe('console served by the API', () => {
 });
 
 describe('console not built', () => {
-  it('answers pages with a 503 HTML note and keeps the API working', async () => {
+  it('answers pages with a 503 HTML note, keeps the API working, and serves a later build', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'verity-console-empty-'));
     const { app, db } = await appWith(empty);
     try {
@@ -112,6 +112,16 @@ describe('console not built', () => {
       expect(page.headers['content-type']).toMatch(/^text\/html/);
       expect(page.body).toContain('npm run build:console');
       expect((await app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok' });
+      expect((await app.inject({ url: '/assets/index-abc123.js' })).statusCode).toBe(404);
+
+      // Built while the API runs: served without a restart.
+      mkdirSync(join(empty, 'assets'));
+      writeFileSync(join(empty, 'index.html'), INDEX);
+      writeFileSync(join(empty, 'assets', 'index-abc123.js'), 'console.log(2)');
+      const later = await app.inject({ url: '/acme/environments', headers: HTML });
+      expect(later.statusCode).toBe(200);
+      expect(later.body).toBe(INDEX);
+      expect((await app.inject({ url: '/assets/index-abc123.js' })).body).toBe('console.log(2)');
     } finally {
       await app.close();
       await db.close();

@@ -6,7 +6,6 @@
  * is not built (tests, a bare checkout), pages answer 503 with a short HTML note; the API is
  * unaffected.
  */
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,34 +57,28 @@ export default fp<ConsolePluginOptions>(
   async (app, opts) => {
     const root = opts.root ?? DEFAULT_CONSOLE_ROOT;
     const indexPath = join(root, 'index.html');
-    let indexHtml: Buffer | null = null;
-
-    /** index.html, read once; re-tried while missing so a later build is picked up. */
+    /** index.html, read per request (a small file the OS caches), so a rebuild is served at once. */
     const loadIndex = async (): Promise<Buffer | null> => {
-      if (indexHtml) return indexHtml;
       try {
-        indexHtml = await readFile(indexPath);
+        return await readFile(indexPath);
       } catch {
-        indexHtml = null;
+        return null;
       }
-      return indexHtml;
     };
 
-    const assets = join(root, 'assets');
-    if (existsSync(assets)) {
-      await app.register(fastifyStatic, {
-        root: assets,
-        prefix: '/assets/',
-        index: false,
-        list: false,
-        dotfiles: 'deny',
-        cacheControl: false,
-        setHeaders: (reply) => {
-          // The hashed name changes with the content, so a year is safe; "public" for shared caches.
-          void reply.headers({ ...SECURITY_HEADERS, 'cache-control': 'public, max-age=31536000, immutable' });
-        },
-      });
-    }
+    // Registered even before a build exists, so assets built later are served without a restart.
+    await app.register(fastifyStatic, {
+      root: join(root, 'assets'),
+      prefix: '/assets/',
+      index: false,
+      list: false,
+      dotfiles: 'deny',
+      cacheControl: false,
+      setHeaders: (reply) => {
+        // The hashed name changes with the content, so a year is safe; "public" for shared caches.
+        void reply.headers({ ...SECURITY_HEADERS, 'cache-control': 'public, max-age=31536000, immutable' });
+      },
+    });
 
     const sendIndex = async (reply: FastifyReply) => {
       void reply.headers(SECURITY_HEADERS).header('cache-control', 'no-cache');
