@@ -11,7 +11,10 @@ import type {
 
 export const ENVIRONMENTS_PER_PAGE = 25;
 export const TIMELINE_PER_PAGE = 100;
-export const EVENTS_PER_PAGE = 20;
+/** Snapshots per window of events. */
+export const EVENT_WINDOW = 20;
+/** At most this many events of one window are shown (the API's page limit). */
+export const EVENTS_PER_WINDOW = 100;
 
 export interface EnvironmentFilter {
   page: number;
@@ -69,12 +72,22 @@ export function useSnapshot(org: string, env: string, expression: string | numbe
   });
 }
 
-export function useEnvironmentEvents(org: string, env: string, page: number) {
+/**
+ * The events of a window of EVENT_WINDOW snapshots, newest window first (window 1 ends at the
+ * latest). Windows bound what the API reads, however long the history.
+ */
+export function useEnvironmentEvents(org: string, env: string, win: number) {
+  const newest = (win - 1) * EVENT_WINDOW;
+  const oldest = newest + EVENT_WINDOW - 1;
   return useQuery({
-    queryKey: ['environment-events', org, env, page],
+    queryKey: ['environment-events', org, env, win],
     queryFn: ({ signal }) =>
       getJson<EnvironmentEvent[]>(
-        apiUrl(`/environments/${seg(org)}/${seg(env)}/events`, { page, per_page: EVENTS_PER_PAGE }),
+        apiUrl(`/environments/${seg(org)}/${seg(env)}/events`, {
+          interval: `~${oldest}..~${newest}`,
+          page: 1,
+          per_page: EVENTS_PER_WINDOW,
+        }),
         signal,
       ),
     placeholderData: keepPreviousData,

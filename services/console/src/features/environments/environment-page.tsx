@@ -4,7 +4,8 @@ import { Breadcrumbs, Pager, QueryView } from '../../components/query-state';
 import { Badge, ComplianceBadge, StateBadge } from '../../components/state-badge';
 import { formatAge, formatTime, paths, short } from '../../lib/format';
 import {
-  EVENTS_PER_PAGE,
+  EVENT_WINDOW,
+  EVENTS_PER_WINDOW,
   TIMELINE_PER_PAGE,
   useEnvironment,
   useEnvironmentEvents,
@@ -14,75 +15,77 @@ import {
 import { AppliedPolicies, SnapshotArtifacts } from './snapshot-artifacts';
 import { SnapshotTimeline } from './snapshot-timeline';
 
-function Events({ org, env }: { org: string; env: string }) {
+function Events({ org, env, latest }: { org: string; env: string; latest: number | null }) {
   const [params, setParams] = useSearchParams();
-  const page = Math.max(1, Number(params.get('events_page') ?? '1') || 1);
-  const query = useEnvironmentEvents(org, env, page);
+  const win = Math.max(1, Number(params.get('events_window') ?? '1') || 1);
+  const query = useEnvironmentEvents(org, env, win);
+  if (latest === null) return <p>No events yet.</p>;
+  const hi = Math.max(0, latest - (win - 1) * EVENT_WINDOW);
+  const lo = Math.max(1, hi - EVENT_WINDOW + 1);
+  const go = (w: number) => {
+    const next = new URLSearchParams(params);
+    next.set('events_window', String(w));
+    setParams(next);
+  };
   return (
-    <QueryView query={query} what="events">
-      {(events) =>
-        events.length === 0 && page === 1 ? (
-          <p>No events yet.</p>
-        ) : (
-          <>
-            <table>
-              <caption className="visually-hidden">Events, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Snapshot</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">Artifact</th>
-                  <th scope="col">Artifact compliance</th>
-                </tr>
-              </thead>
-              <tbody>
-                {events.map((e, i) => (
-                  <tr key={`${e.snapshot_index}-${e.sha256}-${e.type}-${i}`}>
-                    <td>{formatTime(e.reported_at)}</td>
-                    <td>
-                      <Link to={paths.snapshot(org, env, e.snapshot_index)}>#{e.snapshot_index}</Link>
-                    </td>
-                    <td>{e.description || e.type}</td>
-                    <td>
-                      {e.artifact_name} <code className="small">{short(e.sha256, 12)}</code>
-                    </td>
-                    <td>
-                      <ComplianceBadge compliant={e.artifact_compliance} />
-                    </td>
+    <>
+      <p className="muted">
+        Snapshots {lo} to {hi}, newest first.
+      </p>
+      <QueryView query={query} what="events">
+        {(events) =>
+          events.length === 0 ? (
+            <p>No artifact started, changed or exited in these snapshots.</p>
+          ) : (
+            <>
+              <table>
+                <caption className="visually-hidden">{`Events of snapshots ${lo} to ${hi}, newest first`}</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Time</th>
+                    <th scope="col">Snapshot</th>
+                    <th scope="col">Event</th>
+                    <th scope="col">Artifact</th>
+                    <th scope="col">Artifact compliance</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-            <nav className="pager" aria-label="Events pages">
-              <button
-                type="button"
-                disabled={page <= 1}
-                onClick={() => {
-                  const next = new URLSearchParams(params);
-                  next.set('events_page', String(page - 1));
-                  setParams(next);
-                }}
-              >
-                Newer events
-              </button>
-              <span>Page {page}</span>
-              <button
-                type="button"
-                disabled={events.length < EVENTS_PER_PAGE}
-                onClick={() => {
-                  const next = new URLSearchParams(params);
-                  next.set('events_page', String(page + 1));
-                  setParams(next);
-                }}
-              >
-                Older events
-              </button>
-            </nav>
-          </>
-        )
-      }
-    </QueryView>
+                </thead>
+                <tbody>
+                  {events.map((e, i) => (
+                    <tr key={`${e.snapshot_index}-${e.sha256}-${e.type}-${i}`}>
+                      <td>{formatTime(e.reported_at)}</td>
+                      <td>
+                        <Link to={paths.snapshot(org, env, e.snapshot_index)}>#{e.snapshot_index}</Link>
+                      </td>
+                      <td>{e.description || e.type}</td>
+                      <td>
+                        {e.artifact_name} <code className="small">{short(e.sha256, 12)}</code>
+                      </td>
+                      <td>
+                        <ComplianceBadge compliant={e.artifact_compliance} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              {events.length >= EVENTS_PER_WINDOW && (
+                <p className="muted">
+                  Showing the first {EVENTS_PER_WINDOW} events of these snapshots: open a snapshot for all of
+                  its changes.
+                </p>
+              )}
+            </>
+          )
+        }
+      </QueryView>
+      <nav className="pager" aria-label="Events pages">
+        <button type="button" disabled={win <= 1} onClick={() => go(win - 1)}>
+          Newer events
+        </button>
+        <button type="button" disabled={lo <= 1} onClick={() => go(win + 1)}>
+          Older events
+        </button>
+      </nav>
+    </>
   );
 }
 
@@ -92,8 +95,9 @@ export default function EnvironmentPage() {
   const envQuery = useEnvironment(org, env);
   const latestIndex = envQuery.data?.latest_snapshot_index ?? null;
   const timelinePage = Math.max(1, Number(params.get('timeline_page') ?? '1') || 1);
-  const list = useSnapshotList(org, env, timelinePage, latestIndex !== null);
-  const latest = useSnapshot(org, env, latestIndex ?? -1, latestIndex !== null);
+  // Fetched alongside the environment, not after it: '-1' is the latest snapshot.
+  const list = useSnapshotList(org, env, timelinePage);
+  const latest = useSnapshot(org, env, -1);
   const pageCount = latestIndex ? Math.ceil(latestIndex / TIMELINE_PER_PAGE) : 1;
 
   return (
@@ -220,7 +224,7 @@ export default function EnvironmentPage() {
 
             <section aria-labelledby="events-heading">
               <h2 id="events-heading">Events</h2>
-              <Events org={org} env={env} />
+              <Events org={org} env={env} latest={e.latest_snapshot_index} />
             </section>
           </>
         )}
