@@ -4,19 +4,21 @@ import { Badge, ComplianceBadge } from '../../components/state-badge';
 import { consolePath, paths, safeHref, short } from '../../lib/format';
 import type { SnapshotArtifact } from '../../lib/contract';
 
+/** The artifact's change against the previous snapshot (the API's annotation), in words. */
 function Change({ a }: { a: SnapshotArtifact }) {
   const { type, was, now } = a.annotation;
-  const counts = `${was} → ${now}`;
+  if (type.startsWith('started')) return <Badge tone="ok">{`Started (${now})`}</Badge>;
   switch (type) {
-    case 'started':
-      return <Badge tone="ok">{`Started (${now})`}</Badge>;
     case 'exited':
       return <Badge tone="unknown">{`Exited (was ${was})`}</Badge>;
-    case 'changed':
-    case 'scaled':
-      return <Badge tone="warn">{`Changed (${counts})`}</Badge>;
+    case 'became-compliant':
+      return <Badge tone="ok">{`Became compliant (${now})`}</Badge>;
+    case 'became-non-compliant':
+      return <Badge tone="bad">{`Became non-compliant (${now})`}</Badge>;
+    case 'updated-provenance':
+      return <Badge tone="warn">{`Provenance updated (${now})`}</Badge>;
     default:
-      return <span className="muted">{`Unchanged (${now})`}</span>;
+      return <span className="muted">{was === now ? `Unchanged (${now})` : `Scaled (${was} → ${now})`}</span>;
   }
 }
 
