@@ -28,6 +28,20 @@ export default defineConfig({
         // The reporter (and later the operator) against the Kubernetes API server double over real HTTP.
         test: { name: 'k8s', include: ['test/k8s/**/*.test.ts'] },
       },
+      // The console in Debian's Chromium against one seeded server (test/console/global-setup.ts);
+      // on the embedded database only, so the PostgreSQL run does not pay for it twice.
+      ...(process.env.TEST_DATABASE_URL
+        ? []
+        : [
+            {
+              extends: true as const,
+              test: {
+                name: 'console',
+                include: ['test/console/**/*.test.ts'],
+                globalSetup: ['test/console/global-setup.ts'],
+              },
+            },
+          ]),
     ],
   },
 });
