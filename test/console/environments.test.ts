@@ -121,6 +121,7 @@ describeConsole('the environment pages', (t) => {
     );
     expect(changed).toContain(started.name);
     expect(changed).toContain('Non-compliant');
+    expect(changed).toMatch(/Started \(2\)/);
     // why it is not compliant, in the API's words
     expect(started.reasons_for_incompliance.length).toBeGreaterThan(0);
     for (const reason of started.reasons_for_incompliance) expect(changed).toContain(reason);
