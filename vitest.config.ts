@@ -39,6 +39,8 @@ export default defineConfig({
                 name: 'console',
                 include: ['test/console/**/*.test.ts'],
                 globalSetup: ['test/console/global-setup.ts'],
+                // a page waits up to 20 s for what it shows (test/console/pages.ts): a loaded machine is slow
+                testTimeout: 60_000,
               },
             },
           ]),

@@ -37,7 +37,7 @@ export function describeConsole(name: string, body: (t: ConsoleTest) => void): v
     let shared: Page | undefined;
     const newPage = async () => {
       const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-      context.setDefaultTimeout(10_000);
+      context.setDefaultTimeout(20_000);
       const page = await watchedPage(context, target.baseUrl, (p) => t.problems.push(p));
       return { context, page };
     };
