@@ -30,6 +30,7 @@ export default tseslint.config(
       'data/**',
       'charts/**',
       'eslint.config.js',
+      'services/console/dist/**',
       'bench/*.cjs',
     ],
   },
@@ -106,6 +107,37 @@ export default tseslint.config(
         ['api', 'reporter', 'operator'],
         'services/shared depends on no service.',
       ),
+    },
+  },
+  {
+    // The console is a browser client of /api/v2: it takes only types from the contract.
+    files: ['services/console/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': forbid(
+        ['api', 'reporter', 'operator', 'client', 'agent'],
+        'The console calls /api/v2.',
+      ),
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/shared/contract/**'],
+              allowTypeImports: true,
+              message: 'Import only types from the contract: the bundle must not carry zod or server code.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Scripts that run before anything is compiled: plain JavaScript, no type information.
+    files: ['services/console/scripts/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      globals: { process: 'readonly', console: 'readonly' },
     },
   },
   {

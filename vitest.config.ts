@@ -38,6 +38,22 @@ export default defineConfig({
             },
           ]
         : []),
+      // The console in Debian's Chromium against one seeded server (test/console/global-setup.ts);
+      // on the embedded database only, so the PostgreSQL run does not pay for it twice.
+      ...(process.env.TEST_DATABASE_URL
+        ? []
+        : [
+            {
+              extends: true as const,
+              test: {
+                name: 'console',
+                include: ['test/console/**/*.test.ts'],
+                globalSetup: ['test/console/global-setup.ts'],
+                // a page waits up to 20 s for what it shows (test/console/pages.ts): a loaded machine is slow
+                testTimeout: 60_000,
+              },
+            },
+          ]),
     ],
   },
 });

@@ -52,8 +52,12 @@ describe('Dockerfile.api', () => {
     expect(copies.map((l) => l.split(/\s+/).at(-2))).toEqual([
       '/app/node_modules',
       '/app/dist',
+      '/app/services/console/dist',
       'package.json',
     ]);
+    // The console's static files land where the compiled console plugin looks for them.
+    const consoleCopy = runtime.find((l) => l.includes('/app/services/console/dist'))!;
+    expect(consoleCopy).toMatch(/--from=build .* \.\/dist\/services\/console\/dist$/);
     const depsStage = stages.find((s) => s[0]!.endsWith(' AS deps'))!;
     expect(depsStage.join('\n')).toMatch(/npm ci --omit=dev/);
     expect(runtime.filter((l) => /^RUN .*\bnpm\b/.test(l))).toEqual([]);

@@ -284,6 +284,27 @@ describe('reading snapshots', () => {
     expect((await reader.get(`/api/v2/snapshots/${ORG}/nope/-1`)).status).toBe(404);
   });
 
+  it('counts the artifacts running in the latest snapshot on the environment and in the list', async () => {
+    const running = (await latest('prod')).artifacts.filter(
+      (a: any) => a.annotation.type !== 'exited',
+    ).length;
+    expect(running).toBeGreaterThan(0);
+    expect((await reader.get(`/api/v2/environments/${ORG}/prod`)).json.running_artifacts).toBe(running);
+    const page = (await reader.get(`/api/v2/environments/${ORG}?page=1&per_page=50`)).json;
+    expect(page.environments.find((e: any) => e.name === 'prod').running_artifacts).toBe(running);
+  });
+
+  it('lists each snapshot with the same summary and compliance state as reading it', async () => {
+    const list = (await reader.get(`/api/v2/snapshots/${ORG}/prod?per_page=100`)).json;
+    expect(list.length).toBeGreaterThan(1);
+    for (const item of list) {
+      const one = (await reader.get(`/api/v2/snapshots/${ORG}/prod/${item.index}`)).json;
+      expect(item.summary).toEqual(one.summary);
+      expect(item.compliance_state).toBe(one.compliance_state);
+    }
+    expect(list.some((s: any) => s.summary.started > 0)).toBe(true);
+  });
+
   it('lists snapshots newest first with from, to (0 = current), duration and compliant', async () => {
     const res = await reader.get(`/api/v2/snapshots/${ORG}/prod?page=1&per_page=2&interval=&reverse=false`);
     expect(res.json.map((s: any) => s.index)).toEqual([5, 4]);

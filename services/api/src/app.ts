@@ -14,6 +14,7 @@ import { RequestValidationError } from './errors.js';
 import { loggerOptions } from './logger.js';
 import authPlugin from './plugins/auth.js';
 import cachesPlugin from './plugins/caches.js';
+import consolePlugin from './plugins/console.js';
 import dbPlugin from './plugins/db.js';
 import domainEventsPlugin from './plugins/domain-events.js';
 import errorsPlugin from './plugins/errors.js';
@@ -38,6 +39,8 @@ export interface BuildAppOptions {
   logger?: FastifyServerOptions['logger'];
   /** The port to the evidence; tests pass their own, the evidence area its real one. */
   provenance?: ProvenancePort;
+  /** The built console's folder; defaults to `services/console/dist`. */
+  consoleDir?: string;
 }
 
 /** zod validation that keeps the issues, so the error plugin can name every field. */
@@ -102,5 +105,6 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(multipartPlugin);
   await app.register(healthPlugin);
   await app.register(routes, { prefix: '/api/v2' });
+  await app.register(consolePlugin, { root: options.consoleDir });
   return app;
 }

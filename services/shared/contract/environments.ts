@@ -64,6 +64,8 @@ export const Environment = z
     policies: z.array(z.string()),
     included_environments: z.array(z.string()).nullable(),
     latest_snapshot_index: z.number().int().nullable(),
+    /** Artifacts running in the latest snapshot (0 before the first report). */
+    running_artifacts: z.number().int(),
   })
   .meta({ id: 'Environment' });
 export type Environment = z.infer<typeof Environment>;

@@ -75,6 +75,9 @@ export const SnapshotListItem = z
     to: EpochSeconds,
     duration: z.number(),
     compliant: z.boolean(),
+    /** As on the snapshot itself, so a timeline needs no request per snapshot. */
+    compliance_state: z.enum(['COMPLIANT', 'NON-COMPLIANT', 'UNKNOWN']),
+    summary: z.object({ started: z.number().int(), changed: z.number().int(), exited: z.number().int() }),
   })
   .meta({ id: 'SnapshotListItem' });
 

@@ -12,6 +12,7 @@ import { actionsRepository } from '../storage/repositories/actions.js';
 import { allowlistsRepository } from '../storage/repositories/allowlists.js';
 import { environmentsRepository, type EnvironmentRow } from '../storage/repositories/environments.js';
 import { policiesRepository } from '../storage/repositories/policies.js';
+import { runtimeRepository } from '../storage/repositories/runtime.js';
 import { enqueueNotifications } from './notifications.js';
 import { reevaluateLocked, type OrgRef, type ReportOutcome, type RuntimeDeps } from './runtime.js';
 
@@ -59,6 +60,11 @@ export async function presentEnvironments(
     org.id,
     rows.filter((r) => r.type === 'logical').map((r) => r.id),
   );
+  const running = await runtimeRepository.artifactCounts(
+    db,
+    org.id,
+    rows.filter((r) => r.latest_snapshot > 0).map((r) => ({ envId: r.id, index: r.latest_snapshot })),
+  );
   return rows.map((r) => ({
     org: org.name,
     name: r.name,
@@ -75,6 +81,7 @@ export async function presentEnvironments(
     policies: policies.get(r.id) ?? [],
     included_environments: r.type === 'logical' ? (members.get(r.id) ?? []) : null,
     latest_snapshot_index: r.latest_snapshot > 0 ? r.latest_snapshot : null,
+    running_artifacts: running.get(r.id) ?? 0,
   }));
 }
 

@@ -272,6 +272,8 @@ export async function listSnapshots(
       to: end,
       duration: (end === 0 ? now.getTime() / 1000 : end) - start,
       compliant: r.compliant === true,
+      compliance_state: r.compliant === null ? 'UNKNOWN' : r.compliant ? 'COMPLIANT' : 'NON-COMPLIANT',
+      summary: { started: r.started, changed: r.changed, exited: r.exited },
     });
   }
   return ascending ? items : items.reverse();

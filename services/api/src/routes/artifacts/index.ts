@@ -129,6 +129,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
         querystring: z.strictObject({
           trail: TrailName.optional(),
           attestation_id: z.string().regex(ID_PATTERN, 'must be an 8-4-4-4-8 lowercase hex id').optional(),
+          /** The artifact record's own id, as its html_url carries it: the trail it was reported in. */
+          artifact_id: z.string().regex(ID_PATTERN, 'must be an 8-4-4-4-8 lowercase hex id').optional(),
         }),
         response: { 200: ArtifactRecord, ...errorResponses },
       },
@@ -138,7 +140,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       // Served from the org's read cache while none of its evidence changed (plugins/caches.ts),
       // as the JSON text the response schema made of it: a hit costs no serialization.
       const { flow: flowParam, fingerprint } = request.params;
-      const cacheKey = `artifact\u0000${flowParam}\u0000${fingerprint}\u0000${request.query.trail ?? ''}\u0000${request.query.attestation_id ?? ''}`;
+      const cacheKey = `artifact\u0000${flowParam}\u0000${fingerprint}\u0000${request.query.trail ?? ''}\u0000${request.query.attestation_id ?? ''}\u0000${request.query.artifact_id ?? ''}`;
       let json = app.caches.evidence.get<string>(ctx.orgId, cacheKey);
       if (json === undefined) {
         const epoch = app.caches.evidence.epoch(ctx.orgId);
@@ -153,9 +155,13 @@ const routes: FastifyPluginAsync = async (fastify) => {
   async function readArtifactByFingerprint(
     ctx: ReturnType<typeof evidenceContext>,
     params: { flow: string; fingerprint: string },
-    query: { trail?: string | undefined; attestation_id?: string | undefined },
+    query: {
+      trail?: string | undefined;
+      attestation_id?: string | undefined;
+      artifact_id?: string | undefined;
+    },
   ): Promise<ArtifactRecord> {
-    if (params.fingerprint.length === 64 && !query.attestation_id) {
+    if (params.fingerprint.length === 64 && !query.attestation_id && !query.artifact_id) {
       const record = await readArtifactRecord(ctx, params.flow, params.fingerprint, query.trail);
       if (record) return record;
     }
@@ -169,6 +175,15 @@ const routes: FastifyPluginAsync = async (fastify) => {
         );
       }
       trailName = att.trail_name;
+    }
+    if (query.artifact_id) {
+      const artifact = await artifactsRepository.findById(app.db, ctx.orgId, query.artifact_id);
+      if (!artifact || artifact.flow_id !== flow.id || !artifact.fingerprint.startsWith(params.fingerprint)) {
+        throw new NotFoundError(
+          `Artifact '${query.artifact_id}' with fingerprint '${params.fingerprint}' does not exist in flow '${flow.name}'`,
+        );
+      }
+      trailName = artifact.trail_name;
     }
     const row = await findArtifact(ctx, flow, params.fingerprint, trailName);
     const [record] = await presentArtifacts(ctx, [row]);

@@ -173,6 +173,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
           name: z.string().max(255).optional(),
           name_regex: z.string().min(1).max(200).optional(),
           flow: Repeated,
+          /** One trail of the flow(s) named: all of a trail's attestations in one page. */
+          trail: TrailName.optional(),
           type: Repeated,
           is_compliant: QueryBool.optional(),
           from_timestamp: z.coerce.number().optional(),
@@ -203,6 +205,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
             name: q.name,
             nameRegex: q.name_regex,
             flowIds,
+            trailName: q.trail,
             types: q.type,
             isCompliant: q.is_compliant,
             from: q.from_timestamp !== undefined ? new Date(q.from_timestamp * 1000) : undefined,

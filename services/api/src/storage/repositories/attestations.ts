@@ -21,6 +21,8 @@ export interface AttestationSearch {
   /** A PostgreSQL (POSIX) regular expression the name must match. */
   nameRegex?: string | undefined;
   flowIds?: string[] | undefined;
+  /** A trail name (with flowIds: that flow's trail). */
+  trailName?: string | undefined;
   types?: string[] | undefined;
   isCompliant?: boolean | undefined;
   from?: Date | undefined;
@@ -290,6 +292,7 @@ export const attestationsRepository = {
     if (s.name) q = q.where('x.name', '=', s.name);
     if (s.nameRegex) q = q.where('x.name', '~', s.nameRegex);
     if (s.flowIds) q = q.where('x.flow_id', 'in', s.flowIds.length > 0 ? s.flowIds : ['']);
+    if (s.trailName !== undefined) q = q.where('t.name', '=', s.trailName);
     if (s.types && s.types.length > 0) q = q.where('x.type', 'in', s.types);
     if (s.isCompliant !== undefined) q = q.where('x.is_compliant', '=', s.isCompliant);
     if (s.from) q = q.where('x.created_at', '>=', s.from);

@@ -298,6 +298,24 @@ export const runtimeRepository = {
       .execute();
   },
 
+  /** Artifacts running in each environment's given snapshot, by environment id. */
+  async artifactCounts(
+    db: Db,
+    orgId: string,
+    at: ReadonlyArray<{ envId: string; index: number }>,
+  ): Promise<Map<string, number>> {
+    if (at.length === 0) return new Map();
+    const rows = await db
+      .selectFrom('runtime_snapshots')
+      .select(['environment_id', 'artifact_count'])
+      .where('org_id', '=', orgId)
+      .where((eb) =>
+        eb.or(at.map((a) => eb.and([eb('environment_id', '=', a.envId), eb('index', '=', a.index)]))),
+      )
+      .execute();
+    return new Map(rows.map((r) => [r.environment_id, r.artifact_count]));
+  },
+
   /** States valid at snapshot `index`, and those that exited there, with their verdicts. */
   async statesAt(db: Db, orgId: string, envId: string, index: number): Promise<StateWithVerdict[]> {
     return db

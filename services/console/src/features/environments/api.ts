@@ -1,0 +1,95 @@
+/** Query hooks of the environment pages: one request per list or page, never one per row. */
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { apiUrl, getJson, seg } from '../../lib/api-client';
+import type {
+  Environment,
+  EnvironmentEvent,
+  EnvironmentPage,
+  Snapshot,
+  SnapshotListItem,
+} from '../../lib/contract';
+
+export const ENVIRONMENTS_PER_PAGE = 25;
+export const TIMELINE_PER_PAGE = 100;
+/** Snapshots per window of events. */
+export const EVENT_WINDOW = 20;
+/** At most this many events of one window are shown (the API's page limit). */
+export const EVENTS_PER_WINDOW = 100;
+
+export interface EnvironmentFilter {
+  page: number;
+  name: string;
+  type: string;
+  tag: string;
+}
+
+export function useEnvironments(org: string, f: EnvironmentFilter) {
+  return useQuery({
+    queryKey: ['environments', org, f],
+    queryFn: ({ signal }) =>
+      getJson<EnvironmentPage>(
+        apiUrl(`/environments/${seg(org)}`, {
+          page: f.page,
+          per_page: ENVIRONMENTS_PER_PAGE,
+          name: f.name,
+          type: f.type,
+          tag: f.tag,
+        }),
+        signal,
+      ),
+    placeholderData: keepPreviousData,
+  });
+}
+
+export function useEnvironment(org: string, env: string) {
+  return useQuery({
+    queryKey: ['environment', org, env],
+    queryFn: ({ signal }) => getJson<Environment>(apiUrl(`/environments/${seg(org)}/${seg(env)}`), signal),
+  });
+}
+
+/** One page of snapshots, newest first. */
+export function useSnapshotList(org: string, env: string, page: number, enabled = true) {
+  return useQuery({
+    queryKey: ['snapshot-list', org, env, page],
+    queryFn: ({ signal }) =>
+      getJson<SnapshotListItem[]>(
+        apiUrl(`/snapshots/${seg(org)}/${seg(env)}`, { page, per_page: TIMELINE_PER_PAGE }),
+        signal,
+      ),
+    enabled,
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** Snapshot n (or an expression such as -1 for the latest). */
+export function useSnapshot(org: string, env: string, expression: string | number, enabled = true) {
+  return useQuery({
+    queryKey: ['snapshot', org, env, String(expression)],
+    queryFn: ({ signal }) =>
+      getJson<Snapshot>(apiUrl(`/snapshots/${seg(org)}/${seg(env)}/${seg(expression)}`), signal),
+    enabled,
+  });
+}
+
+/**
+ * The events of a window of EVENT_WINDOW snapshots, newest window first (window 1 ends at the
+ * latest). Windows bound what the API reads, however long the history.
+ */
+export function useEnvironmentEvents(org: string, env: string, win: number) {
+  const newest = (win - 1) * EVENT_WINDOW;
+  const oldest = newest + EVENT_WINDOW - 1;
+  return useQuery({
+    queryKey: ['environment-events', org, env, win],
+    queryFn: ({ signal }) =>
+      getJson<EnvironmentEvent[]>(
+        apiUrl(`/environments/${seg(org)}/${seg(env)}/events`, {
+          interval: `~${oldest}..~${newest}`,
+          page: 1,
+          per_page: EVENTS_PER_WINDOW,
+        }),
+        signal,
+      ),
+    placeholderData: keepPreviousData,
+  });
+}

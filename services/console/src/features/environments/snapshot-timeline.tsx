@@ -1,0 +1,144 @@
+/**
+ * An environment's history as a picture: one bar per snapshot (oldest left), its height the
+ * number of changes, its colour and mark the compliance. Each bar is a link with its full
+ * description, and the same data is available as a table.
+ */
+import { Link, useNavigate } from 'react-router';
+import { formatTime } from '../../lib/format';
+import type { SnapshotListItem } from '../../lib/contract';
+
+/** Bars share about this width, each between MIN_BAR and MAX_BAR wide. */
+const TARGET_WIDTH = 1100;
+const MIN_BAR = 5;
+const MAX_BAR = 28;
+const GAP = 2;
+const HEIGHT = 120;
+const AXIS = 22;
+
+function describe(s: SnapshotListItem): string {
+  const state =
+    s.compliance_state === 'COMPLIANT'
+      ? 'compliant'
+      : s.compliance_state === 'NON-COMPLIANT'
+        ? 'non-compliant'
+        : 'compliance unknown';
+  return `Snapshot ${s.index}, ${formatTime(s.from)}: ${s.summary.started} started, ${s.summary.changed} changed, ${s.summary.exited} exited, ${state}`;
+}
+
+export function SnapshotTimeline({
+  items,
+  hrefOf,
+  current,
+}: {
+  items: SnapshotListItem[];
+  hrefOf: (index: number) => string;
+  current?: number | undefined;
+}) {
+  const navigate = useNavigate();
+  const ordered = [...items].sort((a, b) => a.index - b.index);
+  const max = Math.max(1, ...ordered.map((s) => s.summary.started + s.summary.changed + s.summary.exited));
+  const bar = Math.min(
+    MAX_BAR,
+    Math.max(MIN_BAR, Math.floor(TARGET_WIDTH / Math.max(1, ordered.length)) - GAP),
+  );
+  const width = Math.max(ordered.length * (bar + GAP), 200);
+  const first = ordered[0];
+  const last = ordered[ordered.length - 1];
+  return (
+    <figure className="timeline">
+      <div className="timeline-scroll">
+        <svg
+          viewBox={`0 0 ${width} ${HEIGHT + AXIS}`}
+          width={width}
+          height={HEIGHT + AXIS}
+          role="group"
+          aria-label={`Snapshots ${first?.index ?? ''} to ${last?.index ?? ''}, oldest first`}
+        >
+          <line x1={0} x2={width} y1={HEIGHT} y2={HEIGHT} className="axis" />
+          {ordered.map((s, i) => {
+            const changes = s.summary.started + s.summary.changed + s.summary.exited;
+            const h = 6 + Math.round(((HEIGHT - 16) * Math.sqrt(changes)) / Math.sqrt(max));
+            const x = i * (bar + GAP);
+            const tone =
+              s.compliance_state === 'COMPLIANT'
+                ? 'ok'
+                : s.compliance_state === 'NON-COMPLIANT'
+                  ? 'bad'
+                  : 'unknown';
+            const label = describe(s);
+            return (
+              <a
+                key={s.index}
+                href={hrefOf(s.index)}
+                aria-label={label}
+                aria-current={s.index === current ? 'page' : undefined}
+                onClick={(e) => {
+                  if (e.metaKey || e.ctrlKey || e.shiftKey) return;
+                  e.preventDefault();
+                  void navigate(hrefOf(s.index));
+                }}
+              >
+                <title>{label}</title>
+                <rect x={x} y={HEIGHT - h} width={bar} height={h} className={`bar bar-${tone}`} />
+                {tone === 'bad' && (
+                  <text
+                    x={x + bar / 2}
+                    y={HEIGHT + 12}
+                    className="bar-mark"
+                    textAnchor="middle"
+                    aria-hidden="true"
+                  >
+                    ✗
+                  </text>
+                )}
+                {s.index === current && (
+                  <rect x={x - 1} y={1} width={bar + 2} height={HEIGHT - 1} className="bar-current" />
+                )}
+              </a>
+            );
+          })}
+        </svg>
+      </div>
+      <figcaption>
+        <span>
+          {first && `#${first.index} · ${formatTime(first.from)}`} →{' '}
+          {last && `#${last.index} · ${formatTime(last.from)}`}
+        </span>
+        <span className="legend">
+          <span className="swatch swatch-ok" aria-hidden="true" /> compliant
+          <span className="swatch swatch-bad" aria-hidden="true" /> non-compliant (marked ✗)
+          <span className="swatch swatch-unknown" aria-hidden="true" /> unknown · bar height: changes
+        </span>
+      </figcaption>
+      <details>
+        <summary>These snapshots as a table</summary>
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Snapshot</th>
+              <th scope="col">Time</th>
+              <th scope="col">Started</th>
+              <th scope="col">Changed</th>
+              <th scope="col">Exited</th>
+              <th scope="col">Compliance</th>
+            </tr>
+          </thead>
+          <tbody>
+            {[...ordered].reverse().map((s) => (
+              <tr key={s.index}>
+                <th scope="row">
+                  <Link to={hrefOf(s.index)}>#{s.index}</Link>
+                </th>
+                <td>{formatTime(s.from)}</td>
+                <td className="num">{s.summary.started}</td>
+                <td className="num">{s.summary.changed}</td>
+                <td className="num">{s.summary.exited}</td>
+                <td>{s.compliance_state.toLowerCase()}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </details>
+    </figure>
+  );
+}

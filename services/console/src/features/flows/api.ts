@@ -1,0 +1,87 @@
+/** Query hooks of the flow, trail and artifact pages: one request per list or page. */
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { apiUrl, getJson, seg } from '../../lib/api-client';
+import type {
+  ArtifactRecord,
+  AttestationCursorPage,
+  Flow,
+  FlowPage,
+  Trail,
+  TrailPage,
+} from '../../lib/contract';
+
+export const FLOWS_PER_PAGE = 25;
+export const TRAILS_PER_PAGE = 25;
+
+export type FlowSort = 'name' | 'latest_activity';
+
+export function useFlows(org: string, page: number, sort: FlowSort, direction: 'asc' | 'desc', name: string) {
+  return useQuery({
+    queryKey: ['flows', org, page, sort, direction, name],
+    queryFn: ({ signal }) =>
+      getJson<FlowPage>(
+        apiUrl(`/flows/${seg(org)}`, {
+          page,
+          per_page: FLOWS_PER_PAGE,
+          sort,
+          sort_direction: direction,
+          search_by_name: name,
+        }),
+        signal,
+      ),
+    placeholderData: keepPreviousData,
+  });
+}
+
+export function useFlow(org: string, flow: string) {
+  return useQuery({
+    queryKey: ['flow', org, flow],
+    queryFn: ({ signal }) => getJson<Flow>(apiUrl(`/flows/${seg(org)}/${seg(flow)}`), signal),
+  });
+}
+
+/** A page of a flow's trails, newest first. */
+export function useTrails(org: string, flow: string, page: number) {
+  return useQuery({
+    queryKey: ['trails', org, flow, page],
+    queryFn: ({ signal }) =>
+      getJson<TrailPage>(
+        apiUrl(`/trails/${seg(org)}/${seg(flow)}`, { page, per_page: TRAILS_PER_PAGE }),
+        signal,
+      ),
+    placeholderData: keepPreviousData,
+  });
+}
+
+export function useTrail(org: string, flow: string, trail: string) {
+  return useQuery({
+    queryKey: ['trail', org, flow, trail],
+    queryFn: ({ signal }) => getJson<Trail>(apiUrl(`/trails/${seg(org)}/${seg(flow)}/${seg(trail)}`), signal),
+  });
+}
+
+/** Every attestation of one trail in one request (the API pages at 100). */
+export function useTrailAttestations(org: string, flow: string, trail: string) {
+  return useQuery({
+    queryKey: ['trail-attestations', org, flow, trail],
+    queryFn: ({ signal }) =>
+      getJson<AttestationCursorPage>(
+        apiUrl(`/attestations/${seg(org)}`, { flow, trail, per_page: 100 }),
+        signal,
+      ),
+  });
+}
+
+/** An artifact by fingerprint, as the record its html_url names when it carries an artifact_id. */
+export function useArtifact(org: string, flow: string, fingerprint: string, artifactId: string | null) {
+  return useQuery({
+    queryKey: ['artifact', org, flow, fingerprint, artifactId],
+    queryFn: ({ signal }) =>
+      getJson<ArtifactRecord>(
+        apiUrl(`/artifacts/${seg(org)}/${seg(flow)}/fingerprint/${seg(fingerprint)}`, {
+          artifact_id: artifactId,
+        }),
+        signal,
+      ),
+  });
+}

@@ -1,0 +1,34 @@
+/**
+ * The wire types the console reads, inferred from the API's zod contract. Type-only imports:
+ * nothing of the contract (or zod) reaches the bundle.
+ */
+import type { z } from 'zod';
+import type * as C from '../../../shared/contract/index.js';
+
+export type Environment = z.infer<typeof C.Environment>;
+export type EnvironmentPage = z.infer<typeof C.EnvironmentPage>;
+export type EnvironmentEvent = z.infer<typeof C.EnvironmentEvent>;
+export type Snapshot = z.infer<typeof C.Snapshot>;
+export type SnapshotArtifact = z.infer<typeof C.SnapshotArtifact>;
+export type SnapshotListItem = z.infer<typeof C.SnapshotListItem>;
+export type EnvironmentDiff = z.infer<typeof C.EnvironmentDiff>;
+export type Policy = z.infer<typeof C.Policy>;
+export type Flow = z.infer<typeof C.Flow>;
+export type FlowPage = z.infer<typeof C.FlowPage>;
+export type Trail = z.infer<typeof C.Trail>;
+export type TrailPage = z.infer<typeof C.TrailPage>;
+export type TrailListItem = z.infer<typeof C.TrailListItem>;
+export type AttestationStatus = z.infer<typeof C.AttestationStatus>;
+export type ArtifactStatus = z.infer<typeof C.ArtifactStatus>;
+export type Attestation = z.infer<typeof C.Attestation>;
+export type AttestationCursorPage = z.infer<typeof C.AttestationCursorPage>;
+export type ArtifactRecord = z.infer<typeof C.ArtifactRecord>;
+export type SearchResult = z.infer<typeof C.SearchResult>;
+export type Organization = z.infer<typeof C.Organization>;
+export type DefaultOrg = z.infer<typeof C.DefaultOrg>;
+export type ErrorBody = z.infer<typeof C.ErrorBody>;
+export type JUnitResult = z.infer<typeof C.JUnitResult>;
+export type ScanResults = z.infer<typeof C.ScanResults>;
+export type TicketItem = z.infer<typeof C.TicketItem>;
+export type PullRequest = z.infer<typeof C.PullRequest>;
+export type QualityResults = z.infer<typeof C.QualityResults>;

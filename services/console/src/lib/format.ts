@@ -1,0 +1,106 @@
+/** How times, ages and counts read on every page. */
+
+const dateTime = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric',
+  month: 'short',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+});
+
+/** An epoch-seconds time as a local date and time. */
+export function formatTime(epochSeconds: number | null | undefined): string {
+  if (epochSeconds === null || epochSeconds === undefined) return 'never';
+  return dateTime.format(new Date(epochSeconds * 1000));
+}
+
+/** An ISO string of epoch seconds, for `<time dateTime>`. */
+export function isoTime(epochSeconds: number): string {
+  return new Date(epochSeconds * 1000).toISOString();
+}
+
+/** "3 minutes ago", from epoch seconds. */
+export function formatAge(epochSeconds: number | null | undefined, now = Date.now()): string {
+  if (epochSeconds === null || epochSeconds === undefined) return 'never';
+  return `${formatDuration(Math.max(0, now / 1000 - epochSeconds))} ago`;
+}
+
+/** A duration in seconds as its largest unit. */
+export function formatDuration(seconds: number): string {
+  const units: Array<[number, string]> = [
+    [86_400, 'day'],
+    [3_600, 'hour'],
+    [60, 'minute'],
+  ];
+  for (const [size, name] of units) {
+    if (seconds >= size) {
+      const n = Math.floor(seconds / size);
+      return `${n} ${name}${n === 1 ? '' : 's'}`;
+    }
+  }
+  const s = Math.floor(seconds);
+  return `${s} second${s === 1 ? '' : 's'}`;
+}
+
+/** The first characters of a fingerprint or commit. */
+export const short = (sha: string | null | undefined, n = 12): string => (sha ? sha.slice(0, n) : '');
+
+/** "1 artifact", "3 artifacts". */
+export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** Any JSON value as indented text (always rendered as text, never as markup). */
+export function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value, null, 2) ?? '';
+  } catch {
+    return String(value);
+  }
+}
+
+/** A link only for http(s) URLs: anything else (javascript:, data:) is shown as text. */
+export function safeHref(url: string | null | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    const u = new URL(url, window.location.origin);
+    return u.protocol === 'https:' || u.protocol === 'http:' ? u.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The console path of an html_url the API handed out (its host may be the public URL). */
+export function consolePath(htmlUrl: string | null | undefined): string | undefined {
+  if (!htmlUrl) return undefined;
+  try {
+    const u = new URL(htmlUrl, window.location.origin);
+    return `${u.pathname}${u.search}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Console paths, each segment encoded. */
+export const paths = {
+  environments: (org: string) => `/${encodeURIComponent(org)}/environments`,
+  environment: (org: string, env: string) =>
+    `/${encodeURIComponent(org)}/environments/${encodeURIComponent(env)}`,
+  snapshot: (org: string, env: string, index: number) =>
+    `/${encodeURIComponent(org)}/environments/${encodeURIComponent(env)}/snapshots/${index}`,
+  flows: (org: string) => `/${encodeURIComponent(org)}/flows`,
+  flow: (org: string, flow: string) => `/${encodeURIComponent(org)}/flows/${encodeURIComponent(flow)}`,
+  trail: (org: string, flow: string, trail: string) =>
+    `/${encodeURIComponent(org)}/flows/${encodeURIComponent(flow)}/trails/${encodeURIComponent(trail)}`,
+  artifact: (org: string, flow: string, fingerprint: string) =>
+    `/${encodeURIComponent(org)}/flows/${encodeURIComponent(flow)}/artifacts/${encodeURIComponent(fingerprint)}`,
+  search: (org: string, q: string) => `/${encodeURIComponent(org)}/search?q=${encodeURIComponent(q)}`,
+};
+
+/** A time the API sends as a string: epoch seconds, or an ISO date. */
+export function stringTime(value: string | null | undefined): number | null {
+  if (!value) return null;
+  const n = Number(value);
+  if (Number.isFinite(n)) return n;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? null : ms / 1000;
+}

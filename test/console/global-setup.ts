@@ -1,0 +1,55 @@
+/**
+ * Once per run of the console project: the built console, and the API serving it on the embedded
+ * in-memory database seeded with a week of the demo organization. Test files reach it through
+ * `inject('console')`. Without Chromium the run fails in CI and is skipped, loudly, elsewhere.
+ */
+import { readFileSync } from 'node:fs';
+import type { TestProject } from 'vitest/node';
+import { chromiumMissing } from './browser.js';
+import { ensureConsoleBuilt, startConsoleServer } from './harness.js';
+
+export interface ConsoleTarget {
+  baseUrl: string;
+  org: string;
+  apiKey: string;
+  /** An organization with nothing in it, for the empty states. */
+  empty: { org: string; apiKey: string };
+  /** Set when the tests cannot run here (never in CI, where that is a failure). */
+  skip?: string;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    console: ConsoleTarget;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+  const missing = chromiumMissing();
+  if (missing) {
+    if (process.env.CI) throw new Error(missing);
+    process.stderr.write(`\n  SKIPPING the console end-to-end tests: ${missing}\n\n`);
+    project.provide('console', {
+      baseUrl: '',
+      org: '',
+      apiKey: '',
+      empty: { org: '', apiKey: '' },
+      skip: missing,
+    });
+    return undefined;
+  }
+  ensureConsoleBuilt();
+  // the migrated database test/helpers/global-setup.ts dumped, when it ran before this one
+  const dump = project.getProvidedContext().pgliteTemplate;
+  const server = await startConsoleServer({
+    days: 6,
+    ...(dump ? { template: new Blob([readFileSync(dump)]) } : {}),
+  });
+  project.provide('console', {
+    baseUrl: server.baseUrl,
+    org: server.demo.org,
+    apiKey: server.demo.apiKey,
+    empty: server.empty,
+  });
+  return () => server.close();
+}
