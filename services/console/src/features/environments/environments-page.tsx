@@ -103,7 +103,13 @@ export default function EnvironmentsPage() {
     <>
       <title>{`Environments · ${org} · Verity`}</title>
       <h1>Environments</h1>
-      <form className="filters" onSubmit={onFilter} aria-label="Filter environments">
+      {/* Keyed by the filter in the URL, so clearing it (or going back) also resets the inputs. */}
+      <form
+        key={`${filter.name}\u0000${filter.type}\u0000${filter.tag}`}
+        className="filters"
+        onSubmit={onFilter}
+        aria-label="Filter environments"
+      >
         <div className="field">
           <label htmlFor="env-name">Name contains</label>
           <input id="env-name" name="name" type="search" defaultValue={filter.name} />
