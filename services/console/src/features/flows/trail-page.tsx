@@ -27,7 +27,11 @@ function missingReason(
       (artifactName === null || x.target_artifacts.includes(artifactName)),
   );
   if (u) {
-    if (u.reason.includes('commit')) return `wrong commit: ${u.reason}`;
+    // A pending attestation waits for an artifact of its name and commit: when an artifact of that
+    // name is in the trail, its commit differs; when none is, the artifact was never reported.
+    if (u.reason.startsWith('pending:')) {
+      return artifactMissing ? `never reported: ${u.reason}` : `wrong commit: ${u.reason}`;
+    }
     return `unbound: ${u.reason}`;
   }
   if (artifactMissing) return 'never reported: the artifact itself has not been reported to this trail';
