@@ -58,13 +58,12 @@ export async function exposure(db: Db, orgId: string, req: ExposureRequest): Pro
   let components: ArtifactComponentRow[] = [];
   if ('purl' in selector) {
     const key = purlKey(selector.purl);
-    rows = await componentsRepository.artifactsWithPurl(db, orgId, key, limit + 1);
-    components = await componentsRepository.componentsOf(
+    ({ artifacts: rows, components } = await componentsRepository.artifactsWithPurl(
       db,
       orgId,
       key,
-      rows.slice(0, limit).map((r) => r.id),
-    );
+      limit + 1,
+    ));
   } else {
     rows = await artifactsRepository.bySha(
       db,
@@ -126,7 +125,7 @@ async function placesOf(
     string,
     { envId: string; envName: string; fingerprint: string; states: RunState[] }
   >();
-  const ranges = new Map<string, { environmentId: string; lo: number; hi: number }>();
+  const ranges = new Map<string, { environmentId: string; lo: number; hi: number; points: number[] }>();
   for (const s of states) {
     const k = `${s.environment_id}\u0000${s.fingerprint}`;
     let g = groups.get(k);
@@ -135,9 +134,15 @@ async function placesOf(
       groups.set(k, g);
     }
     g.states.push({ runStart: s.run_start, fromIndex: s.from_index, toIndex: s.to_index });
-    const r = ranges.get(s.environment_id) ?? { environmentId: s.environment_id, lo: s.run_start, hi: 0 };
+    const r = ranges.get(s.environment_id) ?? {
+      environmentId: s.environment_id,
+      lo: s.run_start,
+      hi: 0,
+      points: [],
+    };
     r.lo = Math.min(r.lo, s.run_start);
     r.hi = Math.max(r.hi, s.to_index ?? OPEN_END);
+    r.points.push(s.run_start, ...(s.to_index === null ? [] : [s.to_index]));
     ranges.set(s.environment_id, r);
   }
   const points = await componentsRepository.snapshots(db, orgId, [...ranges.values()], from, to);

@@ -63,9 +63,22 @@ const purlMatch = (key: PurlKey) =>
     key.version !== undefined ? sql` and c.purl_version = ${key.version}` : sql``
   }`;
 
-/** Artifacts a component row binds to: the one it names, or every artifact of its trail. */
-const boundArtifacts = sql`join artifacts a on a.org_id = c.org_id and a.trail_id = c.trail_id
-  and (c.fingerprint is null or a.fingerprint = c.fingerprint)`;
+/**
+ * The matching component rows with the artifacts they bind to: the one a row names, or every
+ * artifact of its trail. Two joins on the (org, trail, fingerprint) key rather than one with an
+ * `or`, which would make the planner read every artifact of the organization.
+ */
+const matches = (orgId: string, key: PurlKey) => sql`(
+  select a.id as artifact_id, c.attestation_id, c.purl, c.purl_type, c.purl_namespace, c.purl_name,
+    c.purl_version
+  from sbom_components c
+  join artifacts a on a.org_id = c.org_id and a.trail_id = c.trail_id and a.fingerprint = c.fingerprint
+  where c.org_id = ${orgId} and c.fingerprint is not null and ${purlMatch(key)}
+  union all
+  select a.id, c.attestation_id, c.purl, c.purl_type, c.purl_namespace, c.purl_name, c.purl_version
+  from sbom_components c
+  join artifacts a on a.org_id = c.org_id and a.trail_id = c.trail_id
+  where c.org_id = ${orgId} and c.fingerprint is null and ${purlMatch(key)})`;
 
 export const componentsRepository = {
   /**
@@ -100,42 +113,60 @@ export const componentsRepository = {
     );
   },
 
-  /** Artifacts holding a component matching `key`, newest first, at most `limit`. */
+  /**
+   * Artifacts holding a component matching `key`, newest first, at most `limit`, each with its
+   * matching components and the attestations that carried them: one statement.
+   */
   async artifactsWithPurl(
     db: Db,
     orgId: string,
     key: PurlKey,
     limit: number,
-  ): Promise<ExposureArtifactRow[]> {
-    const rows = await sql<ExposureArtifactRow>`
-      select a.id, a.fingerprint, a.filename, a.git_commit, a.trail_id, t.name as trail_name, f.name as flow_name
-      from artifacts a
-      join trails t on t.org_id = a.org_id and t.id = a.trail_id
-      join flows f on f.org_id = a.org_id and f.id = a.flow_id
-      where a.org_id = ${orgId} and a.id in (
-        select a.id from sbom_components c ${boundArtifacts}
-        where c.org_id = ${orgId} and ${purlMatch(key)})
-      order by a.created_at desc, a.seq desc
-      limit ${limit}`.execute(db);
-    return rows.rows;
-  },
-
-  /** The components matching `key` of these artifacts, with the attestations that carried them. */
-  async componentsOf(
-    db: Db,
-    orgId: string,
-    key: PurlKey,
-    artifactIds: readonly string[],
-  ): Promise<ArtifactComponentRow[]> {
-    if (artifactIds.length === 0) return [];
-    const rows = await sql<ArtifactComponentRow>`
-      select a.id as artifact_id, c.attestation_id, x.name as attestation_name, c.purl, c.purl_type,
-        c.purl_namespace, c.purl_name, c.purl_version
-      from sbom_components c ${boundArtifacts}
-      join attestations x on x.org_id = c.org_id and x.id = c.attestation_id
-      where c.org_id = ${orgId} and ${purlMatch(key)} and a.id = any(${[...artifactIds]}::text[])
-      order by a.id, c.purl, x.seq`.execute(db);
-    return rows.rows;
+  ): Promise<{ artifacts: ExposureArtifactRow[]; components: ArtifactComponentRow[] }> {
+    const rows = await sql<ExposureArtifactRow & Omit<ArtifactComponentRow, 'artifact_id'>>`
+      with m as ${matches(orgId, key)}, top as (
+        select a.id, a.fingerprint, a.filename, a.git_commit, a.trail_id, a.created_at, a.seq,
+          t.name as trail_name, f.name as flow_name
+        from artifacts a
+        join trails t on t.org_id = a.org_id and t.id = a.trail_id
+        join flows f on f.org_id = a.org_id and f.id = a.flow_id
+        where a.org_id = ${orgId} and a.id in (select m.artifact_id from m)
+        order by a.created_at desc, a.seq desc
+        limit ${limit}
+      )
+      select top.id, top.fingerprint, top.filename, top.git_commit, top.trail_id, top.trail_name,
+        top.flow_name, m.attestation_id, x.name as attestation_name, m.purl, m.purl_type,
+        m.purl_namespace, m.purl_name, m.purl_version
+      from top
+      join m on m.artifact_id = top.id
+      join attestations x on x.org_id = ${orgId} and x.id = m.attestation_id
+      order by top.created_at desc, top.seq desc, m.purl, x.seq`.execute(db);
+    const artifacts = new Map<string, ExposureArtifactRow>();
+    const components: ArtifactComponentRow[] = [];
+    for (const r of rows.rows) {
+      if (!artifacts.has(r.id)) {
+        artifacts.set(r.id, {
+          id: r.id,
+          fingerprint: r.fingerprint,
+          filename: r.filename,
+          git_commit: r.git_commit,
+          trail_id: r.trail_id,
+          trail_name: r.trail_name,
+          flow_name: r.flow_name,
+        });
+      }
+      components.push({
+        artifact_id: r.id,
+        attestation_id: r.attestation_id,
+        attestation_name: r.attestation_name,
+        purl: r.purl,
+        purl_type: r.purl_type,
+        purl_namespace: r.purl_namespace,
+        purl_name: r.purl_name,
+        purl_version: r.purl_version,
+      });
+    }
+    return { artifacts: [...artifacts.values()], components };
   },
 
   /**
@@ -148,39 +179,66 @@ export const componentsRepository = {
       select s.environment_id, e.name as environment_name, s.fingerprint, s.run_start, s.from_index,
         s.to_index, s.exited
       from environments e
-      join runtime_states s on s.org_id = e.org_id and s.environment_id = e.id
-        and s.fingerprint = any(${[...fingerprints]}::text[])
+      cross join lateral (
+        -- Per environment, so each is a lookup on the states' primary key.
+        select * from runtime_states s
+        where s.org_id = e.org_id and s.environment_id = e.id and s.fingerprint = any(${[...fingerprints]}::text[])
+      ) s
       where e.org_id = ${orgId}
       order by e.name, s.fingerprint, s.from_index`.execute(db);
     return rows.rows;
   },
 
   /**
-   * Snapshots of each environment with an index in [lo, hi]: their times and compliance. `since`
-   * and `until` drop those no interval clipped to them can touch (before the one in effect at
-   * `since`, after `until`).
+   * The snapshots of each environment that intervals over [lo, hi] need, with their times and
+   * compliance: the first one read, those named in `points` (where runs start and end), those
+   * where the environment's compliance changed, and those in effect at `since` and `until`.
+   * Snapshots before the one in effect at `since`, or after the one in effect at `until`, are
+   * not read. Thousands of snapshots between changes stay in the database.
    */
   async snapshots(
     db: Db,
     orgId: string,
-    ranges: ReadonlyArray<{ environmentId: string; lo: number; hi: number }>,
+    ranges: ReadonlyArray<{ environmentId: string; lo: number; hi: number; points: readonly number[] }>,
     since: Date | undefined,
     until: Date | undefined,
   ): Promise<SnapshotPoint[]> {
     if (ranges.length === 0) return [];
-    const records = ranges.map((r) => ({ e: r.environmentId, lo: r.lo, hi: r.hi }));
+    const records = ranges.map((r) => ({ e: r.environmentId, lo: r.lo, hi: r.hi, p: r.points }));
+    const inEffect = (at: Date) => sql<number>`(select p.index from runtime_snapshots p
+      where p.org_id = ${orgId} and p.environment_id = r.e and p.created_at <= ${at}
+      order by p.created_at desc, p.index desc limit 1)`;
     const rows = await sql<SnapshotPoint>`
+      with r as (
+        select r.e, r.p, ${since ? inEffect(since) : sql`null::int`} as since_index,
+          ${until ? inEffect(until) : sql`null::int`} as until_index, r.lo, r.hi
+        from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as r(e text, lo int, hi int, p jsonb)
+      ), b as (
+        select r.e, r.p, r.since_index, r.until_index, greatest(r.lo, coalesce(r.since_index, r.lo)) as lo,
+          ${until ? sql`least(r.hi, coalesce(r.until_index, -1))` : sql`r.hi`} as hi
+        from r
+      )
+      select b.e as environment_id, x.index, x.created_at, x.compliant
+      from b
+      cross join lateral (
+        -- Per environment, in primary key order: the window needs no sort.
+        select s.index, s.created_at, s.compliant, lag(s.compliant) over w as previous,
+          row_number() over w as n
+        from runtime_snapshots s
+        where s.org_id = ${orgId} and s.environment_id = b.e and s.index between b.lo and b.hi
+        window w as (order by s.index)
+      ) x
+      where x.n = 1 or x.compliant is distinct from x.previous
+      union
       select s.environment_id, s.index, s.created_at, s.compliant
-      from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as r(e text, lo int, hi int)
-      join runtime_snapshots s on s.org_id = ${orgId} and s.environment_id = r.e
-        and s.index between greatest(r.lo, ${
-          since
-            ? sql`coalesce((select max(p.index) from runtime_snapshots p where p.org_id = ${orgId}
-                and p.environment_id = r.e and p.created_at <= ${since}), r.lo)`
-            : sql`r.lo`
-        }) and r.hi
-      ${until ? sql`where s.created_at <= ${until}` : sql``}
-      order by s.environment_id, s.index`.execute(db);
+      from b
+      cross join lateral (
+        select jsonb_array_elements_text(b.p)::int as index
+        union all select b.since_index union all select b.until_index
+      ) p
+      join runtime_snapshots s on s.org_id = ${orgId} and s.environment_id = b.e and s.index = p.index
+      where p.index between b.lo and b.hi
+      order by environment_id, index`.execute(db);
     return rows.rows;
   },
 };
