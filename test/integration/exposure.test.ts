@@ -275,6 +275,36 @@ describe('SBOM indexing', () => {
     );
   });
 
+  it('binds a trail-level SBOM to artifacts reported to the trail later', async () => {
+    const D = fp('d4');
+    const begun = await cli.multipart('PUT', `/api/v2/trails/${ORG}/${FLOW}`, [
+      { name: 'data_json', value: JSON.stringify({ name: 'build-d', description: '' }) },
+    ]);
+    expect(begun.status, begun.body).toBe(201);
+    // Nothing in the trail changes state: without an SBOM this would be a batched report.
+    const r = await cli.multipart('POST', `/api/v2/attestations/${ORG}/${FLOW}/trail/build-d/custom`, [
+      {
+        name: 'data_json',
+        value: JSON.stringify({
+          attestation_name: 'sbom',
+          type_name: 'sbom',
+          attestation_data: spdx(['pkg:npm/express@4.18.2']),
+        }),
+      },
+    ]);
+    expect(r.status, r.body).toBe(201);
+    expect((await attestation('build-d', 'sbom')).sbom_index).toMatchObject({ indexed: true, components: 1 });
+    expect((await exposure('purl=pkg:npm/express')).json.artifacts).toEqual([]);
+    await reportArtifact(cli, ORG, D, 'build-d');
+    expect((await exposure('purl=pkg:npm/express')).json.artifacts).toEqual([
+      expect.objectContaining({
+        fingerprint: D,
+        trail: 'build-d',
+        components: [expect.objectContaining({ purl: 'pkg:npm/express@4.18.2', attestation_name: 'sbom' })],
+      }),
+    ]);
+  });
+
   it('leaves attestations without an SBOM as they were', async () => {
     await attest(cli, ORG, 'build-a', 'plain', { filename: 'notes.json', content: '{"ok": true}' }, A);
     expect((await attestation('build-a', 'plain')).sbom_index).toBeUndefined();
