@@ -13,7 +13,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     attestation_id text not null,
     ord integer not null,
     trail_id text not null,
-    fingerprint text,
+    fingerprint text collate "C",
     purl_type text not null,
     purl_namespace text not null,
     purl_name text not null,

@@ -180,9 +180,11 @@ export const componentsRepository = {
         s.to_index, s.exited
       from environments e
       cross join lateral (
-        -- Per environment, so each is a lookup on the states' primary key.
+        -- Per environment, so each is a lookup on the states' primary key ('offset 0' keeps the
+        -- planner from flattening it into one scan of every state).
         select * from runtime_states s
         where s.org_id = e.org_id and s.environment_id = e.id and s.fingerprint = any(${[...fingerprints]}::text[])
+        offset 0
       ) s
       where e.org_id = ${orgId}
       order by e.name, s.fingerprint, s.from_index`.execute(db);
@@ -230,13 +232,17 @@ export const componentsRepository = {
       ) x
       where x.n = 1 or x.compliant is distinct from x.previous
       union
-      select s.environment_id, s.index, s.created_at, s.compliant
+      select b.e, s.index, s.created_at, s.compliant
       from b
       cross join lateral (
         select jsonb_array_elements_text(b.p)::int as index
         union all select b.since_index union all select b.until_index
       ) p
-      join runtime_snapshots s on s.org_id = ${orgId} and s.environment_id = b.e and s.index = p.index
+      cross join lateral (
+        select s.index, s.created_at, s.compliant from runtime_snapshots s
+        where s.org_id = ${orgId} and s.environment_id = b.e and s.index = p.index
+        offset 0
+      ) s
       where p.index between b.lo and b.hi
       order by environment_id, index`.execute(db);
     return rows.rows;
