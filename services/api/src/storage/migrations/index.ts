@@ -15,6 +15,7 @@ import * as m0303 from './0303_trail_facts.js';
 import * as m0304 from './0304_evidence_change_log_per_statement.js';
 import * as m0305 from './0305_trail_references_per_statement.js';
 import * as m0350 from './0350_sbom_components.js';
+import * as m0351 from './0351_runtime_states_by_fingerprint.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '0304_evidence_change_log_per_statement': m0304,
   '0305_trail_references_per_statement': m0305,
   '0350_sbom_components': m0350,
+  '0351_runtime_states_by_fingerprint': m0351,
 };

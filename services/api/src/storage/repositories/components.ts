@@ -72,7 +72,12 @@ const matches = (orgId: string, key: PurlKey) => sql`(
   select a.id as artifact_id, c.attestation_id, c.purl, c.purl_type, c.purl_namespace, c.purl_name,
     c.purl_version
   from sbom_components c
-  join artifacts a on a.org_id = c.org_id and a.trail_id = c.trail_id and a.fingerprint = c.fingerprint
+  cross join lateral (
+    -- One key lookup per component ('offset 0': joined, the planner hashes every artifact).
+    select a.id from artifacts a
+    where a.org_id = c.org_id and a.trail_id = c.trail_id and a.fingerprint = c.fingerprint
+    offset 0
+  ) a
   where c.org_id = ${orgId} and c.fingerprint is not null and ${purlMatch(key)}
   union all
   select a.id, c.attestation_id, c.purl, c.purl_type, c.purl_namespace, c.purl_name, c.purl_version
@@ -178,15 +183,9 @@ export const componentsRepository = {
     const rows = await sql<RunStateRow>`
       select s.environment_id, e.name as environment_name, s.fingerprint, s.run_start, s.from_index,
         s.to_index, s.exited
-      from environments e
-      cross join lateral (
-        -- Per environment, so each is a lookup on the states' primary key ('offset 0' keeps the
-        -- planner from flattening it into one scan of every state).
-        select * from runtime_states s
-        where s.org_id = e.org_id and s.environment_id = e.id and s.fingerprint = any(${[...fingerprints]}::text[])
-        offset 0
-      ) s
-      where e.org_id = ${orgId}
+      from runtime_states s
+      join environments e on e.org_id = s.org_id and e.id = s.environment_id
+      where s.org_id = ${orgId} and s.fingerprint = any(${[...fingerprints]}::text[])
       order by e.name, s.fingerprint, s.from_index`.execute(db);
     return rows.rows;
   },
