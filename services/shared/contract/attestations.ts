@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { EpochSeconds, Fingerprint, Pagination } from './common.js';
+import { SbomIndex } from './exposure.js';
 import {
   Annotations,
   AttestationName,
@@ -267,6 +268,8 @@ export const Attestation = z
     new_compliance_status: z.boolean().optional(),
     original_attestation_type: z.string().optional(),
     evaluation: CustomEvaluation.nullable().optional(),
+    /** Whether SBOM evidence (CycloneDX, SPDX) was indexed for exposure queries, and why not. */
+    sbom_index: SbomIndex.optional(),
   })
   .meta({ id: 'Attestation' });
 export type Attestation = z.infer<typeof Attestation>;

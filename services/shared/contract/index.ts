@@ -17,3 +17,4 @@ export * from './snapshots.js';
 export * from './policies.js';
 export * from './allowlists.js';
 export * from './actions.js';
+export * from './exposure.js';

@@ -29,6 +29,7 @@ const PAYLOAD_FIELDS = [
   'new_compliance_status',
   'original_attestation_type',
   'evaluation',
+  'sbom_index',
 ] as const;
 
 /** An attestation as every read shows it. */

@@ -24,6 +24,7 @@ import { artifactsRepository, type EvaluationInputs } from '../storage/repositor
 import type { FlowRow } from '../storage/repositories/flows.js';
 import { attestationsRepository } from '../storage/repositories/attestations.js';
 import { attestationTypesRepository } from '../storage/repositories/attestation-types.js';
+import { componentsRepository } from '../storage/repositories/components.js';
 import { controlsRepository } from '../storage/repositories/controls.js';
 import { toJson } from '../storage/repositories/json.js';
 import { trailsRepository, type TrailRow } from '../storage/repositories/trails.js';
@@ -35,6 +36,7 @@ import { contentTypeFor, type EvidenceStore } from './evidence-store.js';
 import { ensureFlow } from './flows.js';
 import { captureRepo } from './repos.js';
 import { reportBatcher } from './report-batcher.js';
+import { readSbom, sbomSourceOf } from './sbom-evidence.js';
 import { ensureTrail } from './trails.js';
 
 type KindInput = {
@@ -217,8 +219,14 @@ export async function recordAttestation(
   }
   const decided = await decide(ctx, input, services);
   const id = newId();
+  // An SBOM (CycloneDX, SPDX) is indexed in the attestation's own transaction, under the trail's
+  // lock like every attestation with evidence, so an acknowledged attestation is already exposed.
+  const sbomSource = sbomSourceOf(
+    input.kind === 'custom' ? input.data.attestation_data : undefined,
+    evidence,
+  );
 
-  const batcher = !evidence && !data.repo_info ? reportBatcher(ctx.db) : undefined;
+  const batcher = !evidence && !data.repo_info && !sbomSource ? reportBatcher(ctx.db) : undefined;
   if (batcher) {
     for (let attempt = 0; attempt < UNLOCKED_ATTEMPTS; attempt++) {
       const outcome = await batcher.submit({
@@ -243,6 +251,10 @@ export async function recordAttestation(
     }
   }
 
+  // Read before the lock is taken: parsing a large document holds nobody up.
+  const sbom = sbomSource ? await readSbom(sbomSource) : undefined;
+  const recorded = sbom ? { ...decided, payload: { ...decided.payload, sbom_index: sbom.index } } : decided;
+
   return ctx.db.transaction().execute(async (trx: Db) => {
     const tctx = inTransaction(ctx, trx);
     const found = await trailsRepository.lockWithFlow(trx, ctx.orgId, where.flowName, where.trailName);
@@ -258,12 +270,20 @@ export async function recordAttestation(
     const report = planReport(ctx, flow, trail, inputs, {
       id,
       input,
-      decided,
+      decided: recorded,
       targets,
       repoId,
       evidence,
     });
     await attestationsRepository.insertReport(trx, { ...report.rows, ifUnchanged: null });
+    if (sbom) {
+      const at = { orgId: ctx.orgId, attestationId: id, trailId: trail.id };
+      await componentsRepository.insert(
+        trx,
+        { ...at, fingerprint: data.artifact_fingerprint ?? null },
+        sbom.components,
+      );
+    }
     await storeArtifactStates(trx, ctx.orgId, report.writes);
     await ctx.events.publish(trx, report.events);
     return id;

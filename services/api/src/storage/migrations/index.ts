@@ -15,6 +15,8 @@ import * as m0303 from './0303_trail_facts.js';
 import * as m0304 from './0304_evidence_change_log_per_statement.js';
 import * as m0305 from './0305_trail_references_per_statement.js';
 import * as m0320 from './0320_notification_targets.js';
+import * as m0350 from './0350_sbom_components.js';
+import * as m0351 from './0351_runtime_states_by_fingerprint.js';
 import * as m0360 from './0360_service_account_display_name.js';
 
 export const migrations: Record<string, Migration> = {
@@ -28,5 +30,7 @@ export const migrations: Record<string, Migration> = {
   '0304_evidence_change_log_per_statement': m0304,
   '0305_trail_references_per_statement': m0305,
   '0320_notification_targets': m0320,
+  '0350_sbom_components': m0350,
+  '0351_runtime_states_by_fingerprint': m0351,
   '0360_service_account_display_name': m0360,
 };

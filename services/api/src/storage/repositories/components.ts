@@ -1,0 +1,249 @@
+/**
+ * SBOM components indexed by package URL (tables/sbom.ts), and the exposure reads over them and
+ * over the runtime's run history: which artifacts held a package, where they ran and when.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../database.js';
+
+/** The matched parts of a package URL; `version` undefined matches every version. */
+export interface PurlKey {
+  type: string;
+  namespace: string;
+  name: string;
+  version?: string | undefined;
+}
+
+export interface ComponentRow {
+  purl: string;
+  purl_type: string;
+  purl_namespace: string;
+  purl_name: string;
+  purl_version: string;
+}
+
+/** An artifact an exposure query matched, with its flow and trail names. */
+export interface ExposureArtifactRow {
+  id: string;
+  fingerprint: string;
+  filename: string;
+  git_commit: string | null;
+  trail_id: string;
+  trail_name: string;
+  flow_name: string;
+}
+
+/** A matching component of one artifact, and the attestation that carried it. */
+export interface ArtifactComponentRow extends ComponentRow {
+  artifact_id: string;
+  attestation_id: string;
+  attestation_name: string;
+}
+
+/** One state of a fingerprint in an environment (`runtime_states`), as runs are rebuilt from it. */
+export interface RunStateRow {
+  environment_id: string;
+  environment_name: string;
+  fingerprint: string;
+  run_start: number;
+  from_index: number;
+  to_index: number | null;
+  exited: boolean;
+}
+
+export interface SnapshotPoint {
+  environment_id: string;
+  index: number;
+  created_at: Date;
+  compliant: boolean | null;
+}
+
+/** The purl filter, shared by the two purl reads. */
+const purlMatch = (key: PurlKey) =>
+  sql`c.purl_type = ${key.type} and c.purl_name = ${key.name} and c.purl_namespace = ${key.namespace}${
+    key.version !== undefined ? sql` and c.purl_version = ${key.version}` : sql``
+  }`;
+
+/**
+ * The matching component rows with the artifacts they bind to: the one a row names, or every
+ * artifact of its trail. Two joins on the (org, trail, fingerprint) key rather than one with an
+ * `or`, which would make the planner read every artifact of the organization.
+ */
+const matches = (orgId: string, key: PurlKey) => sql`(
+  select a.id as artifact_id, c.attestation_id, c.purl, c.purl_type, c.purl_namespace, c.purl_name,
+    c.purl_version
+  from sbom_components c
+  cross join lateral (
+    -- One key lookup per component ('offset 0': joined, the planner hashes every artifact).
+    select a.id from artifacts a
+    where a.org_id = c.org_id and a.trail_id = c.trail_id and a.fingerprint = c.fingerprint
+    offset 0
+  ) a
+  where c.org_id = ${orgId} and c.fingerprint is not null and ${purlMatch(key)}
+  union all
+  select a.id, c.attestation_id, c.purl, c.purl_type, c.purl_namespace, c.purl_name, c.purl_version
+  from sbom_components c
+  join artifacts a on a.org_id = c.org_id and a.trail_id = c.trail_id
+  where c.org_id = ${orgId} and c.fingerprint is null and ${purlMatch(key)})`;
+
+export const componentsRepository = {
+  /**
+   * Stores an attestation's components in one statement (a document of thousands of purls is one
+   * round trip). `fingerprint` null binds them to every artifact of the trail.
+   */
+  async insert(
+    db: Db,
+    at: { orgId: string; attestationId: string; trailId: string; fingerprint: string | null },
+    components: ReadonlyArray<{
+      type: string;
+      namespace: string;
+      name: string;
+      version: string;
+      purl: string;
+    }>,
+  ): Promise<void> {
+    if (components.length === 0) return;
+    const records = components.map((c, i) => ({
+      o: i + 1,
+      t: c.type,
+      s: c.namespace,
+      n: c.name,
+      v: c.version,
+      p: c.purl,
+    }));
+    await sql`insert into sbom_components (org_id, attestation_id, ord, trail_id, fingerprint,
+        purl_type, purl_namespace, purl_name, purl_version, purl)
+      select ${at.orgId}, ${at.attestationId}, r.o, ${at.trailId}, ${at.fingerprint}, r.t, r.s, r.n, r.v, r.p
+      from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as r(o int, t text, s text, n text, v text, p text)`.execute(
+      db,
+    );
+  },
+
+  /**
+   * Artifacts holding a component matching `key`, newest first, at most `limit`, each with its
+   * matching components and the attestations that carried them: one statement.
+   */
+  async artifactsWithPurl(
+    db: Db,
+    orgId: string,
+    key: PurlKey,
+    limit: number,
+  ): Promise<{ artifacts: ExposureArtifactRow[]; components: ArtifactComponentRow[] }> {
+    const rows = await sql<ExposureArtifactRow & Omit<ArtifactComponentRow, 'artifact_id'>>`
+      with m as ${matches(orgId, key)}, top as (
+        select a.id, a.fingerprint, a.filename, a.git_commit, a.trail_id, a.created_at, a.seq,
+          t.name as trail_name, f.name as flow_name
+        from artifacts a
+        join trails t on t.org_id = a.org_id and t.id = a.trail_id
+        join flows f on f.org_id = a.org_id and f.id = a.flow_id
+        where a.org_id = ${orgId} and a.id in (select m.artifact_id from m)
+        order by a.created_at desc, a.seq desc
+        limit ${limit}
+      )
+      select top.id, top.fingerprint, top.filename, top.git_commit, top.trail_id, top.trail_name,
+        top.flow_name, m.attestation_id, x.name as attestation_name, m.purl, m.purl_type,
+        m.purl_namespace, m.purl_name, m.purl_version
+      from top
+      join m on m.artifact_id = top.id
+      join attestations x on x.org_id = ${orgId} and x.id = m.attestation_id
+      order by top.created_at desc, top.seq desc, m.purl, x.seq`.execute(db);
+    const artifacts = new Map<string, ExposureArtifactRow>();
+    const components: ArtifactComponentRow[] = [];
+    for (const r of rows.rows) {
+      if (!artifacts.has(r.id)) {
+        artifacts.set(r.id, {
+          id: r.id,
+          fingerprint: r.fingerprint,
+          filename: r.filename,
+          git_commit: r.git_commit,
+          trail_id: r.trail_id,
+          trail_name: r.trail_name,
+          flow_name: r.flow_name,
+        });
+      }
+      components.push({
+        artifact_id: r.id,
+        attestation_id: r.attestation_id,
+        attestation_name: r.attestation_name,
+        purl: r.purl,
+        purl_type: r.purl_type,
+        purl_namespace: r.purl_namespace,
+        purl_name: r.purl_name,
+        purl_version: r.purl_version,
+      });
+    }
+    return { artifacts: [...artifacts.values()], components };
+  },
+
+  /**
+   * Every state of these fingerprints in every environment of the organization, in order: the
+   * runs (started at `run_start`, ended at the `to_index` of the state that `exited`).
+   */
+  async runStates(db: Db, orgId: string, fingerprints: readonly string[]): Promise<RunStateRow[]> {
+    if (fingerprints.length === 0) return [];
+    const rows = await sql<RunStateRow>`
+      select s.environment_id, e.name as environment_name, s.fingerprint, s.run_start, s.from_index,
+        s.to_index, s.exited
+      from runtime_states s
+      join environments e on e.org_id = s.org_id and e.id = s.environment_id
+      where s.org_id = ${orgId} and s.fingerprint = any(${[...fingerprints]}::text[])
+      order by e.name, s.fingerprint, s.from_index`.execute(db);
+    return rows.rows;
+  },
+
+  /**
+   * The snapshots of each environment that intervals over [lo, hi] need, with their times and
+   * compliance: the first one read, those named in `points` (where runs start and end), those
+   * where the environment's compliance changed, and those in effect at `since` and `until`.
+   * Snapshots before the one in effect at `since`, or after the one in effect at `until`, are
+   * not read. Thousands of snapshots between changes stay in the database.
+   */
+  async snapshots(
+    db: Db,
+    orgId: string,
+    ranges: ReadonlyArray<{ environmentId: string; lo: number; hi: number; points: readonly number[] }>,
+    since: Date | undefined,
+    until: Date | undefined,
+  ): Promise<SnapshotPoint[]> {
+    if (ranges.length === 0) return [];
+    const records = ranges.map((r) => ({ e: r.environmentId, lo: r.lo, hi: r.hi, p: r.points }));
+    const inEffect = (at: Date) => sql<number>`(select p.index from runtime_snapshots p
+      where p.org_id = ${orgId} and p.environment_id = r.e and p.created_at <= ${at}
+      order by p.created_at desc, p.index desc limit 1)`;
+    const rows = await sql<SnapshotPoint>`
+      with r as (
+        select r.e, r.p, ${since ? inEffect(since) : sql`null::int`} as since_index,
+          ${until ? inEffect(until) : sql`null::int`} as until_index, r.lo, r.hi
+        from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as r(e text, lo int, hi int, p jsonb)
+      ), b as (
+        select r.e, r.p, r.since_index, r.until_index, greatest(r.lo, coalesce(r.since_index, r.lo)) as lo,
+          ${until ? sql`least(r.hi, coalesce(r.until_index, -1))` : sql`r.hi`} as hi
+        from r
+      )
+      select b.e as environment_id, x.index, x.created_at, x.compliant
+      from b
+      cross join lateral (
+        -- Per environment, in primary key order: the window needs no sort.
+        select s.index, s.created_at, s.compliant, lag(s.compliant) over w as previous,
+          row_number() over w as n
+        from runtime_snapshots s
+        where s.org_id = ${orgId} and s.environment_id = b.e and s.index between b.lo and b.hi
+        window w as (order by s.index)
+      ) x
+      where x.n = 1 or x.compliant is distinct from x.previous
+      union
+      select b.e, s.index, s.created_at, s.compliant
+      from b
+      cross join lateral (
+        select jsonb_array_elements_text(b.p)::int as index
+        union all select b.since_index union all select b.until_index
+      ) p
+      cross join lateral (
+        select s.index, s.created_at, s.compliant from runtime_snapshots s
+        where s.org_id = ${orgId} and s.environment_id = b.e and s.index = p.index
+        offset 0
+      ) s
+      where p.index between b.lo and b.hi
+      order by environment_id, index`.execute(db);
+    return rows.rows;
+  },
+};

@@ -1,0 +1,116 @@
+/**
+ * Exposure: which artifacts contained a component (by package URL), or have a fingerprint or
+ * commit, and where and when they ran, with the environment's compliance over each interval.
+ * Also the SBOM indexing outcome an attestation carries.
+ */
+import { z } from 'zod';
+import { CommitSha, EpochSeconds, Fingerprint, QueryInt } from './common.js';
+
+/** One SBOM document found in an attestation's evidence, and what indexing it gave. */
+export const SbomDocument = z
+  .object({
+    /** Where it was found: `attestation_data`, the attached file, or a member of the attached archive. */
+    source: z.string(),
+    format: z.enum(['CycloneDX', 'SPDX']).nullable(),
+    spec_version: z.string().nullable(),
+    /** Distinct package URLs indexed. */
+    components: z.number().int(),
+    /** Package URLs that did not parse, left out. */
+    skipped: z.number().int(),
+    /** Why the document was not indexed; null when it was. */
+    reason: z.string().nullable(),
+  })
+  .meta({ id: 'SbomDocument' });
+
+/** Whether an attestation's SBOM evidence was indexed for exposure queries, and why not. */
+export const SbomIndex = z
+  .object({
+    indexed: z.boolean(),
+    components: z.number().int(),
+    reason: z.string().nullable(),
+    documents: z.array(SbomDocument),
+  })
+  .meta({ id: 'SbomIndex' });
+export type SbomIndex = z.infer<typeof SbomIndex>;
+
+/** A time in a query: seconds since the epoch, or an ISO 8601 date-time with an offset. */
+export const QueryTime = z
+  .union([
+    z
+      .string()
+      .regex(/^\d+(\.\d+)?$/, 'seconds since the epoch')
+      .transform((s) => new Date(Number(s) * 1000)),
+    z.iso.datetime({ offset: true }).transform((s) => new Date(s)),
+  ])
+  .meta({ description: 'Seconds since the epoch, or an ISO 8601 date-time' });
+
+/** `GET /exposure/{org}`: exactly one of purl, fingerprint or commit; from/to clip the intervals. */
+export const ExposureQuery = z.strictObject({
+  purl: z
+    .string()
+    .min(1)
+    .max(2048)
+    .optional()
+    .meta({ description: 'A package URL; without a version it matches every version' }),
+  fingerprint: Fingerprint.optional(),
+  commit: CommitSha.optional(),
+  from: QueryTime.optional(),
+  to: QueryTime.optional(),
+  limit: QueryInt(1, 1000).optional().default(100),
+});
+
+/** A stretch of time an artifact ran in one environment with the environment's compliance unchanged. */
+export const ExposureInterval = z
+  .object({
+    from: EpochSeconds,
+    /** Null while it still runs (and no `to` clips it). */
+    to: EpochSeconds.nullable(),
+    from_snapshot: z.number().int(),
+    to_snapshot: z.number().int().nullable(),
+    /** The environment's compliance over the interval; null when it has no policies. */
+    compliant: z.boolean().nullable(),
+  })
+  .meta({ id: 'ExposureInterval' });
+
+/** A matching component of an artifact's SBOM. */
+export const ExposureComponent = z
+  .object({
+    purl: z.string(),
+    type: z.string(),
+    namespace: z.string().nullable(),
+    name: z.string(),
+    version: z.string().nullable(),
+    attestation_id: z.string(),
+    attestation_name: z.string(),
+  })
+  .meta({ id: 'ExposureComponent' });
+
+/** An artifact of the answer, with where and when it ran. */
+export const ExposureArtifact = z
+  .object({
+    fingerprint: z.string(),
+    name: z.string(),
+    flow: z.string(),
+    trail: z.string(),
+    commit: z.string().nullable(),
+    components: z.array(ExposureComponent),
+    environments: z.array(z.object({ environment_name: z.string(), intervals: z.array(ExposureInterval) })),
+  })
+  .meta({ id: 'ExposureArtifact' });
+
+/** The exposure answer: the matching artifacts, newest first. */
+export const ExposureResult = z
+  .object({
+    query: z.object({
+      purl: z.string().nullable(),
+      fingerprint: z.string().nullable(),
+      commit: z.string().nullable(),
+      from: EpochSeconds.nullable(),
+      to: EpochSeconds.nullable(),
+    }),
+    artifacts: z.array(ExposureArtifact),
+    /** More artifacts matched than `limit`. */
+    truncated: z.boolean(),
+  })
+  .meta({ id: 'ExposureResult' });
+export type ExposureResult = z.infer<typeof ExposureResult>;
