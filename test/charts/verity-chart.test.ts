@@ -39,7 +39,7 @@ describe('the API chart by default (embedded database)', async () => {
   });
 
   it('probes /healthz for liveness and startup and /readyz for readiness on the API port', () => {
-    expect(container.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
+    expect(container.ports).toContainEqual({ name: 'http', containerPort: 8080, protocol: 'TCP' });
     expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
     expect(container.startupProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
     expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
@@ -70,6 +70,17 @@ describe('the API chart by default (embedded database)', async () => {
     expect(deployment.spec.template.metadata.labels).toMatchObject(selector);
     expect(find(objects, 'Service')!.spec.selector).toEqual(selector);
     expect(find(objects, 'PodDisruptionBudget')!.spec.selector.matchLabels).toEqual(selector);
+  });
+
+  it('exposes only the API port on its Service: /metrics (which names every tenant) has its own port', () => {
+    const services = objects.filter((o) => o.kind === 'Service');
+    expect(services).toHaveLength(1);
+    expect(services[0]!.spec.ports).toEqual([
+      { name: 'http', port: 8080, targetPort: 'http', protocol: 'TCP' },
+    ]);
+    expect(container.ports).toContainEqual({ name: 'metrics', containerPort: 9464, protocol: 'TCP' });
+    expect(envOf(objects).VERITY_METRICS_PORT).toBe('9464');
+    expect(envOf(objects).PORT).toBe('8080');
   });
 
   it('creates neither HPA, NetworkPolicy, ServiceMonitor nor PrometheusRule', () => {
@@ -252,8 +263,40 @@ describe('the PrometheusRule', async () => {
   it('selects the series of this release, as the ServiceMonitor labels them', () => {
     for (const rule of rules) expect(rule.expr).toContain('job="verity",namespace="verity-system"');
     const monitor = find(objects, 'ServiceMonitor')!;
-    expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics' })]);
-    expect(monitor.spec.selector.matchLabels).toEqual(find(objects, 'Service')!.spec.selector);
+    expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'metrics', path: '/metrics' })]);
+    expect(monitor.spec.endpoints[0].relabelings).toContainEqual({
+      action: 'replace',
+      targetLabel: 'job',
+      replacement: 'verity',
+    });
+  });
+
+  it('scrapes the metrics port through a Service of its own, which the API Service never selects as', () => {
+    const monitor = find(objects, 'ServiceMonitor')!;
+    const services = objects.filter((o) => o.kind === 'Service');
+    const selected = services.filter((svc) =>
+      Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => svc.metadata.labels?.[k] === v),
+    );
+    expect(selected.map((svc) => svc.metadata.name)).toEqual(['verity-metrics']);
+    expect(selected[0]!.spec.ports).toEqual([
+      { name: 'metrics', port: 9464, targetPort: 'metrics', protocol: 'TCP' },
+    ]);
+    expect(selected[0]!.spec.selector).toEqual(find(objects, 'Deployment')!.spec.selector.matchLabels);
+    const api = services.find((svc) => svc.metadata.name === 'verity')!;
+    expect(api.spec.ports.map((p: any) => p.targetPort)).toEqual(['http']);
+  });
+
+  it('lets the network policy admit Prometheus to the metrics port on its own rule', async () => {
+    const prometheus = [{ namespaceSelector: { matchLabels: { name: 'monitoring' } } }];
+    const api = [{ podSelector: { matchLabels: { app: 'gateway' } } }];
+    const rendered = await render(CHART, {
+      values: { networkPolicy: { enabled: true, ingressFrom: api, metricsFrom: prometheus } },
+    });
+    const ingress = find(rendered, 'NetworkPolicy')!.spec.ingress;
+    expect(ingress).toEqual([
+      { ports: [{ port: 'http', protocol: 'TCP' }], from: api },
+      { ports: [{ port: 'metrics', protocol: 'TCP' }], from: prometheus },
+    ]);
   });
 
   it('writes every expression as valid PromQL', () => {

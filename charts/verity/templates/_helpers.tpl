@@ -30,6 +30,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: api
 {{- end -}}
 
+{{/* The label that tells the metrics Service from the API's (the ServiceMonitor selects it). */}}
+{{- define "verity.metricsServiceLabels" -}}
+verity.dev/service: metrics
+{{- end -}}
+
 {{- define "verity.labels" -}}
 helm.sh/chart: {{ include "verity.chart" . }}
 {{ include "verity.selectorLabels" . }}

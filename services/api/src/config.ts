@@ -58,6 +58,7 @@ const EnvSchema = z
   .object({
     PORT: intVar(8080, 0, 65535),
     HOST: optionalString.transform((v) => v ?? '0.0.0.0'),
+    VERITY_METRICS_PORT: intVar(9464, 0, 65535),
     DATABASE_URL: urlVar(['postgres:', 'postgresql:']),
     VERITY_DB_POOL_MAX: intVar(10, 1, 500),
     VERITY_DB_PREPARED_STATEMENTS: boolVar(true),
@@ -111,6 +112,8 @@ const EnvSchema = z
 export interface Config {
   port: number;
   host: string;
+  /** Port of the separate listener serving `GET /metrics` (never the API port: the series name tenants). */
+  metricsPort: number;
   databaseUrl: string | undefined;
   dbPoolMax: number;
   /** PostgreSQL: run repeated statements as named prepared statements (off behind a transaction-mode pooler). */
@@ -202,6 +205,7 @@ export function loadConfig(
   return {
     port: e.PORT,
     host: e.HOST,
+    metricsPort: e.VERITY_METRICS_PORT,
     databaseUrl: e.DATABASE_URL,
     dbPoolMax: e.VERITY_DB_POOL_MAX,
     dbPreparedStatements: e.VERITY_DB_PREPARED_STATEMENTS,
