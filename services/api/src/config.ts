@@ -69,6 +69,7 @@ const EnvSchema = z
       message: 'must be at least 20 characters',
     }),
     VERITY_PUBLIC_URL: urlVar(['http:', 'https:']),
+    VERITY_BACKUP_ORG: optionalString.pipe(OrgName.optional()),
     VERITY_BODY_LIMIT_BYTES: intVar(10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     VERITY_UPLOAD_LIMIT_BYTES: intVar(10 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     VERITY_EVIDENCE_MAX_BYTES: intVar(0, 1024, 4 * 1024 * 1024 * 1024),
@@ -108,6 +109,9 @@ const EnvSchema = z
     }
   });
 
+/** The organization a first start creates when none is configured (usecases/bootstrap.ts). */
+const DEFAULT_BACKUP_ORG = 'default';
+
 /** The parsed configuration of the API process. */
 export interface Config {
   port: number;
@@ -123,6 +127,8 @@ export interface Config {
   bootstrapOrg: string | undefined;
   bootstrapApiKey: string | undefined;
   publicUrl: string;
+  /** The organization whose admins may download a backup of the embedded database (all organizations' data). */
+  backupOrg: string;
   bodyLimitBytes: number;
   /** Largest file part of a multipart upload (templates, evidence, policies). */
   uploadLimitBytes: number;
@@ -214,6 +220,7 @@ export function loadConfig(
     bootstrapOrg: e.VERITY_BOOTSTRAP_ORG,
     bootstrapApiKey: e.VERITY_BOOTSTRAP_API_KEY,
     publicUrl: (e.VERITY_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    backupOrg: e.VERITY_BACKUP_ORG ?? e.VERITY_BOOTSTRAP_ORG ?? DEFAULT_BACKUP_ORG,
     bodyLimitBytes: e.VERITY_BODY_LIMIT_BYTES,
     uploadLimitBytes: e.VERITY_UPLOAD_LIMIT_BYTES,
     evidenceMaxBytes: evidenceMax,

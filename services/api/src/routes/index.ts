@@ -19,6 +19,7 @@ import allowlists from './allowlists/index.js';
 import environments from './environments/index.js';
 import policies from './policies/index.js';
 import snapshots from './snapshots/index.js';
+import admin from './admin/index.js';
 
 const routes: FastifyPluginAsync = async (app) => {
   await app.register(organizations);
@@ -37,6 +38,7 @@ const routes: FastifyPluginAsync = async (app) => {
   await app.register(policies);
   await app.register(allowlists);
   await app.register(actions);
+  await app.register(admin);
 };
 
 export default routes;
