@@ -104,7 +104,7 @@ describe.skipIf(onPostgres)('backup and restore of the embedded database', () =>
       await restored.close();
       await database.close();
     }
-  }, 60_000);
+  }, 240_000);
 
   it('refuses a data directory a running server holds', async () => {
     const target = join(dir, 'locked');
