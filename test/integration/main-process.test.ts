@@ -40,7 +40,7 @@ async function start(port: number, metricsPort = 0) {
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 120_000;
   while (!out.includes('metrics listening') && Date.now() < deadline && child.exitCode === null) {
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -75,7 +75,7 @@ describe.skipIf(onPostgres)('the API process', () => {
     });
     expect(again.status).toBe(200);
     expect(await second.stop()).toBe(0);
-  }, 120_000);
+  }, 240_000);
 
   it('serves /metrics on its own port only, never to clients of the API port', async () => {
     const [port, metricsPort] = [await freePort(), await freePort()];
@@ -87,7 +87,7 @@ describe.skipIf(onPostgres)('the API process', () => {
     expect(scraped.status).toBe(200);
     expect(await scraped.text()).toContain('verity_database_available 1');
     expect(await server.stop()).toBe(0);
-  }, 120_000);
+  }, 240_000);
 
   it('exits with every configuration problem listed', () => {
     const result = spawnSync(TSX, [MAIN], {
