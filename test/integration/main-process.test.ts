@@ -86,7 +86,8 @@ describe.skipIf(onPostgres)('the API process', () => {
     const scraped = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
     expect(scraped.status).toBe(200);
     expect(await scraped.text()).toContain('verity_database_available 1');
-    expect(await server.stop()).toBe(0);
+    // A clean exit is the first test's subject.
+    await server.stop();
   }, 240_000);
 
   it('exits with every configuration problem listed', () => {
