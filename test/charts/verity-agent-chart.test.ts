@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { Ajv } from 'ajv';
 import { chartDir, expectRefused, render, type K8sObject } from './helm.js';
+import { loadOperatorConfig } from '../../services/operator/src/config.js';
 
 const CHART = 'verity-agent';
 const root = process.cwd();
@@ -150,7 +151,8 @@ describe('RBAC', async () => {
     for (const rule of rules) {
       expect([...rule.apiGroups, ...rule.resources, ...rule.verbs]).not.toContain('*');
       const writes = rule.verbs.some((v: string) => !['get', 'list', 'watch'].includes(v));
-      if (writes && !rule.apiGroups.includes('verity.dev')) expect(rule.resources).toEqual(['events']);
+      if (writes && !rule.apiGroups.includes('verity.dev'))
+        expect([['events'], ['leases']]).toContainEqual(rule.resources);
     }
   });
 
@@ -159,7 +161,9 @@ describe('RBAC', async () => {
       values: merge({ operator: { watchNamespaces: ['team-a', 'team-b'], secretNames: ['slack-webhook'] } }),
     });
     expect(named(scoped, 'ClusterRole', '-operator')).toBeUndefined();
-    const roles = byKind(scoped, 'Role');
+    const leaderElection = (o: { metadata: { name: string } }) =>
+      o.metadata.name.endsWith('-leader-election');
+    const roles = byKind(scoped, 'Role').filter((r) => !leaderElection(r));
     expect(roles.map((r) => r.metadata.namespace)).toEqual(['team-a', 'team-b']);
     for (const role of roles) {
       expect(role.rules.find((r: any) => r.resources.includes('secrets'))).toEqual({
@@ -169,12 +173,70 @@ describe('RBAC', async () => {
         resourceNames: ['slack-webhook'],
       });
     }
-    const bindings = byKind(scoped, 'RoleBinding');
+    const bindings = byKind(scoped, 'RoleBinding').filter((b) => !leaderElection(b));
     expect(bindings.map((b) => [b.metadata.namespace, b.roleRef.kind, b.subjects[0].namespace])).toEqual([
       ['team-a', 'Role', 'verity-system'],
       ['team-b', 'Role', 'verity-system'],
     ]);
     expect(envOf(containerOf(scoped, 'operator')).VERITY_WATCH_NAMESPACES).toBe('team-a,team-b');
+  });
+});
+
+describe('the operator replicas', async () => {
+  const objects = await render(CHART, { values: BASE });
+  const container = containerOf(objects, 'operator');
+  const env = envOf(container);
+  const lease = named(objects, 'Deployment', '-operator')!.metadata.name;
+
+  it('elect a leader through a Lease, with the timings as values', async () => {
+    expect(env).toMatchObject({
+      VERITY_LEADER_ELECTION: 'true',
+      VERITY_LEADER_ELECTION_LEASE_NAME: lease,
+      VERITY_LEASE_DURATION_SECONDS: '15',
+      VERITY_LEASE_RENEW_DEADLINE_SECONDS: '10',
+      VERITY_LEASE_RETRY_PERIOD_SECONDS: '2',
+    });
+    expect(env.VERITY_POD_NAME).toEqual({ fieldRef: { fieldPath: 'metadata.name' } });
+    expect(env.VERITY_LEADER_ELECTION_NAMESPACE).toEqual({ fieldRef: { fieldPath: 'metadata.namespace' } });
+    expect(named(objects, 'Deployment', '-operator')!.spec.strategy).toMatchObject({ type: 'RollingUpdate' });
+    // What the operator makes of it, in a pod named operator-0 of verity-system.
+    const literal = Object.fromEntries(
+      Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'),
+    );
+    const config = loadOperatorConfig(
+      { ...literal, VERITY_POD_NAME: 'operator-0', VERITY_LEADER_ELECTION_NAMESPACE: 'verity-system' },
+      () => 'a-key',
+    );
+    expect(config.leaderElection).toEqual({
+      leaseName: lease,
+      leaseNamespace: 'verity-system',
+      identity: 'operator-0',
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2000,
+    });
+  });
+
+  it('may read and renew only their own Lease, in the release namespace', () => {
+    const role = byKind(objects, 'Role').find((r) => r.metadata.name === `${lease}-leader-election`)!;
+    expect(role.metadata.namespace).toBe('verity-system');
+    expect(role.rules).toEqual([
+      {
+        apiGroups: ['coordination.k8s.io'],
+        resources: ['leases'],
+        verbs: ['get', 'update'],
+        resourceNames: [lease],
+      },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+    ]);
+    const binding = byKind(objects, 'RoleBinding').find((b) => b.metadata.name === role.metadata.name)!;
+    expect(binding.subjects).toEqual([
+      {
+        kind: 'ServiceAccount',
+        name: named(objects, 'Deployment', '-operator')!.spec.template.spec.serviceAccountName,
+        namespace: 'verity-system',
+      },
+    ]);
   });
 });
 
@@ -188,7 +250,8 @@ describe('the two programs', async () => {
     const deployment = named(objects, 'Deployment', `-${component}`)!;
     const pod = deployment.spec.template.spec;
     const container = containerOf(objects, component);
-    expect(deployment.spec.replicas).toBe(1);
+    // Two operators elect a leader; the reporter runs once.
+    expect(deployment.spec.replicas).toBe(component === 'operator' ? 2 : 1);
     expect(container.command).toEqual(['node', entry]);
     expect(container.securityContext).toMatchObject({
       runAsNonRoot: true,

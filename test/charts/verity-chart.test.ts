@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { parser as promql } from '@prometheus-io/lezer-promql';
 import { chartDir, expectRefused, helm, render, type K8sObject } from './helm.js';
 import { CONFIG_VARIABLES, loadConfig } from '../../services/api/src/config.js';
+import { ensureBootstrap } from '../../services/api/src/usecases/bootstrap.js';
+import { createTestDatabase } from '../helpers/database.js';
 
 const CHART = 'verity';
 const PG = 'postgres://verity:pw@db:5432/verity';
@@ -39,7 +41,7 @@ describe('the API chart by default (embedded database)', async () => {
   });
 
   it('probes /healthz for liveness and startup and /readyz for readiness on the API port', () => {
-    expect(container.ports).toEqual([{ name: 'http', containerPort: 8080, protocol: 'TCP' }]);
+    expect(container.ports).toContainEqual({ name: 'http', containerPort: 8080, protocol: 'TCP' });
     expect(container.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
     expect(container.startupProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
     expect(container.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
@@ -50,7 +52,7 @@ describe('the API chart by default (embedded database)', async () => {
     expect(env.DATABASE_URL).toBeUndefined();
     expect(env.DATABASE_URL_FILE).toBeUndefined();
     const mounts = Object.fromEntries(container.volumeMounts.map((m: any) => [m.name, m.mountPath]));
-    expect(mounts).toEqual({ tmp: '/tmp', data: env.VERITY_DATA_DIR });
+    expect(mounts).toEqual({ tmp: '/tmp', data: env.VERITY_DATA_DIR, bootstrap: '/etc/verity/bootstrap' });
     const volumes = Object.fromEntries(pod.volumes.map((v: any) => [v.name, v]));
     const claim = find(objects, 'PersistentVolumeClaim')!;
     expect(volumes.data.persistentVolumeClaim.claimName).toBe(claim.metadata.name);
@@ -72,12 +74,70 @@ describe('the API chart by default (embedded database)', async () => {
     expect(find(objects, 'PodDisruptionBudget')!.spec.selector.matchLabels).toEqual(selector);
   });
 
+  it('exposes only the API port on its Service: /metrics (which names every tenant) has its own port', () => {
+    const services = objects.filter((o) => o.kind === 'Service');
+    expect(services).toHaveLength(1);
+    expect(services[0]!.spec.ports).toEqual([
+      { name: 'http', port: 8080, targetPort: 'http', protocol: 'TCP' },
+    ]);
+    expect(container.ports).toContainEqual({ name: 'metrics', containerPort: 9464, protocol: 'TCP' });
+    expect(envOf(objects).VERITY_METRICS_PORT).toBe('9464');
+    expect(envOf(objects).PORT).toBe('8080');
+  });
+
+  it('generates the admin key into a kept Secret and passes it as a file, so the API never logs one', async () => {
+    const env = envOf(objects);
+    expect(env.VERITY_BOOTSTRAP_API_KEY).toBeUndefined();
+    expect(env.VERITY_BOOTSTRAP_ORG).toBe('default');
+    const secret = find(objects, 'Secret', 'verity-bootstrap')!;
+    expect(secret.metadata.annotations).toMatchObject({ 'helm.sh/resource-policy': 'keep' });
+    const key: string = secret.stringData['api-key'];
+    expect(key).toMatch(/^vty_[A-Za-z0-9]{43}$/);
+    const file: string = env.VERITY_BOOTSTRAP_API_KEY_FILE;
+    const mount = container.volumeMounts.find((m: any) => file.startsWith(`${m.mountPath}/`));
+    const volume = pod.volumes.find((v: any) => v.name === mount.name);
+    expect(volume.secret.secretName).toBe('verity-bootstrap');
+    expect(`${mount.mountPath}/${volume.secret.items[0].path}`).toBe(file);
+    expect(volume.secret.items[0].key).toBe('api-key');
+    // What the API makes of it: a configured key, so the first start generates (and prints) none.
+    const literal = Object.fromEntries(
+      Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'),
+    );
+    const config = loadConfig(literal, (path) => (path === file ? key : ''));
+    expect(config).toMatchObject({ bootstrapOrg: 'default', bootstrapApiKey: key });
+    const db = await createTestDatabase();
+    try {
+      const boot = await ensureBootstrap(db.db, {
+        orgName: config.bootstrapOrg,
+        apiKey: config.bootstrapApiKey,
+        now: new Date(),
+      });
+      expect(boot).toMatchObject({ org: 'default', orgCreated: true, configuredKeyCreated: true });
+      expect(boot.generatedKey).toBeUndefined();
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('keeps the generated key across upgrades: it reads the release Secret back before making one', async () => {
+    const helpers = await import('node:fs').then((fs) =>
+      fs.readFileSync(`${chartDir(CHART)}/templates/_helpers.tpl`, 'utf8'),
+    );
+    expect(helpers).toMatch(
+      /lookup "v1" "Secret" \.Release\.Namespace \(include "verity\.bootstrapSecretName" \.\)/,
+    );
+    const optedOut = await render(CHART, { values: { bootstrap: { generateKey: false } } });
+    expect(find(optedOut, 'Secret')).toBeUndefined();
+    expect(envOf(optedOut).VERITY_BOOTSTRAP_API_KEY_FILE).toBeUndefined();
+  });
+
   it('creates neither HPA, NetworkPolicy, ServiceMonitor nor PrometheusRule', () => {
     const kinds = objects.map((o) => o.kind).sort();
     expect(kinds).toEqual([
       'Deployment',
       'PersistentVolumeClaim',
       'PodDisruptionBudget',
+      'Secret',
       'Service',
       'ServiceAccount',
     ]);
@@ -202,7 +262,10 @@ describe('the API chart on PostgreSQL', async () => {
     const existing = await render(CHART, {
       values: { database: { existingSecret: 'pg', existingSecretKey: 'uri' }, replicaCount: 2 },
     });
-    expect(existing.filter((o) => o.kind === 'Secret')).toEqual([]);
+    // Only the generated bootstrap key's: nothing holds the database URL.
+    expect(existing.filter((o) => o.kind === 'Secret').map((o) => o.metadata.name)).toEqual([
+      'verity-bootstrap',
+    ]);
     const volume = find(existing, 'Deployment')!.spec.template.spec.volumes.find(
       (v: any) => v.name === 'database',
     );
@@ -252,8 +315,40 @@ describe('the PrometheusRule', async () => {
   it('selects the series of this release, as the ServiceMonitor labels them', () => {
     for (const rule of rules) expect(rule.expr).toContain('job="verity",namespace="verity-system"');
     const monitor = find(objects, 'ServiceMonitor')!;
-    expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics' })]);
-    expect(monitor.spec.selector.matchLabels).toEqual(find(objects, 'Service')!.spec.selector);
+    expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'metrics', path: '/metrics' })]);
+    expect(monitor.spec.endpoints[0].relabelings).toContainEqual({
+      action: 'replace',
+      targetLabel: 'job',
+      replacement: 'verity',
+    });
+  });
+
+  it('scrapes the metrics port through a Service of its own, which the API Service never selects as', () => {
+    const monitor = find(objects, 'ServiceMonitor')!;
+    const services = objects.filter((o) => o.kind === 'Service');
+    const selected = services.filter((svc) =>
+      Object.entries(monitor.spec.selector.matchLabels).every(([k, v]) => svc.metadata.labels?.[k] === v),
+    );
+    expect(selected.map((svc) => svc.metadata.name)).toEqual(['verity-metrics']);
+    expect(selected[0]!.spec.ports).toEqual([
+      { name: 'metrics', port: 9464, targetPort: 'metrics', protocol: 'TCP' },
+    ]);
+    expect(selected[0]!.spec.selector).toEqual(find(objects, 'Deployment')!.spec.selector.matchLabels);
+    const api = services.find((svc) => svc.metadata.name === 'verity')!;
+    expect(api.spec.ports.map((p: any) => p.targetPort)).toEqual(['http']);
+  });
+
+  it('lets the network policy admit Prometheus to the metrics port on its own rule', async () => {
+    const prometheus = [{ namespaceSelector: { matchLabels: { name: 'monitoring' } } }];
+    const api = [{ podSelector: { matchLabels: { app: 'gateway' } } }];
+    const rendered = await render(CHART, {
+      values: { networkPolicy: { enabled: true, ingressFrom: api, metricsFrom: prometheus } },
+    });
+    const ingress = find(rendered, 'NetworkPolicy')!.spec.ingress;
+    expect(ingress).toEqual([
+      { ports: [{ port: 'http', protocol: 'TCP' }], from: api },
+      { ports: [{ port: 'metrics', protocol: 'TCP' }], from: prometheus },
+    ]);
   });
 
   it('writes every expression as valid PromQL', () => {
@@ -280,7 +375,10 @@ describe('NOTES.txt', () => {
     expect(result.code, result.stderr).toBe(0);
     const notes = result.stdout.slice(result.stdout.indexOf('NOTES:'));
     expect(notes).toContain('kubectl -n verity-system port-forward svc/verity 8080:8080');
-    expect(notes).toContain('kubectl -n verity-system logs deploy/verity');
+    expect(notes).not.toContain('logs deploy/verity');
+    expect(notes).toContain(
+      "kubectl -n verity-system get secret verity-bootstrap -o jsonpath='{.data.api-key}' | base64 -d",
+    );
     expect(notes).toContain('helm install verity-agent charts/verity-agent');
     expect(notes).toContain('--set api.url=http://verity.verity-system.svc:8080');
   });

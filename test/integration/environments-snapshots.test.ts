@@ -432,7 +432,7 @@ describe('reports', () => {
 
   it('exposes runtime metrics with bounded labels', async () => {
     await api.put(`/api/v2/environments/${ORG}`, { name: 'never-reported', type: 'K8S', description: '' });
-    const res = await t.app.inject({ url: '/metrics' });
+    const res = await t.app.metrics.server.inject({ url: '/metrics' });
     expect(res.body).toMatch(/verity_environment_compliant\{org="acme",environment="prod"\} 1/);
     expect(res.body).not.toMatch(/verity_environment_compliant\{org="acme",environment="ecs"\}/);
     expect(res.body).toMatch(
@@ -459,7 +459,7 @@ describe('reports', () => {
     );
     const names = [...rules.matchAll(/"(verity_[a-z_]+)"/g)].map((m) => m[1]!);
     expect(names.length).toBeGreaterThanOrEqual(4);
-    const res = await t.app.inject({ url: '/metrics' });
+    const res = await t.app.metrics.server.inject({ url: '/metrics' });
     for (const name of names) expect(res.body, name).toContain(`# TYPE ${name} `);
   });
 });

@@ -28,7 +28,7 @@ describe('operations endpoints', () => {
     await client(t.app, key).get('/api/v2/organizations/acme');
     await client(t.app, key).get('/api/v2/service-accounts/acme/nobody');
     await client(t.app).get('/api/v2/nope');
-    const res = await t.app.inject({ url: '/metrics' });
+    const res = await t.app.metrics.server.inject({ url: '/metrics' });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/text\/plain/);
     const text = res.body;
@@ -45,6 +45,45 @@ describe('operations endpoints', () => {
     expect(text).toMatch(/process_resident_memory_bytes/);
     // raw values never become labels
     expect(text).not.toContain('nobody');
+  });
+
+  it('names no organization or environment to an unauthenticated client of the API port', async () => {
+    // Its own app: the runtime gauges share one read of the database per second.
+    const own = await createTestApp();
+    const key = await own.seedKey('tenant-secret-org', 'member');
+    const put = await client(own.app, key).put('/api/v2/environments/tenant-secret-org', {
+      name: 'hidden-env',
+      type: 'K8S',
+      description: '',
+    });
+    expect(put.status).toBe(201);
+    const report = await client(own.app, key).put(
+      '/api/v2/environments/tenant-secret-org/hidden-env/report/K8S',
+      {
+        artifacts: [],
+      },
+    );
+    expect(report.status).toBe(200);
+    const onApiPort = await own.app.inject({ url: '/metrics' });
+    expect(onApiPort.statusCode).toBe(404);
+    expect(onApiPort.body).not.toContain('tenant-secret-org');
+    expect(onApiPort.body).not.toContain('hidden-env');
+    // The metrics listener (its own port) still has them, for Prometheus.
+    const scraped = await own.app.metrics.server.inject({ url: '/metrics' });
+    expect(scraped.statusCode).toBe(200);
+    expect(scraped.body).toContain('tenant-secret-org');
+    expect(scraped.body).toContain('verity_database_available 1');
+    await own.close();
+  });
+
+  it('reports the database unavailable at scrape time without failing the scrape', async () => {
+    const other = await createTestApp();
+    await other.seedKey('acme', 'admin');
+    await other.db.close();
+    const res = await other.app.metrics.server.inject({ url: '/metrics' });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('verity_database_available 0');
+    await other.app.close();
   });
 
   it('answers 503 from /readyz when the database is gone', async () => {

@@ -24,11 +24,12 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function start(port: number) {
+async function start(port: number, metricsPort = 0) {
   const child = spawn(TSX, [MAIN], {
     env: {
       ...process.env,
       PORT: String(port),
+      VERITY_METRICS_PORT: String(metricsPort),
       HOST: '127.0.0.1',
       VERITY_DATA_DIR: dir,
       DATABASE_URL: '',
@@ -39,8 +40,8 @@ async function start(port: number) {
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const deadline = Date.now() + 60_000;
-  while (!out.includes('Server listening') && Date.now() < deadline && child.exitCode === null) {
+  const deadline = Date.now() + 120_000;
+  while (!out.includes('metrics listening') && Date.now() < deadline && child.exitCode === null) {
     await new Promise((r) => setTimeout(r, 100));
   }
   await new Promise((r) => setTimeout(r, 300));
@@ -74,7 +75,20 @@ describe.skipIf(onPostgres)('the API process', () => {
     });
     expect(again.status).toBe(200);
     expect(await second.stop()).toBe(0);
-  }, 120_000);
+  }, 240_000);
+
+  it('serves /metrics on its own port only, never to clients of the API port', async () => {
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    const server = await start(port, metricsPort);
+    const onApi = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(onApi.status).toBe(404);
+    expect(await onApi.text()).not.toContain('verity_');
+    const scraped = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toContain('verity_database_available 1');
+    // A clean exit is the first test's subject.
+    await server.stop();
+  }, 240_000);
 
   it('exits with every configuration problem listed', () => {
     const result = spawnSync(TSX, [MAIN], {

@@ -215,7 +215,7 @@ describe('delivery', () => {
     expect(action.is_failing).toBe(false);
     // The counter moves just after the delivery is recorded.
     const metrics = await until(async () => {
-      const body = (await t.app.inject({ url: '/metrics' })).body;
+      const body = (await t.app.metrics.server.inject({ url: '/metrics' })).body;
       return /verity_notifications_total\{target_type="EMAIL",result="success"\} 1/.test(body)
         ? body
         : undefined;

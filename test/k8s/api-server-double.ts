@@ -5,7 +5,8 @@
  * delete, and `?watch=true` streams (replay from a resourceVersion, bookmarks when
  * `allowWatchBookmarks=true`, 410 Gone for a compacted resourceVersion, timeoutSeconds).
  * Tests change objects directly, drop watch connections, expire history and inject failures.
- * Pods are its first resource; others are registered with {@link ApiServerDouble.register}.
+ * Pods, Leases and Events are served from the start; others are registered with
+ * {@link ApiServerDouble.register}.
  *
  * Types registered with `statusSubresource` behave as custom resources with a status
  * subresource do: `metadata.generation` starts at 1 and grows only when `spec` changes, a write
@@ -46,6 +47,24 @@ export const SECRETS: ResourceType = {
   version: 'v1',
   resource: 'secrets',
   kind: 'Secret',
+  namespaced: true,
+};
+
+/** coordination.k8s.io Leases: what replicas elect a leader with (PUT with a stale resourceVersion is 409). */
+export const LEASES: ResourceType = {
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  resource: 'leases',
+  kind: 'Lease',
+  namespaced: true,
+};
+
+/** core/v1 Events, as `kubectl describe` lists them for an object. */
+export const EVENTS: ResourceType = {
+  group: '',
+  version: 'v1',
+  resource: 'events',
+  kind: 'Event',
   namespaced: true,
 };
 
@@ -385,7 +404,7 @@ export class ApiServerDouble extends EventEmitter<{ watch: [WatchScope]; list: [
     this.setMaxListeners(0);
     this.token = options.token ?? 'double-token';
     this.store = new ObjectStore(options.historyLimit);
-    this.register(PODS);
+    for (const t of [PODS, LEASES, EVENTS]) this.register(t);
     this.store.on('event', (e) => this.fanOut(e));
   }
 
@@ -459,6 +478,20 @@ export class ApiServerDouble extends EventEmitter<{ watch: [WatchScope]; list: [
       metadata: { namespace, name, ...(labels ? { labels } : {}) },
       data,
     });
+  }
+
+  /** The Events about an object (what `kubectl describe` shows), oldest first. */
+  eventsFor(kind: string, namespace: string, name: string): K8sObject[] {
+    return this.store
+      .list(EVENTS, namespace)
+      .map(([, e]) => e)
+      .filter((e) => e.involvedObject?.kind === kind && e.involvedObject?.name === name)
+      .sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion));
+  }
+
+  /** A Lease, if there is one. */
+  lease(namespace: string, name: string): K8sObject | undefined {
+    return this.store.get(LEASES, namespace, name);
   }
 
   /** Closes every open watch connection abruptly, as a load balancer or an API server restart does. */

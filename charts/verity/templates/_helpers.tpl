@@ -30,6 +30,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: api
 {{- end -}}
 
+{{/* The label that tells the metrics Service from the API's (the ServiceMonitor selects it). */}}
+{{- define "verity.metricsServiceLabels" -}}
+verity.dev/service: metrics
+{{- end -}}
+
 {{- define "verity.labels" -}}
 helm.sh/chart: {{ include "verity.chart" . }}
 {{ include "verity.selectorLabels" . }}
@@ -76,6 +81,34 @@ app.kubernetes.io/part-of: verity
 {{- end -}}
 {{- define "verity.bootstrapSecretKey" -}}
 {{- if .Values.bootstrap.existingSecret -}}{{ .Values.bootstrap.existingSecretKey }}{{- else -}}api-key{{- end -}}
+{{- end -}}
+
+{{/* True (non-empty) when the chart generates the bootstrap key into its Secret. */}}
+{{- define "verity.bootstrapKeyGenerated" -}}
+{{- if and .Values.bootstrap.generateKey (not .Values.bootstrap.apiKey) (not .Values.bootstrap.existingSecret) -}}true{{- end -}}
+{{- end -}}
+
+{{/* True (non-empty) when the pod reads a bootstrap key from a Secret. */}}
+{{- define "verity.bootstrapKeyMounted" -}}
+{{- if or .Values.bootstrap.apiKey .Values.bootstrap.existingSecret (include "verity.bootstrapKeyGenerated" .) -}}true{{- end -}}
+{{- end -}}
+
+{{/* The bootstrap organization: as set, or the API's default one for a generated key. */}}
+{{- define "verity.bootstrapOrg" -}}
+{{- if .Values.bootstrap.org -}}{{ .Values.bootstrap.org }}{{- else if include "verity.bootstrapKeyGenerated" . -}}default{{- end -}}
+{{- end -}}
+
+{{/*
+The generated bootstrap key: the one already in the release's Secret (kept across upgrades),
+else a new random one. It reaches the pod as a file, never the log.
+*/}}
+{{- define "verity.generatedBootstrapKey" -}}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "verity.bootstrapSecretName" .) -}}
+{{- if and $existing $existing.data (hasKey $existing.data "api-key") -}}
+{{- index $existing.data "api-key" | b64dec -}}
+{{- else -}}
+{{- printf "vty_%s" (randAlphaNum 43) -}}
+{{- end -}}
 {{- end -}}
 
 {{/* Secret holding SMTP_URL, and its key. */}}

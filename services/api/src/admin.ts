@@ -1,9 +1,11 @@
 /**
  * `npm run admin -- <command>`: organizations, users, memberships and keys from a shell, on the
  * configured database (DATABASE_URL, or the embedded one in VERITY_DATA_DIR while the server is
- * stopped).
+ * stopped); backups of a running server and restores into a stopped one.
  */
+import { BACKUP_USAGE, backupCommand, restoreCommand } from './admin-backup.js';
 import { AdminUsageError, USAGE, runAdmin } from './admin-commands.js';
+import { RestoreRefusedError } from './usecases/backup.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './storage/create-db.js';
 import { migrateToLatest } from './storage/migrate.js';
@@ -11,10 +13,21 @@ import { migrateToLatest } from './storage/migrate.js';
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(`${USAGE}\n\nBackups:\n${BACKUP_USAGE}\n`);
+    return;
+  }
+  if (argv[0] === 'backup') {
+    // Through the running server: it alone may read its embedded database.
+    process.stdout.write(`${(await backupCommand(argv)).join('\n')}\n`);
     return;
   }
   const config = loadConfig();
+  if (argv[0] === 'restore') {
+    if (config.databaseUrl)
+      throw new AdminUsageError('restore is for the embedded database; restore PostgreSQL with pg_restore');
+    process.stdout.write(`${(await restoreCommand(argv, config.dataDir)).join('\n')}\n`);
+    return;
+  }
   const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 2 });
   try {
     await migrateToLatest(handle);
@@ -26,7 +39,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof AdminUsageError || err instanceof ConfigError)
+  if (err instanceof AdminUsageError || err instanceof ConfigError || err instanceof RestoreRefusedError)
     process.stderr.write(`error: ${err.message}\n`);
   else process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);

@@ -13,6 +13,7 @@ import type { Config } from './config.js';
 import { RequestValidationError } from './errors.js';
 import { loggerOptions } from './logger.js';
 import authPlugin from './plugins/auth.js';
+import backupPlugin from './plugins/backup.js';
 import cachesPlugin from './plugins/caches.js';
 import consolePlugin from './plugins/console.js';
 import dbPlugin from './plugins/db.js';
@@ -104,6 +105,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(rateLimitPlugin);
   await app.register(multipartPlugin);
   await app.register(healthPlugin);
+  await app.register(backupPlugin, { dump: handle.dump });
   await app.register(routes, { prefix: '/api/v2' });
   await app.register(consolePlugin, { root: options.consoleDir });
   return app;

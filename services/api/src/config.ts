@@ -58,6 +58,7 @@ const EnvSchema = z
   .object({
     PORT: intVar(8080, 0, 65535),
     HOST: optionalString.transform((v) => v ?? '0.0.0.0'),
+    VERITY_METRICS_PORT: intVar(9464, 0, 65535),
     DATABASE_URL: urlVar(['postgres:', 'postgresql:']),
     VERITY_DB_POOL_MAX: intVar(10, 1, 500),
     VERITY_DB_PREPARED_STATEMENTS: boolVar(true),
@@ -70,6 +71,7 @@ const EnvSchema = z
       message: 'must be at least 20 characters',
     }),
     VERITY_PUBLIC_URL: urlVar(['http:', 'https:']),
+    VERITY_BACKUP_ORG: optionalString.pipe(OrgName.optional()),
     VERITY_BODY_LIMIT_BYTES: intVar(10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     VERITY_UPLOAD_LIMIT_BYTES: intVar(10 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     VERITY_EVIDENCE_MAX_BYTES: intVar(0, 1024, 4 * 1024 * 1024 * 1024),
@@ -112,10 +114,15 @@ const EnvSchema = z
     }
   });
 
+/** The organization a first start creates when none is configured (usecases/bootstrap.ts). */
+const DEFAULT_BACKUP_ORG = 'default';
+
 /** The parsed configuration of the API process. */
 export interface Config {
   port: number;
   host: string;
+  /** Port of the separate listener serving `GET /metrics` (never the API port: the series name tenants). */
+  metricsPort: number;
   databaseUrl: string | undefined;
   dbPoolMax: number;
   /** PostgreSQL: run repeated statements as named prepared statements (off behind a transaction-mode pooler). */
@@ -129,6 +136,8 @@ export interface Config {
   bootstrapOrg: string | undefined;
   bootstrapApiKey: string | undefined;
   publicUrl: string;
+  /** The organization whose admins may download a backup of the embedded database (all organizations' data). */
+  backupOrg: string;
   bodyLimitBytes: number;
   /** Largest file part of a multipart upload (templates, evidence, policies). */
   uploadLimitBytes: number;
@@ -217,6 +226,7 @@ export function loadConfig(
   return {
     port: e.PORT,
     host: e.HOST,
+    metricsPort: e.VERITY_METRICS_PORT,
     databaseUrl: e.DATABASE_URL,
     dbPoolMax: e.VERITY_DB_POOL_MAX,
     dbPreparedStatements: e.VERITY_DB_PREPARED_STATEMENTS,
@@ -227,6 +237,7 @@ export function loadConfig(
     bootstrapOrg: e.VERITY_BOOTSTRAP_ORG,
     bootstrapApiKey: e.VERITY_BOOTSTRAP_API_KEY,
     publicUrl: (e.VERITY_PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    backupOrg: e.VERITY_BACKUP_ORG ?? e.VERITY_BOOTSTRAP_ORG ?? DEFAULT_BACKUP_ORG,
     bodyLimitBytes: e.VERITY_BODY_LIMIT_BYTES,
     uploadLimitBytes: e.VERITY_UPLOAD_LIMIT_BYTES,
     evidenceMaxBytes: evidenceMax,

@@ -105,6 +105,9 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', onUnexpected);
 
   await app.listen({ port: config.port, host: config.host });
+  // Metrics name every organization: their own port, which the Service of the API does not expose.
+  await app.metrics.server.listen({ port: config.metricsPort, host: config.host });
+  app.log.info({ port: config.metricsPort }, 'metrics listening');
   if (boot.generatedKey) {
     // Shown once, on the terminal and in the log of the first start; only its hash is stored.
     const url = `${config.publicUrl}/api/v2/organizations/${boot.org}`;

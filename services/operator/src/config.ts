@@ -3,8 +3,10 @@
  * reported at once.
  */
 import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { z } from 'zod';
 import { ORG_NAME_PATTERN } from '../../shared/contract/common.js';
+import type { LeaderElectionConfig } from './leader-election.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -31,6 +33,8 @@ export interface OperatorConfig {
   host: string;
   logLevel: (typeof LOG_LEVELS)[number];
   shutdownTimeoutMs: number;
+  /** Set when replicas elect a leader through a Lease; only the leader reconciles. */
+  leaderElection?: LeaderElectionConfig;
 }
 
 /** Raised with every problem found in the configuration. */
@@ -109,7 +113,31 @@ const Env = z.object({
   VERITY_OPERATOR_HOST: optional(z.string().trim()),
   VERITY_SHUTDOWN_TIMEOUT_MS: intVar(10_000, 0, 600_000),
   LOG_LEVEL: optional(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })),
+  VERITY_LEADER_ELECTION: optional(
+    z
+      .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
+      .transform((v) => v === 'true' || v === '1'),
+  ),
+  VERITY_LEADER_ELECTION_LEASE_NAME: optional(
+    z.string().trim().max(253).regex(DNS_LABEL, 'must be a DNS label (the Lease name)'),
+  ),
+  VERITY_LEADER_ELECTION_NAMESPACE: optional(
+    z.string().trim().max(63).regex(DNS_LABEL, 'must be a namespace name'),
+  ),
+  VERITY_POD_NAME: optional(z.string().trim().max(253)),
+  VERITY_LEASE_DURATION_SECONDS: intVar(15, 2, 3600),
+  VERITY_LEASE_RENEW_DEADLINE_SECONDS: intVar(10, 1, 3600),
+  VERITY_LEASE_RETRY_PERIOD_SECONDS: intVar(2, 1, 3600),
 });
+
+/** The namespace a pod runs in, from its service account mount. */
+function podNamespace(readFile: (path: string) => string): string | undefined {
+  try {
+    return readFile('/var/run/secrets/kubernetes.io/serviceaccount/namespace').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** Parses the operator's environment; throws {@link ConfigError} with every problem. */
 export function loadOperatorConfig(
@@ -136,6 +164,30 @@ export function loadOperatorConfig(
       problems.push(`VERITY_API_TOKEN_FILE: cannot read '${file}': ${(err as Error).message}`);
     }
   } else problems.push('VERITY_API_TOKEN: required, or VERITY_API_TOKEN_FILE naming a file that holds it');
+  let leaderElection: LeaderElectionConfig | undefined;
+  if (parsed.success && parsed.data.VERITY_LEADER_ELECTION) {
+    const d = parsed.data;
+    const namespace = d.VERITY_LEADER_ELECTION_NAMESPACE ?? podNamespace(readFile);
+    if (!namespace)
+      problems.push(
+        'VERITY_LEADER_ELECTION_NAMESPACE: required with leader election outside a pod (where the Lease lives)',
+      );
+    // client-go's rules: a leader gives up before its Lease expires, and tries more than once meanwhile.
+    if (d.VERITY_LEASE_RENEW_DEADLINE_SECONDS >= d.VERITY_LEASE_DURATION_SECONDS)
+      problems.push('VERITY_LEASE_RENEW_DEADLINE_SECONDS: must be less than VERITY_LEASE_DURATION_SECONDS');
+    if (d.VERITY_LEASE_RETRY_PERIOD_SECONDS >= d.VERITY_LEASE_RENEW_DEADLINE_SECONDS)
+      problems.push(
+        'VERITY_LEASE_RETRY_PERIOD_SECONDS: must be less than VERITY_LEASE_RENEW_DEADLINE_SECONDS',
+      );
+    leaderElection = {
+      leaseName: d.VERITY_LEADER_ELECTION_LEASE_NAME ?? 'verity-operator',
+      leaseNamespace: namespace ?? '',
+      identity: d.VERITY_POD_NAME ?? hostname(),
+      leaseDurationMs: d.VERITY_LEASE_DURATION_SECONDS * 1000,
+      renewDeadlineMs: d.VERITY_LEASE_RENEW_DEADLINE_SECONDS * 1000,
+      retryPeriodMs: d.VERITY_LEASE_RETRY_PERIOD_SECONDS * 1000,
+    };
+  }
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const d = parsed.data;
   return {
@@ -152,6 +204,7 @@ export function loadOperatorConfig(
     host: d.VERITY_OPERATOR_HOST ?? '0.0.0.0',
     logLevel: d.LOG_LEVEL ?? 'info',
     shutdownTimeoutMs: d.VERITY_SHUTDOWN_TIMEOUT_MS,
+    leaderElection,
   };
 }
 

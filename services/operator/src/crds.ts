@@ -25,6 +25,7 @@ export const ObjectMeta = z.looseObject({
   resourceVersion: z.string().optional(),
   deletionTimestamp: z.string().optional(),
   finalizers: z.array(z.string()).optional(),
+  annotations: z.record(z.string(), z.string()).optional(),
 });
 
 /** A metav1.Condition. */
@@ -42,6 +43,7 @@ const CommonStatus = z.object({
   observedGeneration: z.number().int().optional(),
   conditions: z.array(Condition).optional(),
   lastReconciledAt: z.string().optional(),
+  lastHandledReconcileAt: z.string().optional(),
 });
 
 const stringSet = (max: number) =>

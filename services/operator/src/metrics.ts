@@ -2,7 +2,7 @@
  * The operator's Prometheus metrics, on a registry of its own: reconciles by kind and result,
  * their duration, informer restarts, and process metrics.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export type OperatorMetrics = ReturnType<typeof createMetrics>;
 
@@ -24,6 +24,17 @@ export function createMetrics() {
       help: 'Time one reconcile takes, by kind',
       labelNames: ['kind'] as const,
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    leader: new Gauge({
+      name: 'verity_operator_leader',
+      help: 'Whether this replica leads (1) and reconciles, or stands by (0)',
+      registers,
+    }),
+    events: new Counter({
+      name: 'verity_operator_events_total',
+      help: 'Kubernetes Events recorded on the resources, by type (Normal, Warning)',
+      labelNames: ['type'] as const,
       registers,
     }),
     informerRestarts: new Counter({

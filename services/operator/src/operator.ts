@@ -23,7 +23,9 @@ import { createOperatorApi, type OperatorApi } from './api-client.js';
 import { tokenReader, type OperatorConfig } from './config.js';
 import { GROUP, KINDS, VERSION, type KindName } from './crds.js';
 import { environmentHandler } from './environment-reconciler.js';
+import { EventRecorder } from './events.js';
 import { Kube } from './kube.js';
+import { LeaderElector } from './leader-election.js';
 import { createMetrics, type OperatorMetrics } from './metrics.js';
 import { policyHandler } from './policy-reconciler.js';
 import {
@@ -83,6 +85,7 @@ export class Operator extends EventEmitter<{
   reconciled: [ReconciledEvent];
   synced: [];
   restart: [kind: KindName, error: string];
+  leading: [boolean];
 }> {
   readonly metrics: OperatorMetrics = createMetrics();
   readonly api: OperatorApi;
@@ -94,6 +97,13 @@ export class Operator extends EventEmitter<{
   private readonly ctx: ReconcileContext;
   private workers: Array<Promise<void>> = [];
   private stopped = false;
+  private readonly elector: LeaderElector | undefined;
+  private readonly events: EventRecorder;
+  /** Reconciles run only while leading (always, without leader election). */
+  private leading: boolean;
+  private leadWaiters: Array<() => void> = [];
+  /** The last Event recorded per key, so a failure repeating itself is recorded once. */
+  private readonly lastEvent = new Map<string, string>();
 
   constructor(private readonly options: OperatorOptions) {
     super();
@@ -111,6 +121,22 @@ export class Operator extends EventEmitter<{
       now: options.now ?? (() => new Date()),
       policy: (namespace, name) => this.policyRef(namespace, name),
     };
+    const election = config.leaderElection;
+    this.leading = election === undefined;
+    this.events = new EventRecorder(
+      options.kubeConfig,
+      election?.identity ?? 'verity-operator',
+      options.log,
+      this.ctx.now,
+    );
+    if (election)
+      this.elector = new LeaderElector(
+        options.kubeConfig,
+        election,
+        { onStartedLeading: () => this.setLeading(true), onStoppedLeading: () => this.setLeading(false) },
+        options.log,
+      );
+    this.metrics.leader.set(this.leading ? 1 : 0);
     const custom = options.kubeConfig.makeApiClient(CustomObjectsApi);
     const namespaces = config.watchNamespaces.length > 0 ? config.watchNamespaces : [undefined];
     for (const kind of Object.keys(KINDS) as KindName[]) {
@@ -147,19 +173,52 @@ export class Operator extends EventEmitter<{
     return this.sources.every((s) => s.synced);
   }
 
-  start(): void {
-    for (const s of this.sources) this.startInformer(s);
-    for (let i = 0; i < this.options.config.workers; i++) this.workers.push(this.work());
+  /** Whether this replica reconciles now. */
+  get isLeader(): boolean {
+    return this.leading;
   }
 
-  async stop(): Promise<void> {
+  start(): void {
+    // Informers run on every replica: a standby keeps its cache warm and is ready to lead.
+    for (const s of this.sources) this.startInformer(s);
+    for (let i = 0; i < this.options.config.workers; i++) this.workers.push(this.work());
+    this.elector?.start();
+  }
+
+  /**
+   * Stops reconciling and watching. A leader releases its Lease, so a standby takes over at
+   * once; `release: false` leaves the Lease to expire, as a crashed process would.
+   */
+  async stop(options: { release?: boolean } = {}): Promise<void> {
     this.stopped = true;
     this.queue.shutDown();
+    for (const wake of this.leadWaiters.splice(0)) wake();
+    await Promise.all(this.workers);
+    await this.elector?.stop(options);
     for (const s of this.sources) {
       clearTimeout(s.restartTimer);
       await s.informer.stop();
     }
-    await Promise.all(this.workers);
+  }
+
+  private setLeading(leading: boolean): void {
+    if (this.leading === leading) return;
+    this.leading = leading;
+    this.metrics.leader.set(leading ? 1 : 0);
+    this.emit('leading', leading);
+    if (!leading) return;
+    // A new leader looks at everything: what the old one left undone is in no queue here.
+    this.lastEvent.clear();
+    for (const s of this.sources)
+      for (const o of s.informer.list(s.namespace).map(raw))
+        this.queue.add(keyOf(s.kind, o.metadata.namespace ?? '', o.metadata.name));
+    for (const wake of this.leadWaiters.splice(0)) wake();
+  }
+
+  /** Resolves once this replica leads (or is stopping). */
+  private whenLeading(): Promise<void> {
+    if (this.leading || this.stopped) return Promise.resolve();
+    return new Promise((resolve) => this.leadWaiters.push(resolve));
   }
 
   private startInformer(source: Source): void {
@@ -238,8 +297,15 @@ export class Operator extends EventEmitter<{
 
   private async work(): Promise<void> {
     for (;;) {
+      await this.whenLeading();
       const key = await this.queue.get();
       if (key === undefined) return;
+      if (!this.leading) {
+        // Leadership went while this worker waited: the key waits for the next term.
+        this.queue.done(key);
+        this.queue.add(key);
+        continue;
+      }
       try {
         await this.process(key);
       } catch (err) {
@@ -306,7 +372,42 @@ export class Operator extends EventEmitter<{
       // Environments waiting for this policy need not wait for their backoff.
       if (!known) this.queueEnvironmentsUsing(namespace, name);
     }
+    await this.recordEvent(key, resource, kind, outcome);
     this.emit('reconciled', event);
+  }
+
+  /**
+   * An Event on the resource for what the reconcile changed or what failed; a repeat of the
+   * last Event of the same key (the same failure on every retry, a drift check that found
+   * nothing) is not recorded again.
+   */
+  private async recordEvent(
+    key: string,
+    resource: RawResource,
+    kind: KindName,
+    outcome: Outcome,
+  ): Promise<void> {
+    if (outcome.reason === 'Deleted') {
+      this.lastEvent.delete(key);
+      return;
+    }
+    const type = outcome.result === 'success' ? 'Normal' : 'Warning';
+    const said = `${type}|${outcome.reason}|${outcome.message}`;
+    if (!outcome.statusWritten && this.lastEvent.get(key) === said) return;
+    this.lastEvent.set(key, said);
+    this.metrics.events.inc({ type });
+    await this.events.record(
+      {
+        kind,
+        namespace: resource.metadata.namespace ?? '',
+        name: resource.metadata.name,
+        uid: resource.metadata.uid,
+        resourceVersion: resource.metadata.resourceVersion,
+      },
+      type,
+      outcome.reason,
+      outcome.message,
+    );
   }
 
   private queueEnvironmentsUsing(namespace: string, policy: string): void {

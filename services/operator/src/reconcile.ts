@@ -51,6 +51,8 @@ export interface RawResource {
     resourceVersion?: string;
     deletionTimestamp?: string | Date;
     finalizers?: string[];
+    uid?: string;
+    annotations?: Record<string, string>;
   };
   spec?: Record<string, unknown>;
   status?: Record<string, unknown>;
@@ -165,6 +167,13 @@ const refOf = (kind: KindName, raw: RawResource): ObjectRef => ({
   name: raw.metadata.name,
 });
 
+/**
+ * Set to any new value (a timestamp, by convention) to have the operator reconcile the resource at
+ * once, as flux's `reconcile.fluxcd.io/requestedAt`; the value handled lands in
+ * `status.lastHandledReconcileAt`.
+ */
+export const RECONCILE_REQUEST_ANNOTATION = 'verity.dev/reconcile-requested-at';
+
 /** Runs the skeleton for one resource read from the cache. */
 export async function reconcileResource<R>(
   handler: KindHandler<R>,
@@ -177,8 +186,11 @@ export async function reconcileResource<R>(
   const conditions = previous.conditions as Condition[] | undefined;
   const now = ctx.now();
   let statusWritten = false;
+  const requested = raw.metadata.annotations?.[RECONCILE_REQUEST_ANNOTATION];
   const write = async (status: Record<string, unknown>) => {
-    const next = canonical(status) as Record<string, unknown>;
+    // Whatever the outcome, the request was handled.
+    const handled = requested === undefined ? status : { ...status, lastHandledReconcileAt: requested };
+    const next = canonical(handled) as Record<string, unknown>;
     if (sameStatus(next, previous)) return;
     await ctx.kube.writeStatus(ref, next);
     statusWritten = true;
@@ -236,7 +248,13 @@ export async function reconcileResource<R>(
 
     const applied = await handler.apply(resource, ctx);
     const ready = readyConditions(conditions, generation, applied.message, now);
-    const base = { ...previous, ...applied.facts, observedGeneration: generation, conditions: ready };
+    const base = {
+      ...previous,
+      ...applied.facts,
+      observedGeneration: generation,
+      conditions: ready,
+      ...(requested === undefined ? {} : { lastHandledReconcileAt: requested }),
+    };
     // lastReconciledAt moves when the operator changed Verity or the status, not on every look.
     const unchanged = sameStatus({ ...base, lastReconciledAt: previous.lastReconciledAt }, previous);
     await write(

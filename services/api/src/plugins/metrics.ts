@@ -1,13 +1,38 @@
 /**
  * Prometheus metrics on the app's own registry: requests by route pattern, method and status,
- * their latency, and process metrics. Other plugins add their own to `app.metrics.registry`.
+ * their latency, database availability and process metrics. Other plugins add their own to
+ * `app.metrics.registry`.
+ *
+ * The series name organizations and environments, so they are never served on the API port:
+ * `app.metrics.server` is a separate fastify instance answering only `GET /metrics`, which
+ * main.ts listens on at `VERITY_METRICS_PORT` (a port the Service of the API does not expose).
  */
+import Fastify from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { sql } from 'kysely';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    metrics: { registry: Registry };
+    metrics: { registry: Registry; server: FastifyInstance };
+  }
+}
+
+/** How long the database gets to answer `select 1` during a scrape before it counts as unavailable. */
+export const DATABASE_PROBE_TIMEOUT_MS = 1000;
+
+/** Resolves true when `probe` settles successfully within `ms`, false otherwise; never hangs. */
+async function answersWithin(probe: () => Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([probe().then(() => true as const), deadline]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -28,7 +53,24 @@ export default fp(
       buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     });
-    app.decorate('metrics', { registry });
+    new Gauge({
+      name: 'verity_database_available',
+      help: `1 when the database answers a trivial query within ${DATABASE_PROBE_TIMEOUT_MS} ms at scrape time, else 0`,
+      registers: [registry],
+      async collect() {
+        this.set(
+          (await answersWithin(() => sql`select 1`.execute(app.db), DATABASE_PROBE_TIMEOUT_MS)) ? 1 : 0,
+        );
+      },
+    });
+
+    const server = Fastify({ logger: false });
+    server.get('/metrics', async (_request, reply) => {
+      const body = await registry.metrics();
+      return reply.type(registry.contentType).send(body);
+    });
+    app.decorate('metrics', { registry, server });
+    app.addHook('onClose', async () => server.close());
 
     app.addHook('onResponse', (request, reply, next) => {
       // The pattern, never the raw URL: label values stay bounded.
@@ -38,16 +80,7 @@ export default fp(
       duration.observe(labels, reply.elapsedTime / 1000);
       next();
     });
-
-    app.get(
-      '/metrics',
-      { config: { auth: 'public', rateLimit: false }, schema: { hide: true } },
-      async (_request, reply) => {
-        const body = await registry.metrics();
-        return reply.type(registry.contentType).send(body);
-      },
-    );
     done();
   },
-  { name: 'metrics' },
+  { name: 'metrics', dependencies: ['db'] },
 );

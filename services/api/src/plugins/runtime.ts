@@ -197,7 +197,9 @@ export default fp(
         overview = { at: now, rows: environmentsRepository.complianceOverview(app.db) };
         overview.rows.catch(() => (overview = undefined));
       }
-      return overview.rows;
+      // A database that does not answer leaves these series out rather than failing the whole
+      // scrape: verity_database_available says why they are missing.
+      return overview.rows.catch(() => []);
     };
     new Gauge({
       name: 'verity_environment_compliant',

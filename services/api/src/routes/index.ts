@@ -20,6 +20,7 @@ import environments from './environments/index.js';
 import policies from './policies/index.js';
 import snapshots from './snapshots/index.js';
 import exposure from './exposure/index.js';
+import admin from './admin/index.js';
 
 const routes: FastifyPluginAsync = async (app) => {
   await app.register(organizations);
@@ -39,6 +40,7 @@ const routes: FastifyPluginAsync = async (app) => {
   await app.register(allowlists);
   await app.register(actions);
   await app.register(exposure);
+  await app.register(admin);
 };
 
 export default routes;

@@ -269,7 +269,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
  * The embedded database is one process's: a second process on the same directory would corrupt it.
  * A lock file holds the owner's pid; a stale one (dead pid) is taken over.
  */
-function lockDirectory(dir: string): () => void {
+export function lockDirectory(dir: string): () => void {
   const path = join(dir, '.verity.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
