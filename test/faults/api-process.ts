@@ -32,6 +32,8 @@ export async function startApi(databaseUrl: string, env: Record<string, string> 
       ...process.env,
       DATABASE_URL: databaseUrl,
       PORT: String(port),
+      // any free port: two replicas run side by side
+      VERITY_METRICS_PORT: '0',
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
       VERITY_BOOTSTRAP_ORG: ORG,
