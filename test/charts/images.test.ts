@@ -75,7 +75,7 @@ describe('Dockerfile.api', () => {
   });
 
   it('exposes the port the chart probes, and keeps the data directory writable for that user', () => {
-    expect(runtime).toContain('EXPOSE 8080');
+    expect(runtime).toContain('EXPOSE 8080 9464');
     expect(runtime.join('\n')).toMatch(/chown 1000:1000 \/var\/lib\/verity/);
     expect(runtime.join('\n')).toMatch(/VERITY_DATA_DIR=\/var\/lib\/verity/);
   });
