@@ -10,8 +10,3 @@ export function isTransientConflict(err: unknown): boolean {
   const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
   return code === '40001' || code === '40P01';
 }
-
-/** True for an invalid regular expression given to `~` (SQLSTATE 2201B). */
-export function isInvalidRegex(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '2201B';
-}
