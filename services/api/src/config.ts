@@ -74,6 +74,7 @@ const EnvSchema = z
     VERITY_JQ_TIMEOUT_MS: intVar(2000, 10, 60_000),
     VERITY_JQ_MAX_HEAP_MB: intVar(64, 16, 4096),
     VERITY_RATE_LIMIT_PER_MINUTE: intVar(3000, 0, 10_000_000),
+    VERITY_AUTH_FAILURES_PER_MINUTE: intVar(60, 0, 10_000_000),
     VERITY_SHUTDOWN_TIMEOUT_MS: intVar(10_000, 0, 600_000),
     VERITY_TRUST_PROXY: boolVar(false),
     VERITY_NOTIFIER_ENABLED: boolVar(true),
@@ -130,6 +131,8 @@ export interface Config {
   /** Heap bound of the worker that runs custom-type evaluations. */
   jqMaxHeapMb: number;
   rateLimitPerMinute: number;
+  /** Failed authentications per minute per client address before 429; 0 turns it off. */
+  authFailuresPerMinute: number;
   shutdownTimeoutMs: number;
   trustProxy: boolean;
   /** Run the notification and re-evaluation workers in this process. */
@@ -216,6 +219,7 @@ export function loadConfig(
     jqTimeoutMs: e.VERITY_JQ_TIMEOUT_MS,
     jqMaxHeapMb: e.VERITY_JQ_MAX_HEAP_MB,
     rateLimitPerMinute: e.VERITY_RATE_LIMIT_PER_MINUTE,
+    authFailuresPerMinute: e.VERITY_AUTH_FAILURES_PER_MINUTE,
     shutdownTimeoutMs: e.VERITY_SHUTDOWN_TIMEOUT_MS,
     trustProxy: e.VERITY_TRUST_PROXY,
     notifierEnabled: e.VERITY_NOTIFIER_ENABLED,
