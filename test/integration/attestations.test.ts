@@ -361,11 +361,32 @@ describe('evidence files', () => {
     expect(download.headers['content-disposition']).toMatch(/^attachment; filename="report\.xml"/);
     expect(download.body).toBe(xml);
     expect(download.headers['x-content-sha256']).toBe(latest.evidence_file.sha256);
+    expect(download.headers['x-content-type-options']).toBe('nosniff');
+    expect(download.headers['content-security-policy']).toBe('sandbox');
     const noFile = (await cli.get(`/api/v2/attestations/acme/f1/trail/t1/sign-off`)).json[0];
     const missing = await cli.get(
       `/api/v2/attestations/acme/f1/trail/t1/attestation/${noFile.attestation_id}/evidence`,
     );
     expect(missing.status).toBe(404);
+  });
+
+  it('serves an uploaded HTML page as an inert download: no sniffing, no scripts', async () => {
+    const html = '<script>fetch("/api/v2/organizations/acme")</script>';
+    const r = await attest('generic', { attestation_name: 'sign-off', is_compliant: true }, 't1', {
+      filename: 'x.html',
+      content: html,
+    });
+    expect(r.status, r.body).toBe(201);
+    const [page] = (await cli.get(`/api/v2/attestations/acme/f1/trail/t1/sign-off`)).json;
+    const download = await t.app.inject({
+      url: new URL(page.evidence_file.download_url).pathname,
+      headers: { authorization: `Bearer ${await t.seedKey('acme', 'reader')}` },
+    });
+    expect(download.statusCode).toBe(200);
+    expect(download.headers['content-type']).toMatch(/^text\/html/);
+    expect(download.headers['x-content-type-options']).toBe('nosniff');
+    expect(download.headers['content-security-policy']).toBe('sandbox');
+    expect(download.headers['content-disposition']).toMatch(/^attachment; filename="x\.html"/);
   });
 });
 

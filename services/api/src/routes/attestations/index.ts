@@ -372,6 +372,10 @@ const routes: FastifyPluginAsync = async (fastify) => {
             `attachment; filename="${filename}"; filename*=UTF-8''${encodeURIComponent(att.evidence_filename ?? 'evidence')}`,
           )
           .header('x-content-sha256', att.evidence_sha256!)
+          // The uploader chose the content type (text/html included): a browser opening the file
+          // from the API's origin must neither guess another type nor run its scripts.
+          .header('x-content-type-options', 'nosniff')
+          .header('content-security-policy', 'sandbox')
           // A Buffer goes out as it is: fastify serialises only other payloads.
           .send(content as unknown as string)
       );
