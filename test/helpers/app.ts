@@ -20,6 +20,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
     LOG_LEVEL: 'silent',
     VERITY_RATE_LIMIT_PER_MINUTE: '0',
+    VERITY_AUTH_FAILURES_PER_MINUTE: '0',
     VERITY_PUBLIC_URL: 'http://verity.test',
     // Tests drive the workers by hand unless they ask for them.
     VERITY_NOTIFIER_ENABLED: 'false',

@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import type { DomainEvent } from '../../services/api/src/usecases/domain-events.js';
+import { attestationsRepository } from '../../services/api/src/storage/repositories/attestations.js';
+import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 
 let t: TestApp;
 let cli: ReturnType<typeof cliClient>;
@@ -359,11 +361,32 @@ describe('evidence files', () => {
     expect(download.headers['content-disposition']).toMatch(/^attachment; filename="report\.xml"/);
     expect(download.body).toBe(xml);
     expect(download.headers['x-content-sha256']).toBe(latest.evidence_file.sha256);
+    expect(download.headers['x-content-type-options']).toBe('nosniff');
+    expect(download.headers['content-security-policy']).toBe('sandbox');
     const noFile = (await cli.get(`/api/v2/attestations/acme/f1/trail/t1/sign-off`)).json[0];
     const missing = await cli.get(
       `/api/v2/attestations/acme/f1/trail/t1/attestation/${noFile.attestation_id}/evidence`,
     );
     expect(missing.status).toBe(404);
+  });
+
+  it('serves an uploaded HTML page as an inert download: no sniffing, no scripts', async () => {
+    const html = '<script>fetch("/api/v2/organizations/acme")</script>';
+    const r = await attest('generic', { attestation_name: 'sign-off', is_compliant: true }, 't1', {
+      filename: 'x.html',
+      content: html,
+    });
+    expect(r.status, r.body).toBe(201);
+    const [page] = (await cli.get(`/api/v2/attestations/acme/f1/trail/t1/sign-off`)).json;
+    const download = await t.app.inject({
+      url: new URL(page.evidence_file.download_url).pathname,
+      headers: { authorization: `Bearer ${await t.seedKey('acme', 'reader')}` },
+    });
+    expect(download.statusCode).toBe(200);
+    expect(download.headers['content-type']).toMatch(/^text\/html/);
+    expect(download.headers['x-content-type-options']).toBe('nosniff');
+    expect(download.headers['content-security-policy']).toBe('sandbox');
+    expect(download.headers['content-disposition']).toMatch(/^attachment; filename="x\.html"/);
   });
 });
 
@@ -406,5 +429,40 @@ describe('finding attestations across the organization', () => {
     const r = await find(`name_regex=${encodeURIComponent('srch-(')}`);
     expect(r.status).toBe(400);
     expect(r.json.errors).toEqual({ 'query.name_regex': 'is not a valid regular expression' });
+  });
+
+  it.each([
+    ['(s)rch-\\1', 'invalid escape sequence'],
+    ['^(?!other)srch', 'unsupported Perl syntax'],
+    ['(?<=other-)srch', 'RE2 syntax'],
+  ])('refuses %s, which has no linear-time form, with a field error', async (pattern, reason) => {
+    const r = await find(`name_regex=${encodeURIComponent(pattern)}`);
+    expect(r.status).toBe(400);
+    expect(r.json.message).toContain(reason);
+    expect(r.json.errors).toEqual({ 'query.name_regex': 'is not a valid regular expression' });
+  });
+
+  it('matches names in process with RE2, reading a bounded number of rows per request', async () => {
+    const org = (await orgsRepository.findByName(t.db.db, 'acme'))!;
+    const search = { nameMatches: (name: string) => /srch/.test(name) };
+    const all = await attestationsRepository.search(t.db.db, org.id, search, 20);
+    expect(all.rows.map((r) => r.name)).toEqual(['other-srch', 'srch-lint', 'srch-unit']);
+    expect(all.resumeAfter).toBeNull();
+    // One candidate read per call: each call answers what it found and where to go on.
+    const seen: string[] = [];
+    let after: number | undefined;
+    for (let calls = 0; calls < 100; calls++) {
+      const page = await attestationsRepository.search(
+        t.db.db,
+        org.id,
+        { ...search, afterSeq: after },
+        20,
+        1,
+      );
+      seen.push(...page.rows.map((r) => r.name));
+      if (page.resumeAfter === null) break;
+      after = page.resumeAfter;
+    }
+    expect(seen).toEqual(['other-srch', 'srch-lint', 'srch-unit']);
   });
 });

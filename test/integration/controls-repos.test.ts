@@ -5,6 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { untar } from '../helpers/tar.js';
+import { sql } from 'kysely';
+import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
+import { reposRepository } from '../../services/api/src/storage/repositories/repos.js';
 
 let t: TestApp;
 let admin: ReturnType<typeof cliClient>;
@@ -204,6 +207,26 @@ describe('repos', () => {
       gh.id,
     ]);
     expect((await otherOrg.get('/api/v2/repos/globex/tags')).json.tag_choices).toEqual([]);
+  });
+
+  it('binds a tag key as a parameter, whatever the string-literal settings', async () => {
+    const org = (await orgsRepository.findByName(t.db.db, 'acme'))!;
+    const list = (key: string, value: string | null) =>
+      t.db.db.transaction().execute(async (tx) => {
+        // Where a literal would read backslashes as escapes, a quote in an inlined key escapes it.
+        await sql`set local standard_conforming_strings = off`.execute(tx);
+        const { rows, total } = await reposRepository.list(
+          tx,
+          org.id,
+          { tags: [{ key, value }] },
+          { limit: 10, offset: 0 },
+          'asc',
+        );
+        return { names: rows.map((r) => r.name), total };
+      });
+    expect(await list("\\' or true or tags ->> 'a", null)).toEqual({ names: [], total: 0 });
+    expect((await list('tier', '1')).total).toBe(1);
+    expect((await list('tier', null)).total).toBe(1);
   });
 
   it('refuses bad tag input with 400', async () => {

@@ -340,6 +340,51 @@ describe('reading snapshots', () => {
     });
   });
 
+  it('pages and filters events in the database: a page reads its own snapshots only', async () => {
+    await api.put(`/api/v2/environments/${ORG}`, { name: 'long', type: 'K8S', description: '' });
+    for (let i = 0; i < 30; i++) {
+      t.clock.advance(60_000);
+      const seed = i.toString(16).padStart(2, '0');
+      expect((await report('long', deployment('app', `app:${i}`, fp(seed), 1 + (i % 2)))).status).toBe(200);
+    }
+    const events = (q: string) => reader.get(`/api/v2/environments/${ORG}/long/events?${q}`);
+    const everything = (await events('per_page=100&reverse=true')).json as any[];
+    expect(everything).toHaveLength(59);
+
+    // The largest result any one query hands back while a page is read.
+    const executor = t.db.db.getExecutor();
+    const original = executor.executeQuery.bind(executor);
+    let largest = 0;
+    executor.executeQuery = (async (...args: Parameters<typeof original>) => {
+      const result = await original(...args);
+      largest = Math.max(largest, result.rows.length);
+      return result;
+    }) as typeof executor.executeQuery;
+    try {
+      const page = await events('page=3&per_page=4&reverse=false');
+      expect(page.headers['x-total-count']).toBe('59');
+      expect(page.json).toEqual(everything.slice().reverse().slice(8, 12));
+      expect(largest).toBeLessThanOrEqual(8);
+    } finally {
+      executor.executeQuery = original;
+    }
+
+    // Pages join up to the whole list, both ways, and time bounds select by snapshot time.
+    for (const reverse of ['true', 'false']) {
+      const pages: any[] = [];
+      for (let page = 1; page <= 15; page++) {
+        pages.push(...(await events(`page=${page}&per_page=4&reverse=${reverse}`)).json);
+      }
+      expect(pages).toEqual(reverse === 'true' ? everything : everything.slice().reverse());
+    }
+    const [from, to] = [everything[10].reported_at, everything[40].reported_at];
+    const between = await events(`per_page=100&reverse=true&start_ts=${from}&end_ts=${to}`);
+    const expected = everything.filter((e) => e.reported_at >= from && e.reported_at <= to);
+    expect(between.json).toEqual(expected);
+    expect(between.headers['x-total-count']).toBe(String(expected.length));
+    expect((await events(`page=9&per_page=4&start_ts=${from}&end_ts=${to}`)).json).toEqual([]);
+  });
+
   it('filters events by the repo the artifacts were reported from (log environment --repo)', async () => {
     const FROM_REPO = fp('9');
     const ELSEWHERE = fp('8');

@@ -103,7 +103,9 @@ describe('error bodies', () => {
 describe('rate limit', () => {
   let limited: TestApp;
   beforeAll(async () => {
-    limited = await createTestApp({ env: { VERITY_RATE_LIMIT_PER_MINUTE: '5' } });
+    limited = await createTestApp({
+      env: { VERITY_RATE_LIMIT_PER_MINUTE: '5', VERITY_AUTH_FAILURES_PER_MINUTE: '3' },
+    });
   });
   afterAll(async () => limited?.close());
 
@@ -123,5 +125,34 @@ describe('rate limit', () => {
     expect((await client(limited.app, keyB).get('/api/v2/organizations/acme')).status).toBe(200);
     // health probes are never limited
     for (let i = 0; i < 10; i++) expect((await limited.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+  });
+
+  it('counts one key in one bucket however the Authorization header spells it', async () => {
+    const key = await limited.seedKey('acme', 'reader');
+    const spellings = [`Bearer ${key}`, `bearer  ${key}`, `Bearer\t${key}`, ` BEARER ${key}`];
+    const statuses = [];
+    for (let i = 0; i < 8; i++) {
+      const res = await limited.app.inject({
+        url: '/api/v2/organizations/acme',
+        headers: { authorization: spellings[i % spellings.length]! },
+      });
+      statuses.push(res.statusCode);
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+  });
+
+  it('limits failed authentications per client address, not valid keys from it', async () => {
+    const from = (remoteAddress: string, authorization: string) =>
+      limited.app.inject({ url: '/api/v2/organizations/acme', remoteAddress, headers: { authorization } });
+    const statuses = [];
+    for (let i = 0; i < 6; i++) statuses.push((await from('203.0.113.7', `Bearer junk${i}`)).statusCode);
+    expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
+    const limitedReply = await from('203.0.113.7', 'Bearer junk-again');
+    expect(Number(limitedReply.headers['retry-after'])).toBeGreaterThan(0);
+    expect(limitedReply.json().message).toMatch(/Rate limit exceeded/);
+    // A valid key from the same address, and a bad key from another address, go on as before.
+    const key = await limited.seedKey('acme', 'reader');
+    expect((await from('203.0.113.7', `Bearer ${key}`)).statusCode).toBe(200);
+    expect((await from('198.51.100.9', 'Bearer junk')).statusCode).toBe(401);
   });
 });

@@ -126,6 +126,21 @@ describe('policies', () => {
     const reader = await t.seedKey(ORG, 'reader');
     expect((await putPolicy(t.app, reader, ORG, 'r', POLICY)).status).toBe(403);
   });
+
+  it('refuses a matches() pattern RE2 cannot run, naming the rule, and stores nothing', async () => {
+    const res = await putPolicy(
+      t.app,
+      key,
+      ORG,
+      'lookahead',
+      `${POLICY_SCHEMA}artifacts:\n  provenance:\n    required: true\n    exceptions:\n      - if: \${{ matches(artifact.name, "^(?!nginx)") }}\n`,
+    );
+    expect(res.status).toBe(400);
+    expect(res.json.message).toContain('artifacts.provenance.exceptions[0].if: invalid condition');
+    expect(res.json.message).toContain('RE2 syntax');
+    expect(res.json.errors).toHaveProperty(['policy_file.artifacts.provenance.exceptions[0].if']);
+    expect((await api.get(`/api/v2/policies/${ORG}/lookahead`)).status).toBe(404);
+  });
 });
 
 describe('provenance and compliance', () => {

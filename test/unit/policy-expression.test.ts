@@ -74,3 +74,54 @@ describe('policy expressions: the grammar (section 6)', () => {
     expect(() => parseExpression('constructor.constructor("return 1")()')).toThrow(ExpressionError);
   });
 });
+
+describe('policy expressions: matches() runs with RE2 semantics', () => {
+  const named = (name: string): ExpressionContext => ({ ...ctx, artifact: { ...ctx.artifact, name } });
+
+  it('answers a pattern that backtracks exponentially in a backtracking engine', { timeout: 5_000 }, () => {
+    const expr = parseExpression('${{ matches(artifact.name, "^(a+)+$") }}');
+    // A backtracking engine takes about 20 s on 27 characters, twice that for each more.
+    expect(evaluateExpression(expr, named(`${'a'.repeat(27)}!`))).toBe(false);
+    expect(evaluateExpression(expr, named('a'.repeat(2048)))).toBe(true);
+  });
+
+  it('answers a catastrophic pattern read from a flow tag', { timeout: 5_000 }, () => {
+    const expr = parseExpression('matches(artifact.name, flow.tags.pattern)');
+    const tagged = { ...named(`${'a'.repeat(26)}!`), flow: { name: 'f', tags: { pattern: '^(a|a)+$' } } };
+    expect(evaluateExpression(expr, tagged)).toBe(false);
+  });
+
+  it.each([
+    ['matches(artifact.name, "(a)\\\\1")', 'invalid escape sequence'],
+    ['matches(artifact.name, "(?=a)")', 'unsupported Perl syntax'],
+    ['matches(artifact.name, "(?!a)")', 'unsupported Perl syntax'],
+    ['matches(artifact.name, "(?<=a)b")', 'RE2 syntax'],
+    ['matches(artifact.name, "(.*){1000}")', 'too complex'],
+    [`matches(artifact.name, "${'a'.repeat(513)}")`, 'longer than 512 characters'],
+  ])('refuses %s, which RE2 cannot run or bound', (text, reason) => {
+    expect(() => parseExpression(text)).toThrow(ExpressionError);
+    expect(() => parseExpression(text)).toThrow(reason);
+  });
+
+  it('evaluates a stored condition whose pattern RE2 cannot run as never matching', () => {
+    const expr = parseExpression('matches(artifact.name, "^(?!nginx)") or flow.name == "payments-ci"', {
+      lenientPatterns: true,
+    });
+    expect(evaluateExpression(expr, ctx)).toBe(true);
+    expect(evaluateExpression(expr, { ...ctx, flow: { name: 'other', tags: {} } })).toBe(false);
+  });
+
+  it('keeps the JavaScript meaning of common patterns', () => {
+    const cases: Array<[string, string, boolean]> = [
+      ['^datadog:\\\\d+\\\\.\\\\d+$', 'datadog:7.1', true],
+      ['(?i)DATADOG', 'datadog:7.1', true],
+      ['\\\\/app$', 'registry.example/app', true],
+      ['^nginx', 'datadog:7.1', false],
+    ];
+    for (const [pattern, name, expected] of cases) {
+      expect(evaluateExpression(parseExpression(`matches(artifact.name, "${pattern}")`), named(name))).toBe(
+        expected,
+      );
+    }
+  });
+});

@@ -80,6 +80,7 @@ const EnvSchema = z
     VERITY_JQ_WORKERS: intVar(2, 1, 64),
     VERITY_JQ_QUEUE_PER_ORG: intVar(20, 1, 10_000),
     VERITY_RATE_LIMIT_PER_MINUTE: intVar(3000, 0, 10_000_000),
+    VERITY_AUTH_FAILURES_PER_MINUTE: intVar(60, 0, 10_000_000),
     VERITY_SHUTDOWN_TIMEOUT_MS: intVar(10_000, 0, 600_000),
     VERITY_TRUST_PROXY: boolVar(false),
     VERITY_NOTIFIER_ENABLED: boolVar(true),
@@ -152,6 +153,8 @@ export interface Config {
   /** Evaluations one organization may have waiting (429 beyond). */
   jqQueuePerOrg: number;
   rateLimitPerMinute: number;
+  /** Failed authentications per minute per client address before 429; 0 turns it off. */
+  authFailuresPerMinute: number;
   shutdownTimeoutMs: number;
   trustProxy: boolean;
   /** Run the notification and re-evaluation workers in this process. */
@@ -246,6 +249,7 @@ export function loadConfig(
     jqWorkers: e.VERITY_JQ_WORKERS,
     jqQueuePerOrg: e.VERITY_JQ_QUEUE_PER_ORG,
     rateLimitPerMinute: e.VERITY_RATE_LIMIT_PER_MINUTE,
+    authFailuresPerMinute: e.VERITY_AUTH_FAILURES_PER_MINUTE,
     shutdownTimeoutMs: e.VERITY_SHUTDOWN_TIMEOUT_MS,
     trustProxy: e.VERITY_TRUST_PROXY,
     notifierEnabled: e.VERITY_NOTIFIER_ENABLED,

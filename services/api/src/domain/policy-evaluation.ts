@@ -86,8 +86,9 @@ const parsed = new Map<string, Expr>();
 function compiled(condition: Condition): Expr {
   let expr = parsed.get(condition.text);
   if (!expr) {
-    // Stored policies were validated when saved, so this parse succeeds.
-    expr = parseExpression(condition.text);
+    // Stored policies were validated when saved, so this parse succeeds; a pattern saved before
+    // patterns ran with RE2 and that RE2 cannot run never matches instead of failing the report.
+    expr = parseExpression(condition.text, { lenientPatterns: true });
     if (parsed.size > 5000) parsed.clear();
     parsed.set(condition.text, expr);
   }

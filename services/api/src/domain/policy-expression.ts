@@ -3,7 +3,7 @@
  * `flow.name`, `flow.tags.<key>`, `artifact.name`, `artifact.fingerprint`, with
  * `== != < > <= >= and or not in`, lists, parentheses, `exists(x)` and `matches(s, regex)`.
  * A small recursive-descent parser builds a tree; evaluation walks it. User text is never run
- * as code.
+ * as code. `matches()` runs with RE2 semantics (see user-pattern.ts).
  *
  *   expr    := or
  *   or      := and ("or" and)*
@@ -15,6 +15,13 @@
  *   call    := ("exists" | "matches") "(" (expr ("," expr)*)? ")"
  */
 
+import {
+  compileUserPattern,
+  tryCompileUserPattern,
+  UserPatternError,
+  type UserPattern,
+} from './user-pattern.js';
+
 export type Value = string | number | boolean | null | Value[];
 
 export type Expr =
@@ -22,7 +29,7 @@ export type Expr =
   | { type: 'list'; items: Expr[] }
   | { type: 'path'; root: 'flow' | 'artifact'; field: 'name' | 'tags' | 'fingerprint'; key?: string }
   | { type: 'exists'; arg: Expr }
-  | { type: 'matches'; subject: Expr; pattern: Expr; regex?: RegExp }
+  | { type: 'matches'; subject: Expr; pattern: Expr; regex?: UserPattern | null }
   | { type: 'not'; operand: Expr }
   | { type: 'logical'; op: 'and' | 'or'; left: Expr; right: Expr }
   | { type: 'compare'; op: '==' | '!=' | '<' | '>' | '<=' | '>='; left: Expr; right: Expr }
@@ -54,8 +61,6 @@ type Token =
 
 /** The longest expression text accepted. */
 export const MAX_EXPRESSION_LENGTH = 2000;
-/** The longest regular expression accepted by matches(). */
-export const MAX_PATTERN_LENGTH = 512;
 
 const WORD = /[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)*/y;
 const NUMBER = /-?\d+(?:\.\d+)?/y;
@@ -119,7 +124,10 @@ const COMPARE_OPS = new Set(['==', '!=', '<', '>', '<=', '>=']);
 
 class Parser {
   private i = 0;
-  constructor(private readonly tokens: Token[]) {}
+  constructor(
+    private readonly tokens: Token[],
+    private readonly options: ParseOptions,
+  ) {}
 
   private peek(): Token {
     return this.tokens[this.i]!;
@@ -256,13 +264,13 @@ class Parser {
         }
       }
       this.expectOp(')');
-      return call(t.value, args, t.pos);
+      return call(t.value, args, t.pos, this.options);
     }
     return path(t.value, t.pos);
   }
 }
 
-function call(name: string, args: Expr[], pos: number): Expr {
+function call(name: string, args: Expr[], pos: number, options: ParseOptions): Expr {
   if (name === 'exists') {
     if (args.length !== 1 || args[0]!.type !== 'path') {
       throw new ExpressionError('exists() takes one context value, e.g. exists(flow.tags.team)', pos + 1);
@@ -276,21 +284,24 @@ function call(name: string, args: Expr[], pos: number): Expr {
     if (pattern.type === 'literal') {
       if (typeof pattern.value !== 'string')
         throw new ExpressionError('the pattern of matches() must be a string', pos + 1);
-      return { type: 'matches', subject, pattern, regex: compilePattern(pattern.value, pos) };
+      const regex = options.lenientPatterns
+        ? tryCompileUserPattern(pattern.value)
+        : compilePattern(pattern.value, pos);
+      return { type: 'matches', subject, pattern, regex };
     }
     return { type: 'matches', subject, pattern };
   }
   throw new ExpressionError(`unknown function '${name}'; use exists() or matches()`, pos + 1);
 }
 
-function compilePattern(pattern: string, pos: number): RegExp {
-  if (pattern.length > MAX_PATTERN_LENGTH) {
-    throw new ExpressionError(`the pattern is longer than ${MAX_PATTERN_LENGTH} characters`, pos + 1);
-  }
+function compilePattern(pattern: string, pos: number): UserPattern {
   try {
-    return new RegExp(pattern);
+    return compileUserPattern(pattern);
   } catch (err) {
-    throw new ExpressionError(`invalid regular expression: ${(err as Error).message}`, pos + 1);
+    if (err instanceof UserPatternError) {
+      throw new ExpressionError(`invalid regular expression: ${err.message}`, pos + 1);
+    }
+    throw err;
   }
 }
 
@@ -332,17 +343,39 @@ export function unwrapExpression(text: string): string {
   return (m ? m[1]! : text).trim();
 }
 
+/** How parseExpression treats a `matches()` pattern RE2 cannot run. */
+export interface ParseOptions {
+  /**
+   * false (saving a policy): refuse it with an ExpressionError. true (evaluating a stored
+   * policy saved before patterns ran with RE2): the call never matches, as a pattern read from
+   * a tag that cannot run does.
+   */
+  lenientPatterns?: boolean;
+}
+
 /** Parses an expression (with or without `${{ }}`); throws ExpressionError when it is invalid or not a condition. */
-export function parseExpression(text: string): Expr {
+export function parseExpression(text: string, options: ParseOptions = {}): Expr {
   const inner = unwrapExpression(text);
   if (inner.length === 0) throw new ExpressionError('the expression is empty', 1);
   if (inner.length > MAX_EXPRESSION_LENGTH) {
     throw new ExpressionError(`the expression is longer than ${MAX_EXPRESSION_LENGTH} characters`, 1);
   }
-  const expr = new Parser(tokenize(inner)).parseAll();
+  const expr = new Parser(tokenize(inner), options).parseAll();
   if (!isBooleanNode(expr))
     throw new ExpressionError('the expression must be a condition (true or false)', 1);
   return expr;
+}
+
+// Patterns read from flow tags at evaluation time, compiled once per distinct text.
+const dynamicPatterns = new Map<string, UserPattern | null>();
+function dynamicPattern(source: string): UserPattern | null {
+  let compiled = dynamicPatterns.get(source);
+  if (compiled === undefined) {
+    compiled = tryCompileUserPattern(source);
+    if (dynamicPatterns.size >= 1000) dynamicPatterns.clear();
+    dynamicPatterns.set(source, compiled);
+  }
+  return compiled;
 }
 
 function read(e: Extract<Expr, { type: 'path' }>, ctx: ExpressionContext): Value {
@@ -390,17 +423,10 @@ function value(e: Expr, ctx: ExpressionContext): Value {
     case 'matches': {
       const subject = value(e.subject, ctx);
       if (typeof subject !== 'string') return false;
-      let regex = e.regex;
-      if (!regex) {
-        const pattern = value(e.pattern, ctx);
-        if (typeof pattern !== 'string' || pattern.length > MAX_PATTERN_LENGTH) return false;
-        try {
-          regex = new RegExp(pattern);
-        } catch {
-          return false;
-        }
-      }
-      return regex.test(subject);
+      if (e.regex !== undefined) return e.regex !== null && e.regex.test(subject);
+      const pattern = value(e.pattern, ctx);
+      const regex = typeof pattern === 'string' ? dynamicPattern(pattern) : null;
+      return regex !== null && regex.test(subject);
     }
     case 'not':
       return value(e.operand, ctx) !== true;

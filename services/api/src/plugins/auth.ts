@@ -133,7 +133,13 @@ export default fp(
     app.addHook('onRequest', async (request) => {
       const auth = request.routeOptions.config.auth;
       if (auth === undefined || auth === 'public') return;
-      const key = await authenticate(request, auth.basic === true);
+      const key = await authenticate(request, auth.basic === true).catch(async (err: unknown) => {
+        // Guessing keys or flooding junk headers is limited per client address (rate-limit.ts).
+        if (err instanceof UnauthorizedError && app.hasDecorator('countFailedAuthentication')) {
+          await app.countFailedAuthentication(request);
+        }
+        throw err;
+      });
 
       const principal: Principal =
         key.service_account_id !== null

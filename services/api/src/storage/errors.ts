@@ -11,11 +11,6 @@ export function isTransientConflict(err: unknown): boolean {
   return code === '40001' || code === '40P01';
 }
 
-/** True for an invalid regular expression given to `~` (SQLSTATE 2201B). */
-export function isInvalidRegex(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '2201B';
-}
-
 /** A query the server did not answer in time: its connection is taken for dead. */
 export class DatabaseTimeoutError extends Error {
   readonly code = 'VERITY_DB_TIMEOUT';

@@ -151,6 +151,33 @@ async function setPolicies(
   return reevaluateLocked(db, deps, org, env, now, 'policies');
 }
 
+const sameSet = (a: readonly string[], b: readonly string[]): boolean => {
+  const left = new Set(a);
+  const right = new Set(b);
+  return left.size === right.size && [...left].every((x) => right.has(x));
+};
+
+/** The fields a `PUT /environments/{org}` would change on an existing environment (none: empty). */
+async function changesOf(db: Db, org: OrgRef, env: EnvironmentRow, body: EnvironmentPut): Promise<string[]> {
+  const changes: string[] = [];
+  if (env.type !== body.type) changes.push('type');
+  if (env.description !== body.description) changes.push('description');
+  if (body.require_provenance !== undefined && body.require_provenance !== env.require_provenance) {
+    changes.push('require_provenance');
+  }
+  // A PUT un-archives.
+  if (env.archived) changes.push('archived');
+  if (body.type === 'logical' && body.included_environments) {
+    const members = (await environmentsRepository.membersOf(db, org.id, [env.id])).get(env.id) ?? [];
+    if (!sameSet(body.included_environments, members)) changes.push('included_environments');
+  }
+  if (body.policies) {
+    const attached = (await environmentsRepository.policyNamesOf(db, org.id, [env.id])).get(env.id) ?? [];
+    if (!sameSet(body.policies, attached)) changes.push('policies');
+  }
+  return changes;
+}
+
 /** `PUT /environments/{org}`: creates, or updates description and flags; returns whether it was created. */
 export async function putEnvironment(
   db: Db,
@@ -160,7 +187,8 @@ export async function putEnvironment(
   who: { name: string; role: Role },
   now: Date,
 ): Promise<{ created: boolean; outcome: ReportOutcome | null }> {
-  if (body.policies && body.policies.length > 0 && !roleAllows(who.role, 'environment:write')) {
+  const canWrite = roleAllows(who.role, 'environment:write');
+  if (body.policies && body.policies.length > 0 && !canWrite) {
     throw new ForbiddenError('Attaching policies needs the environment:write permission (Member or Admin)');
   }
   if (body.included_environments && body.included_environments.length > 0 && body.type !== 'logical') {
@@ -194,6 +222,16 @@ export async function putEnvironment(
       env = inserted;
       created = true;
     } else {
+      if (!canWrite) {
+        // environment:create lets a reporter create what it reports to, not change what exists.
+        const changes = await changesOf(tx, org, env, body);
+        if (changes.length > 0) {
+          throw new ForbiddenError(
+            `Environment '${env.name}' exists; changing its ${changes.join(', ')} needs the environment:write permission (Member or Admin)`,
+          );
+        }
+        return { created: false, outcome: null };
+      }
       if (env.type !== body.type) {
         throw new BadRequestError(
           `Environment '${body.name}' is of type ${env.type}; its type cannot change`,

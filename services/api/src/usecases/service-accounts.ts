@@ -39,16 +39,24 @@ export async function getServiceAccount(db: Db, orgId: string, name: string): Pr
   return row;
 }
 
-/** Throws unless the caller may change this account (or its keys). */
+/**
+ * Throws unless the caller may change this account (or its keys): `service-account:manage`, or
+ * the account's creator whose current role still reaches the account's current privilege, so a
+ * creator later demoted, or whose account was later raised, cannot mint keys above its role.
+ */
 export function assertCanManage(principal: Principal, role: Role, account: ServiceAccountRow): void {
   if (roleAllows(role, 'service-account:manage')) return;
   if (
-    roleAllows(role, 'service-account:manage-own') &&
-    account.created_by_principal === principalRef(principal)
+    !roleAllows(role, 'service-account:manage-own') ||
+    account.created_by_principal !== principalRef(principal)
   ) {
-    return;
+    throw new ForbiddenError(`You may only manage the service accounts you created`);
   }
-  throw new ForbiddenError(`You may only manage the service accounts you created`);
+  if (!canGrant(role, account.privilege)) {
+    throw new ForbiddenError(
+      `Service account '${account.name}' has the privilege '${account.privilege}', above your role '${role}'; only an admin may manage it`,
+    );
+  }
 }
 
 /** Throws when the caller would hand out more than its own role. */

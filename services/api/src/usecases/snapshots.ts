@@ -26,7 +26,6 @@ import {
 } from '../domain/snapshot-expressions.js';
 import type { Db } from '../storage/database.js';
 import { environmentsRepository, type EnvironmentRow } from '../storage/repositories/environments.js';
-import { artifactsRepository } from '../storage/repositories/artifacts.js';
 import { policiesRepository } from '../storage/repositories/policies.js';
 import { reposRepository } from '../storage/repositories/repos.js';
 import { runtimeRepository, type StateWithVerdict } from '../storage/repositories/runtime.js';
@@ -339,48 +338,49 @@ export async function listEvents(
   lo = Math.max(1, lo);
   hi = Math.min(latest, hi);
   if (lo > hi) return { events: [], total: 0 };
-  const [changes, snapshots] = await Promise.all([
-    runtimeRepository.changesBetween(db, org.id, env.id, lo, hi),
-    runtimeRepository.snapshotsBetween(db, org.id, env.id, lo, hi),
-  ]);
-  const snapshotOf = new Map(snapshots.map((s) => [s.index, s]));
-  const inRepos = repoIds
-    ? await artifactsRepository.fingerprintsInRepos(
-        db,
-        org.id,
-        changes.map((c) => c.fingerprint),
-        repoIds,
-      )
-    : undefined;
-  const all = changes
-    .filter((c) => inRepos === undefined || inRepos.has(c.fingerprint))
+  // Paged and filtered in SQL: a page reads its own snapshots, not the environment's history.
+  const filter = {
+    from: lo,
+    to: hi,
+    fromTime: fromMs !== undefined ? new Date(fromMs) : undefined,
+    toTime: toMs !== undefined ? new Date(toMs) : undefined,
+    repoIds,
+  };
+  const total = await runtimeRepository.countEvents(db, org.id, env.id, filter);
+  const start = (query.page - 1) * query.per_page;
+  const end = Math.min(total, start + query.per_page);
+  if (start >= end) return { events: [], total };
+  // Oldest first with reverse=true, newest first otherwise: positions [a, b) oldest first.
+  const oldestFirst = isTrue(query.reverse);
+  const [a, b] = oldestFirst ? [start, end] : [total - end, total - start];
+  const { rows, before } = await runtimeRepository.eventsWindow(db, org.id, env.id, filter, a, b);
+  const page = rows
+    .sort(
+      (x, y) =>
+        x.event_index - y.event_index ||
+        x.name.localeCompare(y.name) ||
+        (x.fingerprint < y.fingerprint ? -1 : x.fingerprint > y.fingerprint ? 1 : 0),
+    )
+    .slice(a - before, b - before)
     .map((c) => {
-      const snap = snapshotOf.get(c.event_index)!;
       const view = c.kind === 'exit' ? annotate(c, c.event_index) : annotate(c, c.from_index);
       const flows = c.provenance as FlowEntry[];
       return {
-        at: snap.created_at.getTime(),
-        order: c.event_index,
-        event: {
-          environment_name: env.name,
-          snapshot_index: c.event_index,
-          artifact_name: c.name,
-          sha256: c.fingerprint,
-          description: describeChange(view.annotation.type, view.annotation.was, view.annotation.now),
-          reported_at: epochSeconds(snap.created_at),
-          pipeline: flows[0]?.flow_name ?? '',
-          type: view.annotation.type,
-          flows: flows.map((f) => ({ flow_name: f.flow_name, deployments: null })),
-          artifact_compliance: c.compliant,
-          snapshot_compliance: snap.compliant,
-        },
+        environment_name: env.name,
+        snapshot_index: c.event_index,
+        artifact_name: c.name,
+        sha256: c.fingerprint,
+        description: describeChange(view.annotation.type, view.annotation.was, view.annotation.now),
+        reported_at: epochSeconds(c.snapshot_created_at),
+        pipeline: flows[0]?.flow_name ?? '',
+        type: view.annotation.type,
+        flows: flows.map((f) => ({ flow_name: f.flow_name, deployments: null })),
+        artifact_compliance: c.compliant,
+        snapshot_compliance: c.snapshot_compliant,
       };
-    })
-    .filter((e) => (fromMs === undefined || e.at >= fromMs) && (toMs === undefined || e.at <= toMs))
-    .sort((a, b) => a.order - b.order || a.event.artifact_name.localeCompare(b.event.artifact_name));
-  if (!isTrue(query.reverse)) all.reverse();
-  const start = (query.page - 1) * query.per_page;
-  return { events: all.slice(start, start + query.per_page).map((e) => e.event), total: all.length };
+    });
+  if (!oldestFirst) page.reverse();
+  return { events: page, total };
 }
 
 async function resolveSnappish(db: Db, org: OrgRef, text: string, field: string, now: Date) {

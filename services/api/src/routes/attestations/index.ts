@@ -28,7 +28,7 @@ import {
 import { AttestationName, TrailName } from '../../../../shared/contract/evidence-common.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
-import { isInvalidRegex } from '../../storage/errors.js';
+import { compileUserPattern, UserPatternError } from '../../domain/user-pattern.js';
 import { attestationsRepository } from '../../storage/repositories/attestations.js';
 import { flowsRepository } from '../../storage/repositories/flows.js';
 import { trailsRepository } from '../../storage/repositories/trails.js';
@@ -171,7 +171,12 @@ const routes: FastifyPluginAsync = async (fastify) => {
         querystring: z.strictObject({
           attestation_id: z.string().regex(ID_PATTERN, 'must be an 8-4-4-4-8 lowercase hex id').optional(),
           name: z.string().max(255).optional(),
-          name_regex: z.string().min(1).max(200).optional(),
+          name_regex: z
+            .string()
+            .min(1)
+            .max(200)
+            .describe('A regular expression (RE2 syntax) the attestation name must match')
+            .optional(),
           flow: Repeated,
           /** One trail of the flow(s) named: all of a trail's attestations in one page. */
           trail: TrailName.optional(),
@@ -196,36 +201,30 @@ const routes: FastifyPluginAsync = async (fastify) => {
           if (flow) flowIds.push(flow.id);
         }
       }
-      const rows = await attestationsRepository
-        .search(
-          app.db,
-          ctx.orgId,
-          {
-            id: q.attestation_id,
-            name: q.name,
-            nameRegex: q.name_regex,
-            flowIds,
-            trailName: q.trail,
-            types: q.type,
-            isCompliant: q.is_compliant,
-            from: q.from_timestamp !== undefined ? new Date(q.from_timestamp * 1000) : undefined,
-            to: q.to_timestamp !== undefined ? new Date(q.to_timestamp * 1000) : undefined,
-            afterSeq: q.after,
-          },
-          q.per_page,
-        )
-        .catch((err: unknown) => {
-          if (!isInvalidRegex(err)) throw err;
-          throw new BadRequestError(`Invalid name_regex '${q.name_regex}': ${(err as Error).message}`, {
-            'query.name_regex': 'is not a valid regular expression',
-          });
-        });
+      const { rows, resumeAfter } = await attestationsRepository.search(
+        app.db,
+        ctx.orgId,
+        {
+          id: q.attestation_id,
+          name: q.name,
+          nameMatches: q.name_regex !== undefined ? namePattern(q.name_regex).test : undefined,
+          flowIds,
+          trailName: q.trail,
+          types: q.type,
+          isCompliant: q.is_compliant,
+          from: q.from_timestamp !== undefined ? new Date(q.from_timestamp * 1000) : undefined,
+          to: q.to_timestamp !== undefined ? new Date(q.to_timestamp * 1000) : undefined,
+          afterSeq: q.after,
+        },
+        q.per_page,
+      );
       const last = rows[rows.length - 1];
+      const cursor = rows.length === q.per_page && last ? Number(last.seq) : resumeAfter;
       const next =
-        rows.length === q.per_page && last
+        cursor !== null
           ? {
               next: {
-                href: `${app.config.publicUrl}/api/v2/attestations/${ctx.orgName}?${nextQuery(request.query, Number(last.seq))}`,
+                href: `${app.config.publicUrl}/api/v2/attestations/${ctx.orgName}?${nextQuery(request.query, cursor)}`,
               },
             }
           : {};
@@ -376,12 +375,28 @@ const routes: FastifyPluginAsync = async (fastify) => {
             `attachment; filename="${filename}"; filename*=UTF-8''${encodeURIComponent(att.evidence_filename ?? 'evidence')}`,
           )
           .header('x-content-sha256', att.evidence_sha256!)
+          // The uploader chose the content type (text/html included): a browser opening the file
+          // from the API's origin must neither guess another type nor run its scripts.
+          .header('x-content-type-options', 'nosniff')
+          .header('content-security-policy', 'sandbox')
           // A Buffer goes out as it is: fastify serialises only other payloads.
           .send(content as unknown as string)
       );
     },
   );
 };
+
+/** Compiles `name_regex` with RE2 semantics; a pattern RE2 cannot run is a 400 naming the field. */
+function namePattern(source: string) {
+  try {
+    return compileUserPattern(source);
+  } catch (err) {
+    if (!(err instanceof UserPatternError)) throw err;
+    throw new BadRequestError(`Invalid name_regex '${source}': ${err.message}`, {
+      'query.name_regex': 'is not a valid regular expression',
+    });
+  }
+}
 
 function nextQuery(query: Record<string, unknown>, after: number): string {
   const params = new URLSearchParams();

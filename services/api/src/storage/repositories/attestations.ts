@@ -18,8 +18,11 @@ const withNames = (db: Db) =>
 export interface AttestationSearch {
   id?: string | undefined;
   name?: string | undefined;
-  /** A PostgreSQL (POSIX) regular expression the name must match. */
-  nameRegex?: string | undefined;
+  /**
+   * A test the name must pass, run in process (a tenant's regular expression, compiled with
+   * RE2), never as SQL: a pattern given to the database would run there without a time bound.
+   */
+  nameMatches?: ((name: string) => boolean) | undefined;
   flowIds?: string[] | undefined;
   /** A trail name (with flowIds: that flow's trail). */
   trailName?: string | undefined;
@@ -280,24 +283,71 @@ export const attestationsRepository = {
     return { rows, total };
   },
 
-  /** `GET /attestations/{org}`: filters and a cursor (the seq of the last item seen), newest first. */
+  /**
+   * `GET /attestations/{org}`: filters and a cursor (the seq of the last item seen), newest first.
+   * With `nameMatches`, reads the candidates' names in chunks and tests them in process, reading
+   * at most `maxScanned` candidates; `resumeAfter` is then the seq to continue from when the scan
+   * stopped before the end with fewer than `limit` found (null otherwise).
+   */
   async search(
     db: Db,
     orgId: string,
     s: AttestationSearch,
     limit: number,
-  ): Promise<AttestationRowWithNames[]> {
+    maxScanned = 10_000,
+  ): Promise<{ rows: AttestationRowWithNames[]; resumeAfter: number | null }> {
     let q = withNames(db).where('x.org_id', '=', orgId);
     if (s.id) q = q.where('x.id', '=', s.id);
     if (s.name) q = q.where('x.name', '=', s.name);
-    if (s.nameRegex) q = q.where('x.name', '~', s.nameRegex);
     if (s.flowIds) q = q.where('x.flow_id', 'in', s.flowIds.length > 0 ? s.flowIds : ['']);
     if (s.trailName !== undefined) q = q.where('t.name', '=', s.trailName);
     if (s.types && s.types.length > 0) q = q.where('x.type', 'in', s.types);
     if (s.isCompliant !== undefined) q = q.where('x.is_compliant', '=', s.isCompliant);
     if (s.from) q = q.where('x.created_at', '>=', s.from);
     if (s.to) q = q.where('x.created_at', '<=', s.to);
-    if (s.afterSeq !== undefined) q = q.where('x.seq', '<', s.afterSeq);
-    return q.orderBy('x.seq', 'desc').limit(limit).execute();
+    const test = s.nameMatches;
+    if (!test) {
+      if (s.afterSeq !== undefined) q = q.where('x.seq', '<', s.afterSeq);
+      return { rows: await q.orderBy('x.seq', 'desc').limit(limit).execute(), resumeAfter: null };
+    }
+    const verdicts = new Map<string, boolean>();
+    const found: number[] = [];
+    let cursor = s.afterSeq;
+    let scanned = 0;
+    for (;;) {
+      const want = Math.min(1000, maxScanned - scanned);
+      const candidates = await (cursor === undefined ? q : q.where('x.seq', '<', cursor))
+        .clearSelect()
+        .select(['x.seq', 'x.name'])
+        .orderBy('x.seq', 'desc')
+        .limit(want)
+        .execute();
+      for (const c of candidates) {
+        scanned += 1;
+        cursor = Number(c.seq);
+        let ok = verdicts.get(c.name);
+        if (ok === undefined) {
+          ok = test(c.name);
+          verdicts.set(c.name, ok);
+        }
+        if (ok) found.push(cursor);
+        if (found.length === limit) break;
+      }
+      if (found.length === limit || candidates.length < want) break;
+      if (scanned >= maxScanned) {
+        return { rows: await this.bySeqs(db, orgId, found), resumeAfter: cursor ?? null };
+      }
+    }
+    return { rows: await this.bySeqs(db, orgId, found), resumeAfter: null };
+  },
+
+  /** Attestations by seq, newest first. */
+  async bySeqs(db: Db, orgId: string, seqs: number[]): Promise<AttestationRowWithNames[]> {
+    if (seqs.length === 0) return [];
+    return withNames(db)
+      .where('x.org_id', '=', orgId)
+      .where('x.seq', 'in', seqs)
+      .orderBy('x.seq', 'desc')
+      .execute();
   },
 };

@@ -100,12 +100,12 @@ export const reposRepository = {
     else if (filter.name) q = q.where('name', '=', filter.name);
     if (filter.search) q = q.where('name', 'ilike', containsPattern(filter.search));
     if (filter.provider) q = q.where('provider', '=', filter.provider);
+    // The key is bound as a parameter: kysely's `->>` key() inlines it as a string literal.
     for (const tag of filter.tags) {
-      q = q.where((eb) =>
+      q =
         tag.value === null
-          ? eb(eb.ref('tags', '->>').key(tag.key), 'is not', null)
-          : eb(eb.ref('tags', '->>').key(tag.key), '=', tag.value),
-      );
+          ? q.where(sql<boolean>`tags ->> ${tag.key} is not null`)
+          : q.where(sql<boolean>`tags ->> ${tag.key} = ${tag.value}`);
     }
     const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
     const rows = await q

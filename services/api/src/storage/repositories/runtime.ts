@@ -383,39 +383,48 @@ export const runtimeRepository = {
     return out;
   },
 
-  /** State changes (events) with snapshot numbers in [from, to], newest first. */
-  async changesBetween(
+  /** How many environment events (changes and exits) match `f` (`GET .../events`). */
+  async countEvents(db: Db, orgId: string, envId: string, f: EventsFilter): Promise<number> {
+    const { rows } = await sql<{ n: string | number }>`
+      with ev as (${eventsOf(orgId, envId, f)})
+      select count(*) as n from ev ${eventsWhere(f)}`.execute(db);
+    return Number(rows[0]?.n ?? 0);
+  },
+
+  /**
+   * The events at positions [a, b) of `f`'s events in snapshot order, read from SQL: whole
+   * snapshots from the one holding position a to the one holding position b - 1, and `before`,
+   * the number of events in earlier snapshots, so the caller orders within a snapshot and slices.
+   */
+  async eventsWindow(
     db: Db,
     orgId: string,
     envId: string,
-    from: number,
-    to: number,
-  ): Promise<Array<StateWithVerdict & { event_index: number; kind: 'change' | 'exit' }>> {
-    const base = db
-      .selectFrom('runtime_states as s')
-      .innerJoin('runtime_verdicts as v', (j) =>
-        j.onRef('v.org_id', '=', 's.org_id').onRef('v.hash', '=', 's.verdict_hash'),
-      )
-      .selectAll('s')
-      .select(['v.compliant', 'v.provenance', 'v.decisions', 'v.reasons', 'v.allowlisted'])
-      .where('s.org_id', '=', orgId)
-      .where('s.environment_id', '=', envId);
-    const changes = await base
-      .where('s.from_index', '>=', from)
-      .where('s.from_index', '<=', to)
-      .where((eb) =>
-        eb.or([eb('s.change', '!=', 'unchanged'), eb('s.was_count', '!=', eb.ref('s.instance_count'))]),
-      )
-      .execute();
-    const exits = await base
-      .where('s.exited', '=', true)
-      .where('s.to_index', '>=', from)
-      .where('s.to_index', '<=', to)
-      .execute();
-    return [
-      ...changes.map((c) => ({ ...c, event_index: c.from_index, kind: 'change' as const })),
-      ...exits.map((c) => ({ ...c, event_index: c.to_index!, kind: 'exit' as const })),
-    ];
+    f: EventsFilter,
+    a: number,
+    b: number,
+  ): Promise<{ rows: EventRow[]; before: number }> {
+    const at = async (position: number) => {
+      const { rows } = await sql<{ event_index: number }>`
+        with ev as (${eventsOf(orgId, envId, f)})
+        select event_index from ev ${eventsWhere(f)}
+        order by event_index limit 1 offset ${position}`.execute(db);
+      return rows[0]?.event_index;
+    };
+    const [first, last] = await Promise.all([at(a), at(b - 1)]);
+    if (first === undefined || last === undefined) return { rows: [], before: 0 };
+    const window = { ...f, from: first, to: last };
+    const [{ rows }, before] = await Promise.all([
+      sql<EventRow>`
+        with ev as (${eventsOf(orgId, envId, window)})
+        select ev.*, v.compliant, v.provenance, v.decisions, v.reasons, v.allowlisted,
+               sn.created_at as snapshot_created_at, sn.compliant as snapshot_compliant
+        from ev
+        join runtime_verdicts v on v.org_id = ev.org_id and v.hash = ev.verdict_hash
+        ${eventsWhere(f)}`.execute(db),
+      first > f.from ? this.countEvents(db, orgId, envId, { ...f, to: first - 1 }) : Promise.resolve(0),
+    ]);
+    return { rows, before };
   },
 
   async addMarks(
@@ -486,3 +495,54 @@ export const runtimeRepository = {
     return Number(row.rows[0]?.bytes ?? 0);
   },
 };
+
+/** Which events `GET /environments/{org}/{env}/events` reads: snapshots and times, repos. */
+export interface EventsFilter {
+  /** Snapshot indexes, inclusive. */
+  from: number;
+  to: number;
+  /** Times of the snapshots, inclusive. */
+  fromTime?: Date | undefined;
+  toTime?: Date | undefined;
+  /** Only fingerprints reported from one of these repos (non-empty). */
+  repoIds?: readonly string[] | undefined;
+}
+
+/** One event: the state, its verdict, and the snapshot it happened in. */
+export type EventRow = StateWithVerdict & {
+  event_index: number;
+  kind: 'change' | 'exit';
+  snapshot_created_at: Date;
+  snapshot_compliant: boolean | null;
+};
+
+/** States that changed at a snapshot of [from, to], and those that exited at one. */
+function eventsOf(orgId: string, envId: string, f: EventsFilter) {
+  return sql`
+    select s.*, s.from_index as event_index, 'change' as kind
+    from runtime_states s
+    where s.org_id = ${orgId} and s.environment_id = ${envId}
+      and s.from_index >= ${f.from} and s.from_index <= ${f.to}
+      and (s.change <> 'unchanged' or s.was_count <> s.instance_count)
+    union all
+    select s.*, s.to_index as event_index, 'exit' as kind
+    from runtime_states s
+    where s.org_id = ${orgId} and s.environment_id = ${envId}
+      and s.exited and s.to_index >= ${f.from} and s.to_index <= ${f.to}`;
+}
+
+/** The snapshot join and the time and repo conditions over `ev`. */
+function eventsWhere(f: EventsFilter) {
+  const conditions = [sql`true`];
+  if (f.fromTime) conditions.push(sql`sn.created_at >= ${f.fromTime}`);
+  if (f.toTime) conditions.push(sql`sn.created_at <= ${f.toTime}`);
+  if (f.repoIds) {
+    conditions.push(sql`ev.fingerprint in (
+      select a.fingerprint from artifacts a
+      where a.org_id = ev.org_id and a.repo_id in (${sql.join([...f.repoIds])}))`);
+  }
+  return sql`
+    join runtime_snapshots sn
+      on sn.org_id = ev.org_id and sn.environment_id = ev.environment_id and sn.index = ev.event_index
+    where ${sql.join(conditions, sql` and `)}`;
+}
