@@ -546,20 +546,26 @@ describe('rename, archive, logical environments', () => {
     );
   });
 
-  it('lets kosli snapshot --auto-environment bring an archived environment back', async () => {
+  it('lets kosli snapshot --auto-environment bring an archived environment back with a member key only', async () => {
     // What the CLI does before a snapshot: GET, and on 404 PUT the environment, then report.
-    const autoEnvironment = async (env: string) => {
-      const got = await snapshotter.get(`/api/v2/environments/${ORG}/${env}`);
+    const autoEnvironment = async (client: typeof api, env: string) => {
+      const got = await client.get(`/api/v2/environments/${ORG}/${env}`);
       if (got.status === 404) {
         const body = { name: env, type: 'K8S', description: 'Auto-created by kosli snapshot' };
-        expect((await snapshotter.put(`/api/v2/environments/${ORG}`, body)).status).toBeLessThan(300);
+        const put = await client.put(`/api/v2/environments/${ORG}`, body);
+        if (put.status >= 300) return put;
       }
       return report(env, []);
     };
     expect((await api.put(`/api/v2/environments/${ORG}`, { name: 'staging', type: 'K8S' })).status).toBe(201);
     expect((await api.put(`/api/v2/environments/${ORG}/staging/archive`, null)).status).toBe(200);
-    // An archived environment takes no reports; the 404 of its read makes the CLI re-create it.
-    const reported = await autoEnvironment('staging');
+    // Archiving is a member's decision: a snapshotter's re-create of it is refused, and it stays archived.
+    const refused = await autoEnvironment(snapshotter, 'staging');
+    expect(refused.status).toBe(403);
+    expect(refused.json.message).toContain('archived');
+    expect((await api.get(`/api/v2/environments/${ORG}/staging`)).status).toBe(404);
+    // The 404 of its read makes the CLI re-create it; with a member key that un-archives it.
+    const reported = await autoEnvironment(api, 'staging');
     expect(reported.status).toBe(200);
     expect((await api.get(`/api/v2/environments/${ORG}/staging`)).json.archived).toBe(false);
   });

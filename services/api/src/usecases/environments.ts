@@ -31,7 +31,8 @@ export async function getEnvironment(db: Db, org: OrgRef, name: string): Promise
  * The environment `GET /environments/{org}/{env}` shows. An archived one answers 404 saying it has
  * been archived, as Kosli does: the Terraform provider then drops it from its state (or retries
  * its read after a create), and `kosli snapshot --auto-environment` re-creates it, which
- * un-archives it; a report to an archived environment is refused.
+ * un-archives it with a member's key (a snapshotter's is refused: archiving is a member's
+ * decision); a report to an archived environment is refused.
  */
 export async function readEnvironment(db: Db, org: OrgRef, name: string): Promise<EnvironmentRow> {
   const env = await getEnvironment(db, org, name);
