@@ -9,15 +9,17 @@ import { SvgLink } from '../../components/svg-link';
 import type { ExposureArtifact, ExposureInterval } from '../../lib/contract';
 import { formatDate, formatTime, isoTime, paths } from '../../lib/format';
 
-const WIDTH = 1000;
-const LABEL = 120;
+const WIDTH = 1080;
+const LABEL = 100;
+/** Room right of the axis, so the latest bar of a row can carry its words after it. */
+const RIGHT = 180;
 const ROW = 30;
 const BAR = 18;
 const AXIS = 24;
 /** A bar is never narrower than this, so a short interval stays visible and clickable. */
 const MIN_BAR = 6;
-/** Wide enough to carry its compliance as visible text. */
-const TEXT_BAR = 130;
+/** About the width of one character of a bar's 11px words. */
+const CHAR = 7;
 
 export interface TimeAxis {
   start: number;
@@ -76,7 +78,7 @@ export function ExposureTimeline({
 }) {
   const envs = artifact.environments;
   const height = envs.length * ROW + AXIS;
-  const span = WIDTH - LABEL - 10;
+  const span = WIDTH - LABEL - RIGHT;
   const x = (t: number) =>
     LABEL + ((Math.min(Math.max(t, axis.start), axis.end) - axis.start) / (axis.end - axis.start)) * span;
   return (
@@ -98,11 +100,17 @@ export function ExposureTimeline({
                     ? `${e.environment_name.slice(0, 15)}…`
                     : e.environment_name}
                 </text>
-                <line x1={LABEL} x2={WIDTH - 10} y1={y + ROW - 1} y2={y + ROW - 1} className="row-line" />
-                {e.intervals.map((i) => {
+                <line x1={LABEL} x2={LABEL + span} y1={y + ROW - 1} y2={y + ROW - 1} className="row-line" />
+                {e.intervals.map((i, k) => {
                   const x0 = x(i.from);
                   const w = Math.max(MIN_BAR, x(i.to ?? now) - x0);
-                  const words = `${complianceWords(i)}${i.to === null ? ', still running' : ''}`;
+                  const bad = i.compliant === false;
+                  const words = `${bad ? '✗ ' : ''}${complianceWords(i)}${i.to === null ? ', still running' : ''}`;
+                  const need = words.length * CHAR + 8;
+                  const next = e.intervals[k + 1];
+                  const room = (next ? x(next.from) : WIDTH) - (x0 + w);
+                  // the words go inside the bar, else after it, else (crowded) in its name and the table
+                  const place = w >= need ? 'inside' : room >= need ? 'after' : bad ? 'mark' : 'none';
                   return (
                     <SvgLink
                       key={`${i.from}-${i.from_snapshot}`}
@@ -116,27 +124,25 @@ export function ExposureTimeline({
                         height={BAR}
                         className={`bar bar-${tone(i)}`}
                       />
-                      {w >= TEXT_BAR ? (
+                      {place === 'inside' && (
                         <text x={x0 + 6} y={y + ROW / 2 + 4} className="bar-text" aria-hidden="true">
-                          {tone(i) === 'bad' ? '✗ ' : ''}
                           {words}
                         </text>
-                      ) : (
-                        tone(i) === 'bad' && (
-                          <text
-                            x={x0 + w / 2}
-                            y={y + ROW / 2 + 4}
-                            className="bar-text"
-                            textAnchor="middle"
-                            aria-hidden="true"
-                          >
-                            ✗
-                          </text>
-                        )
                       )}
-                      {i.to === null && (
-                        <text x={x0 + w + 3} y={y + ROW / 2 + 4} className="bar-running" aria-hidden="true">
-                          ▶
+                      {place === 'after' && (
+                        <text x={x0 + w + 4} y={y + ROW / 2 + 4} className="bar-words" aria-hidden="true">
+                          {words}
+                        </text>
+                      )}
+                      {place === 'mark' && (
+                        <text
+                          x={x0 + w / 2}
+                          y={y + ROW / 2 + 4}
+                          className="bar-text"
+                          textAnchor="middle"
+                          aria-hidden="true"
+                        >
+                          ✗
                         </text>
                       )}
                     </SvgLink>
@@ -145,7 +151,7 @@ export function ExposureTimeline({
               </g>
             );
           })}
-          <line x1={LABEL} x2={WIDTH - 10} y1={envs.length * ROW} y2={envs.length * ROW} className="axis" />
+          <line x1={LABEL} x2={LABEL + span} y1={envs.length * ROW} y2={envs.length * ROW} className="axis" />
           {ticks(axis).map((t, k) => (
             <text
               key={t}
@@ -166,7 +172,7 @@ export function ExposureTimeline({
         <span className="legend">
           <span className="swatch swatch-ok" aria-hidden="true" /> compliant
           <span className="swatch swatch-bad" aria-hidden="true" /> non-compliant (marked ✗)
-          <span className="swatch swatch-unknown" aria-hidden="true" /> unknown · ▶ still running
+          <span className="swatch swatch-unknown" aria-hidden="true" /> unknown
         </span>
       </figcaption>
       <table>
