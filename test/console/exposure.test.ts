@@ -65,6 +65,19 @@ describeConsole('the exposure page', (t) => {
     expect(new URL(page.url()).pathname).toBe(
       `/${t.org}/environments/prod/snapshots/${interval.from_snapshot}`,
     );
+
+    // dates narrow the answer to a window, kept in the address as a deep link
+    await page.goBack();
+    await page.getByLabel('From (optional)').fill('2001-01-01');
+    await page.getByLabel('To (optional)').fill('2001-01-31');
+    await page.getByRole('button', { name: 'Show exposure' }).click();
+    await page.getByText('It ran in no environment over this time.').first().waitFor();
+    const url = new URL(page.url());
+    expect([url.searchParams.get('purl'), url.searchParams.get('from'), url.searchParams.get('to')]).toEqual([
+      LODASH,
+      '2001-01-01',
+      '2001-01-31',
+    ]);
   });
 
   it('explains a malformed package URL next to the field, and an absent one', async () => {
