@@ -46,6 +46,12 @@ async function main(): Promise<void> {
             .waitFor(),
         1750,
       ],
+      [
+        'exposure.png',
+        `/${org}/exposure?purl=${encodeURIComponent('pkg:npm/lodash@4.17.20')}`,
+        () => page.getByText(/^\d+ artifacts? contained/).waitFor(),
+        1000,
+      ],
     ];
     for (const [file, path, ready, height = 800] of shots) {
       // a trail reads downwards: a taller window shows its artifact evidence too

@@ -137,6 +137,37 @@ const FRONTEND: Service = {
   namespace: 'web',
   repo: 'acme/web',
 };
+/** A small CycloneDX 1.5 SBOM of a payments image, as `syft -o cyclonedx-json` writes one. */
+function cycloneDx(b: Build): string {
+  const components: Array<[string, string, string]> = [
+    ['lodash', '4.17.20', 'pkg:npm/lodash@4.17.20'],
+    ['express', '4.18.2', 'pkg:npm/express@4.18.2'],
+    ['jsonwebtoken', '9.0.0', 'pkg:npm/jsonwebtoken@9.0.0'],
+    ['pg', '8.11.3', 'pkg:npm/pg@8.11.3'],
+    ['log4j-core', '2.14.1', 'pkg:maven/org.apache.logging.log4j/log4j-core@2.14.1'],
+    ['openssl', '3.0.11', 'pkg:deb/debian/openssl@3.0.11-1~deb12u2?arch=amd64&distro=debian-12'],
+    ['zlib', '1.2.13', 'pkg:deb/debian/zlib1g@1:1.2.13.dfsg-1?arch=amd64&distro=debian-12'],
+  ];
+  return JSON.stringify({
+    bomFormat: 'CycloneDX',
+    specVersion: '1.5',
+    serialNumber: `urn:uuid:${b.fingerprint.slice(0, 8)}-${b.fingerprint.slice(8, 12)}-4${b.fingerprint.slice(13, 16)}-8${b.fingerprint.slice(17, 20)}-${b.fingerprint.slice(20, 32)}`,
+    version: 1,
+    metadata: {
+      timestamp: new Date(b.at).toISOString(),
+      tools: { components: [{ type: 'application', name: 'syft', version: '1.4.1' }] },
+      component: { type: 'container', name: `${b.service.image}:${b.version}`, version: b.version },
+    },
+    components: components.map(([name, version, purl]) => ({
+      type: 'library',
+      'bom-ref': purl,
+      name,
+      version,
+      purl,
+    })),
+  });
+}
+
 const REDIS = { image: 'docker.io/library/redis:7.2.4', fingerprint: sha('redis:7.2.4') };
 const PEOPLE = ['ada', 'grace', 'linus', 'margaret', 'ken', 'barbara'];
 
@@ -153,6 +184,8 @@ interface Build {
   overriddenScan?: boolean;
   /** The generic security review was never reported: the trail is incomplete. */
   noReview?: boolean;
+  /** A CycloneDX SBOM is attested to the artifact: the exposure page finds its components. */
+  sbom?: boolean;
   promote: { staging: boolean; prod: boolean };
 }
 
@@ -414,6 +447,10 @@ async function seedHistory(options: SeedDemoOptions): Promise<DemoSummary> {
   const awaiting = frontend[frontend.length - 1]!;
   awaiting.noReview = true;
   awaiting.promote = { staging: true, prod: false };
+  // two payments builds carry an SBOM: the overridden one, and the one still running in prod
+  overridden.sbom = true;
+  const inProd = payments.filter((b) => b.promote.prod);
+  if (inProd.length > 0) inProd[inProd.length - 1]!.sbom = true;
 
   const reportBuild = async (b: Build) => {
     const s = b.service;
@@ -516,6 +553,23 @@ async function seedHistory(options: SeedDemoOptions): Promise<DemoSummary> {
       },
       { filename: 'junit.xml', content: xml },
     );
+    if (b.sbom) {
+      const bom = cycloneDx(b);
+      await attest(
+        s.flow,
+        trail,
+        'generic',
+        {
+          attestation_name: 'sbom',
+          artifact_fingerprint: b.fingerprint,
+          git_commit_info: gci,
+          origin_url: origin,
+          is_compliant: true,
+          description: 'CycloneDX SBOM of the image',
+        },
+        { filename: 'bom.cdx.json', content: bom },
+      );
+    }
     if (s === PAYMENTS) {
       const findings = b.overriddenScan
         ? [

@@ -46,6 +46,9 @@ export function Layout() {
             <li>
               <NavLink to={`${base}/flows`}>Flows</NavLink>
             </li>
+            <li>
+              <NavLink to={`${base}/exposure`}>Exposure</NavLink>
+            </li>
           </ul>
         </nav>
         <form role="search" onSubmit={onSearch} className="top-search">

@@ -60,6 +60,10 @@ const router = createBrowserRouter([
             path: ':org/search',
             lazy: () => import('../features/search/search-page').then((m) => ({ Component: m.default })),
           },
+          {
+            path: ':org/exposure',
+            lazy: () => import('../features/exposure/exposure-page').then((m) => ({ Component: m.default })),
+          },
           { path: '*', Component: NotFoundPage },
         ],
       },

@@ -94,6 +94,8 @@ export const paths = {
   artifact: (org: string, flow: string, fingerprint: string) =>
     `/${encodeURIComponent(org)}/flows/${encodeURIComponent(flow)}/artifacts/${encodeURIComponent(fingerprint)}`,
   search: (org: string, q: string) => `/${encodeURIComponent(org)}/search?q=${encodeURIComponent(q)}`,
+  exposure: (org: string, purl: string) =>
+    `/${encodeURIComponent(org)}/exposure?purl=${encodeURIComponent(purl)}`,
 };
 
 /** A time the API sends as a string: epoch seconds, or an ISO date. */
@@ -103,4 +105,11 @@ export function stringTime(value: string | null | undefined): number | null {
   if (Number.isFinite(n)) return n;
   const ms = Date.parse(value);
   return Number.isNaN(ms) ? null : ms / 1000;
+}
+
+const dateOnly = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
+
+/** An epoch-seconds time as a short local date ("Nov 3"), for axis ticks. */
+export function formatDate(epochSeconds: number): string {
+  return dateOnly.format(new Date(epochSeconds * 1000));
 }

@@ -3,7 +3,8 @@
  * number of changes, its colour and mark the compliance. Each bar is a link with its full
  * description, and the same data is available as a table.
  */
-import { Link, useNavigate } from 'react-router';
+import { Link } from 'react-router';
+import { SvgLink } from '../../components/svg-link';
 import { formatTime } from '../../lib/format';
 import type { SnapshotListItem } from '../../lib/contract';
 
@@ -34,7 +35,6 @@ export function SnapshotTimeline({
   hrefOf: (index: number) => string;
   current?: number | undefined;
 }) {
-  const navigate = useNavigate();
   const ordered = [...items].sort((a, b) => a.index - b.index);
   const max = Math.max(1, ...ordered.map((s) => s.summary.started + s.summary.changed + s.summary.exited));
   const bar = Math.min(
@@ -67,18 +67,7 @@ export function SnapshotTimeline({
                   : 'unknown';
             const label = describe(s);
             return (
-              <a
-                key={s.index}
-                href={hrefOf(s.index)}
-                aria-label={label}
-                aria-current={s.index === current ? 'page' : undefined}
-                onClick={(e) => {
-                  if (e.metaKey || e.ctrlKey || e.shiftKey) return;
-                  e.preventDefault();
-                  void navigate(hrefOf(s.index));
-                }}
-              >
-                <title>{label}</title>
+              <SvgLink key={s.index} to={hrefOf(s.index)} label={label} current={s.index === current}>
                 <rect x={x} y={HEIGHT - h} width={bar} height={h} className={`bar bar-${tone}`} />
                 {tone === 'bad' && (
                   <text
@@ -94,7 +83,7 @@ export function SnapshotTimeline({
                 {s.index === current && (
                   <rect x={x - 1} y={1} width={bar + 2} height={HEIGHT - 1} className="bar-current" />
                 )}
-              </a>
+              </SvgLink>
             );
           })}
         </svg>

@@ -1,0 +1,205 @@
+/**
+ * `/{org}/exposure?purl=` (or `fingerprint=`, `commit=`; optional `from`, `to`): which artifacts
+ * contained a package, and where and when they ran, with each environment's compliance then.
+ */
+import { useState, type FormEvent } from 'react';
+import { Link, useParams, useSearchParams } from 'react-router';
+import { ErrorMessage, Loading } from '../../components/query-state';
+import { ApiError } from '../../lib/api-client';
+import type { ExposureArtifact } from '../../lib/contract';
+import { paths, plural, short } from '../../lib/format';
+import { formText } from '../../lib/form';
+import { useExposure, type ExposureParams } from './api';
+import { ExposureTimeline, timeAxis, type TimeAxis } from './exposure-timeline';
+
+const EXAMPLE = 'pkg:npm/lodash@4.17.20';
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** A `from`/`to` of the page's address as the API reads it: a date is local midnight (or the day's end). */
+function apiTime(value: string, end: boolean): string {
+  if (!DAY.test(value)) return value;
+  const d = new Date(`${value}T${end ? '23:59:59.999' : '00:00:00'}`);
+  return Number.isNaN(d.getTime()) ? value : d.toISOString();
+}
+
+export default function ExposurePage() {
+  const { org = '' } = useParams();
+  const [params, setParams] = useSearchParams();
+  const get = (k: string) => (params.get(k) ?? '').trim();
+  const page: ExposureParams = {
+    purl: get('purl'),
+    fingerprint: get('fingerprint'),
+    commit: get('commit'),
+    from: get('from'),
+    to: get('to'),
+  };
+  const query = useExposure(org, { ...page, from: apiTime(page.from, false), to: apiTime(page.to, true) });
+  // "now" of the picture: fixed per answer, so running bars do not move on every render
+  const [now] = useState(() => Date.now() / 1000);
+  const asked = page.purl || page.fingerprint || page.commit;
+  const badRequest = query.error instanceof ApiError && query.error.status === 400 ? query.error : null;
+
+  const onSubmit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    const next: Record<string, string> = {};
+    for (const k of ['purl', 'from', 'to']) {
+      const v = formText(form, k);
+      if (v) next[k] = v;
+    }
+    setParams(next);
+  };
+
+  const what = page.purl
+    ? page.purl
+    : page.fingerprint
+      ? `fingerprint ${short(page.fingerprint, 16)}`
+      : `commit ${short(page.commit, 10)}`;
+
+  return (
+    <>
+      <title>{`Exposure${asked ? ` ${what}` : ''} · Verity`}</title>
+      <h1>Exposure</h1>
+      <form onSubmit={onSubmit} className="filters" aria-label="Which of our environments ran a package">
+        <div className="field field-wide">
+          <label htmlFor="exposure-purl">Package URL</label>
+          <input
+            id="exposure-purl"
+            name="purl"
+            type="text"
+            defaultValue={page.purl}
+            key={page.purl}
+            placeholder={EXAMPLE}
+            spellCheck={false}
+            autoComplete="off"
+            aria-invalid={badRequest ? true : undefined}
+            aria-describedby={badRequest ? 'exposure-purl-error' : undefined}
+          />
+          {badRequest && (
+            <p id="exposure-purl-error" role="alert" className="field-error">
+              {badRequest.message}
+            </p>
+          )}
+        </div>
+        <div className="field">
+          <label htmlFor="exposure-from">From (optional)</label>
+          <input id="exposure-from" name="from" type="date" defaultValue={page.from} key={`f${page.from}`} />
+        </div>
+        <div className="field">
+          <label htmlFor="exposure-to">To (optional)</label>
+          <input id="exposure-to" name="to" type="date" defaultValue={page.to} key={`t${page.to}`} />
+        </div>
+        <button type="submit">Show exposure</button>
+      </form>
+      {!asked ? (
+        <section className="empty" aria-labelledby="exposure-about">
+          <h2 id="exposure-about">Which of our environments ran a package?</h2>
+          <p>
+            Enter a package URL (purl) to find every artifact whose SBOM contained it, and where and when each
+            one ran, with the environment&apos;s compliance over each interval. Leave out the version to match
+            every version; pick dates to look at a window of time only.
+          </p>
+          <p>
+            For example <Link to={paths.exposure(org, EXAMPLE)}>{EXAMPLE}</Link> or{' '}
+            <code>pkg:maven/org.apache.logging.log4j/log4j-core@2.14.1</code>. SBOMs are read from attested
+            CycloneDX or SPDX JSON evidence.
+          </p>
+        </section>
+      ) : badRequest ? null : query.error ? (
+        <ErrorMessage error={query.error} />
+      ) : query.isPending || !query.data ? (
+        <Loading what="the exposure" />
+      ) : (
+        <Answer
+          org={org}
+          what={what}
+          artifacts={query.data.artifacts}
+          truncated={query.data.truncated}
+          axis={timeAxis(query.data.artifacts, now, query.data.query.from, query.data.query.to)}
+          now={now}
+        />
+      )}
+    </>
+  );
+}
+
+function Answer({
+  org,
+  what,
+  artifacts,
+  truncated,
+  axis,
+  now,
+}: {
+  org: string;
+  what: string;
+  artifacts: ExposureArtifact[];
+  truncated: boolean;
+  axis: TimeAxis;
+  now: number;
+}) {
+  if (artifacts.length === 0)
+    return (
+      <section aria-labelledby="exposure-none" className="empty">
+        <h2 id="exposure-none">Nothing we ran contained {what}</h2>
+        <p>No artifact of this organization has it in an attested SBOM.</p>
+      </section>
+    );
+  return (
+    <>
+      <p aria-live="polite">
+        {plural(artifacts.length, 'artifact')} contained {what}
+        {truncated && ' (the first ones only: narrow the query to see the rest)'}.
+      </p>
+      {artifacts.map((a) => (
+        <section
+          key={`${a.flow}-${a.trail}-${a.fingerprint}`}
+          aria-labelledby={`exposure-${a.fingerprint}-${a.trail}`}
+        >
+          <h2 id={`exposure-${a.fingerprint}-${a.trail}`}>
+            <Link to={paths.artifact(org, a.flow, a.fingerprint)}>{a.name}</Link>
+          </h2>
+          <dl className="facts">
+            <div>
+              <dt>Fingerprint</dt>
+              <dd>
+                <code title={a.fingerprint}>{short(a.fingerprint, 12)}</code>
+              </dd>
+            </div>
+            <div>
+              <dt>Flow</dt>
+              <dd>
+                <Link to={paths.flow(org, a.flow)}>{a.flow}</Link>
+              </dd>
+            </div>
+            <div>
+              <dt>Trail</dt>
+              <dd>
+                <Link to={paths.trail(org, a.flow, a.trail)}>{a.trail}</Link>
+              </dd>
+            </div>
+            <div>
+              <dt>Commit</dt>
+              <dd>{a.commit ? <code>{short(a.commit, 10)}</code> : 'none'}</dd>
+            </div>
+          </dl>
+          {a.components.length > 0 && (
+            <ul className="components">
+              {a.components.map((c) => (
+                <li key={`${c.attestation_id}-${c.purl}`}>
+                  <code>{c.purl}</code> · version {c.version ?? 'any'} · from{' '}
+                  <Link to={paths.trail(org, a.flow, a.trail)}>{c.attestation_name}</Link>
+                </li>
+              ))}
+            </ul>
+          )}
+          {a.environments.length === 0 ? (
+            <p>It ran in no environment over this time.</p>
+          ) : (
+            <ExposureTimeline org={org} artifact={a} axis={axis} now={now} />
+          )}
+        </section>
+      ))}
+    </>
+  );
+}

@@ -1,0 +1,223 @@
+/**
+ * Where one artifact ran, as a picture: a row per environment, a bar per interval on a time axis
+ * every artifact of the page shares. Each bar is coloured by the environment's compliance over
+ * the interval, says it in words, and links to the snapshot that started it; the same data
+ * follows as a table.
+ */
+import { Link } from 'react-router';
+import { SvgLink } from '../../components/svg-link';
+import type { ExposureArtifact, ExposureInterval } from '../../lib/contract';
+import { formatDate, formatTime, isoTime, paths } from '../../lib/format';
+
+const WIDTH = 1080;
+const LABEL = 100;
+/** Room right of the axis, so the latest bar of a row can carry its words after it. */
+const RIGHT = 180;
+const ROW = 30;
+const BAR = 18;
+const AXIS = 24;
+/** A bar is never narrower than this, so a short interval stays visible and clickable. */
+const MIN_BAR = 6;
+/** About the width of one character of a bar's 11px words. */
+const CHAR = 7;
+
+export interface TimeAxis {
+  start: number;
+  end: number;
+}
+
+/** The compliance of an interval in words. */
+export function complianceWords(i: ExposureInterval): string {
+  return i.compliant === true ? 'compliant' : i.compliant === false ? 'non-compliant' : 'unknown';
+}
+
+const tone = (i: ExposureInterval) =>
+  i.compliant === true ? 'ok' : i.compliant === false ? 'bad' : 'unknown';
+
+function describe(env: string, i: ExposureInterval): string {
+  const until = i.to === null ? 'still running' : `until ${formatTime(i.to)}`;
+  return `${env}: from ${formatTime(i.from)} ${until}, snapshot ${i.from_snapshot}, ${complianceWords(i)}`;
+}
+
+/** The axis every artifact of an answer shares: from the earliest start to the latest end (or now). */
+export function timeAxis(
+  artifacts: ExposureArtifact[],
+  now: number,
+  from: number | null,
+  to: number | null,
+): TimeAxis {
+  let start = from ?? Infinity;
+  let end = to ?? -Infinity;
+  for (const a of artifacts)
+    for (const e of a.environments)
+      for (const i of e.intervals) {
+        if (from === null) start = Math.min(start, i.from);
+        if (to === null) end = Math.max(end, i.to ?? now);
+      }
+  if (!Number.isFinite(start)) start = now - 86_400;
+  if (!Number.isFinite(end)) end = now;
+  if (end <= start) end = start + 3_600;
+  return { start, end };
+}
+
+function ticks(axis: TimeAxis): number[] {
+  const n = 5;
+  return Array.from({ length: n }, (_, k) => axis.start + ((axis.end - axis.start) * k) / (n - 1));
+}
+
+export function ExposureTimeline({
+  org,
+  artifact,
+  axis,
+  now,
+}: {
+  org: string;
+  artifact: ExposureArtifact;
+  axis: TimeAxis;
+  now: number;
+}) {
+  const envs = artifact.environments;
+  const height = envs.length * ROW + AXIS;
+  const span = WIDTH - LABEL - RIGHT;
+  const x = (t: number) =>
+    LABEL + ((Math.min(Math.max(t, axis.start), axis.end) - axis.start) / (axis.end - axis.start)) * span;
+  return (
+    <figure className="timeline exposure">
+      <div className="timeline-scroll">
+        <svg
+          viewBox={`0 0 ${WIDTH} ${height}`}
+          width={WIDTH}
+          height={height}
+          role="group"
+          aria-label={`Where ${artifact.name} ran, by environment`}
+        >
+          {envs.map((e, row) => {
+            const y = row * ROW;
+            return (
+              <g key={e.environment_name}>
+                <text x={LABEL - 8} y={y + ROW / 2 + 4} textAnchor="end" className="row-label">
+                  {e.environment_name.length > 16
+                    ? `${e.environment_name.slice(0, 15)}…`
+                    : e.environment_name}
+                </text>
+                <line x1={LABEL} x2={LABEL + span} y1={y + ROW - 1} y2={y + ROW - 1} className="row-line" />
+                {e.intervals.map((i, k) => {
+                  const x0 = x(i.from);
+                  const w = Math.max(MIN_BAR, x(i.to ?? now) - x0);
+                  const bad = i.compliant === false;
+                  const words = `${bad ? '✗ ' : ''}${complianceWords(i)}${i.to === null ? ', still running' : ''}`;
+                  const need = words.length * CHAR + 8;
+                  const next = e.intervals[k + 1];
+                  const room = (next ? x(next.from) : WIDTH) - (x0 + w);
+                  // the words go inside the bar, else after it, else (crowded) in its name and the table
+                  const place = w >= need ? 'inside' : room >= need ? 'after' : bad ? 'mark' : 'none';
+                  return (
+                    <SvgLink
+                      key={`${i.from}-${i.from_snapshot}`}
+                      to={paths.snapshot(org, e.environment_name, i.from_snapshot)}
+                      label={describe(e.environment_name, i)}
+                    >
+                      <rect
+                        x={x0}
+                        y={y + (ROW - BAR) / 2}
+                        width={w}
+                        height={BAR}
+                        className={`bar bar-${tone(i)}`}
+                      />
+                      {place === 'inside' && (
+                        <text x={x0 + 6} y={y + ROW / 2 + 4} className="bar-text" aria-hidden="true">
+                          {words}
+                        </text>
+                      )}
+                      {place === 'after' && (
+                        <text x={x0 + w + 4} y={y + ROW / 2 + 4} className="bar-words" aria-hidden="true">
+                          {words}
+                        </text>
+                      )}
+                      {place === 'mark' && (
+                        <text
+                          x={x0 + w / 2}
+                          y={y + ROW / 2 + 4}
+                          className="bar-text"
+                          textAnchor="middle"
+                          aria-hidden="true"
+                        >
+                          ✗
+                        </text>
+                      )}
+                    </SvgLink>
+                  );
+                })}
+              </g>
+            );
+          })}
+          <line x1={LABEL} x2={LABEL + span} y1={envs.length * ROW} y2={envs.length * ROW} className="axis" />
+          {ticks(axis).map((t, k) => (
+            <text
+              key={t}
+              x={x(t)}
+              y={envs.length * ROW + 16}
+              className="tick"
+              textAnchor={k === 0 ? 'start' : k === 4 ? 'end' : 'middle'}
+            >
+              {formatDate(t)}
+            </text>
+          ))}
+        </svg>
+      </div>
+      <figcaption>
+        <span>
+          {formatTime(axis.start)} → {formatTime(axis.end)}
+        </span>
+        <span className="legend">
+          <span className="swatch swatch-ok" aria-hidden="true" /> compliant
+          <span className="swatch swatch-bad" aria-hidden="true" /> non-compliant (marked ✗)
+          <span className="swatch swatch-unknown" aria-hidden="true" /> unknown
+        </span>
+      </figcaption>
+      <table>
+        <caption className="visually-hidden">Where {artifact.name} ran</caption>
+        <thead>
+          <tr>
+            <th scope="col">Environment</th>
+            <th scope="col">From</th>
+            <th scope="col">To</th>
+            <th scope="col">Snapshots</th>
+            <th scope="col">Compliance</th>
+          </tr>
+        </thead>
+        <tbody>
+          {envs.flatMap((e) =>
+            e.intervals.map((i) => (
+              <tr key={`${e.environment_name}-${i.from}-${i.from_snapshot}`}>
+                <th scope="row">
+                  <Link to={paths.environment(org, e.environment_name)}>{e.environment_name}</Link>
+                </th>
+                <td>
+                  <time dateTime={isoTime(i.from)}>{formatTime(i.from)}</time>
+                </td>
+                <td>
+                  {i.to === null ? 'still running' : <time dateTime={isoTime(i.to)}>{formatTime(i.to)}</time>}
+                </td>
+                <td>
+                  <Link to={paths.snapshot(org, e.environment_name, i.from_snapshot)}>
+                    #{i.from_snapshot}
+                  </Link>
+                  {i.to_snapshot !== null && (
+                    <>
+                      {' to '}
+                      <Link to={paths.snapshot(org, e.environment_name, i.to_snapshot)}>
+                        #{i.to_snapshot}
+                      </Link>
+                    </>
+                  )}
+                </td>
+                <td>{complianceWords(i)}</td>
+              </tr>
+            )),
+          )}
+        </tbody>
+      </table>
+    </figure>
+  );
+}
