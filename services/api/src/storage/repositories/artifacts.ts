@@ -89,25 +89,6 @@ export const withDates = <T extends Record<string, unknown>>(row: T, keys: strin
 };
 
 export const artifactsRepository = {
-  /** Which of these fingerprints were reported from one of these repos (any flow). */
-  async fingerprintsInRepos(
-    db: Db,
-    orgId: string,
-    fingerprints: readonly string[],
-    repoIds: readonly string[],
-  ): Promise<Set<string>> {
-    if (fingerprints.length === 0 || repoIds.length === 0) return new Set();
-    const rows = await db
-      .selectFrom('artifacts')
-      .select('fingerprint')
-      .distinct()
-      .where('org_id', '=', orgId)
-      .where('fingerprint', 'in', [...new Set(fingerprints)])
-      .where('repo_id', 'in', [...repoIds])
-      .execute();
-    return new Set(rows.map((r) => r.fingerprint));
-  },
-
   /**
    * The artifact of endpoint 1 in one round trip: the flow by its current name, the artifact in
    * its latest trail (or the named one), its effective attestations and its trail events.
