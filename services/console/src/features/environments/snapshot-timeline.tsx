@@ -7,6 +7,7 @@ import { Link } from 'react-router';
 import { SvgLink } from '../../components/svg-link';
 import { formatTime } from '../../lib/format';
 import type { SnapshotListItem } from '../../lib/contract';
+import { ComplianceLegend } from '../../components/compliance-legend';
 
 /** Bars share about this width, each between MIN_BAR and MAX_BAR wide. */
 const TARGET_WIDTH = 1100;
@@ -93,11 +94,7 @@ export function SnapshotTimeline({
           {first && `#${first.index} · ${formatTime(first.from)}`} →{' '}
           {last && `#${last.index} · ${formatTime(last.from)}`}
         </span>
-        <span className="legend">
-          <span className="swatch swatch-ok" aria-hidden="true" /> compliant
-          <span className="swatch swatch-bad" aria-hidden="true" /> non-compliant (marked ✗)
-          <span className="swatch swatch-unknown" aria-hidden="true" /> unknown · bar height: changes
-        </span>
+        <ComplianceLegend note="bar height: changes" />
       </figcaption>
       <details>
         <summary>These snapshots as a table</summary>

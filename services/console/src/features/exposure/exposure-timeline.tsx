@@ -8,6 +8,7 @@ import { Link } from 'react-router';
 import { SvgLink } from '../../components/svg-link';
 import type { ExposureArtifact, ExposureInterval } from '../../lib/contract';
 import { formatDate, formatTime, isoTime, paths } from '../../lib/format';
+import { ComplianceLegend } from '../../components/compliance-legend';
 
 const WIDTH = 1080;
 const LABEL = 100;
@@ -169,11 +170,7 @@ export function ExposureTimeline({
         <span>
           {formatTime(axis.start)} → {formatTime(axis.end)}
         </span>
-        <span className="legend">
-          <span className="swatch swatch-ok" aria-hidden="true" /> compliant
-          <span className="swatch swatch-bad" aria-hidden="true" /> non-compliant (marked ✗)
-          <span className="swatch swatch-unknown" aria-hidden="true" /> unknown
-        </span>
+        <ComplianceLegend />
       </figcaption>
       <table>
         <caption className="visually-hidden">Where {artifact.name} ran</caption>
