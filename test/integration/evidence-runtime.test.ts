@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { deployment, fp, POLICY_SCHEMA, putPolicy } from '../helpers/runtime.js';
+import { until } from '../helpers/wait.js';
 
 const ORG = 'acme';
 const FLOW = 'backend-ci';
@@ -47,17 +48,6 @@ let base: string;
 let t: TestApp;
 let key: string;
 let cli: ReturnType<typeof cliClient>;
-
-/** Polls until `what` gives a value: the workers run after the response, nothing here sleeps a fixed time. */
-async function until<T>(what: () => T | undefined | Promise<T | undefined>, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await what();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what.toString()}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const report = (artifacts: unknown[]) =>
   cli.json('PUT', `/api/v2/environments/${ORG}/${ENV}/report/K8S`, { artifacts });

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, createTestApp, type TestApp } from '../helpers/app.js';
 import { deployment, fp } from '../helpers/runtime.js';
+import { until } from '../helpers/wait.js';
 
 const DEADLINE_MS = 6000;
 const received: Array<{ path: string; at: number }> = [];
@@ -24,16 +25,6 @@ let a: ReturnType<typeof client>;
 let b: ReturnType<typeof client>;
 const url = (s: Server | TcpServer, path: string) =>
   `http://127.0.0.1:${(s.address() as AddressInfo).port}${path}`;
-
-async function until<T>(what: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await what();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 beforeAll(async () => {
   good = createServer((req, res) => {

@@ -13,6 +13,7 @@ import { signWebhook } from '../../services/api/src/notify/notifier.js';
 import { outboxRepository } from '../../services/api/src/storage/repositories/actions.js';
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 import { enqueueNotifications } from '../../services/api/src/usecases/notifications.js';
+import { until } from '../helpers/wait.js';
 
 const ORG = 'acme';
 const SECRET = 'test-webhook-secret-0123456789';
@@ -32,17 +33,6 @@ let base: string;
 let smtpPort: number;
 let t: TestApp;
 let api: ReturnType<typeof client>;
-
-/** Polls until `what` gives a value (the worker runs on its own; nothing here sleeps a fixed time). */
-async function until<T>(what: () => T | undefined | Promise<T | undefined>, ms = 5000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await what();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** Waits until nothing in the outbox is due (or, with `leased`, due and not leased to some worker). */
 async function settled(leased = false): Promise<void> {

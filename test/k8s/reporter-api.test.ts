@@ -16,6 +16,7 @@ import { ApiServerDouble } from './api-server-double.js';
 import { environment } from './harness.js';
 import { deploymentPods, digestOf } from './pods.js';
 import { nextEvent } from './wait.js';
+import { until } from '../helpers/wait.js';
 
 const ORG = 'acme';
 const ENV = 'prod-cluster';
@@ -33,17 +34,6 @@ let readerKey: string;
 let reporterKey: string;
 let double: ApiServerDouble;
 let reporter: Reporter | undefined;
-
-/** Polls `what` until it gives a value; fails after `ms`. */
-async function until<T>(what: () => Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await what();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what.toString()}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 const latestIndex = async (): Promise<number> =>
   (await reader.get(`/api/v2/environments/${ORG}/${ENV}`)).json.latest_snapshot_index;
