@@ -13,9 +13,13 @@ import { extractSbomComponents, sbomFormatOf, type NormalisedPurl } from '../dom
 
 const gunzipAsync = promisify(gunzip);
 
-/** Archive members read at most, and the bytes an archive may expand to. */
+/**
+ * Archive members read at most, and the bytes an archive may expand to: in memory, per request,
+ * so a small upload that expands a thousandfold (a gzip bomb) costs at most this much.
+ */
 const MAX_ARCHIVE_MEMBERS = 1_000;
-const MAX_ARCHIVE_BYTES = 256 * 1024 * 1024;
+const MAX_ARCHIVE_MIB = 32;
+const MAX_ARCHIVE_BYTES = MAX_ARCHIVE_MIB * 1024 * 1024;
 /** SBOM documents one attestation indexes at most. */
 const MAX_DOCUMENTS = 20;
 
@@ -97,12 +101,25 @@ export async function readSbom(source: SbomSource): Promise<SbomReading | undefi
     let members: Array<{ name: string; data: Buffer }>;
     try {
       members = await sbomMembers(source.data);
-    } catch {
-      // Not a tar archive we can read (a gzipped log, say): it is kept as evidence; nothing in it
-      // is known to be an SBOM, so there is nothing to report either.
-      return undefined;
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') {
+        // Too large to look into: say so, since it may well hold an SBOM.
+        members = [];
+        documents.push({
+          source: source.filename,
+          format: null,
+          spec_version: null,
+          components: 0,
+          skipped: 0,
+          reason: `the archive expands beyond ${MAX_ARCHIVE_MIB} MiB: not looked into`,
+        });
+      } else {
+        // Not a tar archive we can read (a gzipped log, say): it is kept as evidence; nothing in
+        // it is known to be an SBOM, so there is nothing to report either.
+        return undefined;
+      }
     }
-    if (members.length === 0) return undefined;
+    if (members.length === 0 && documents.length === 0) return undefined;
     for (const m of members) addBytes(`${source.filename}:${m.name}`, m.data);
   }
 
