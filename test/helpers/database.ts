@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../services/api/src/storage/create-db.js';
@@ -21,6 +22,29 @@ export async function adminQuery(text: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Drops a test schema under the migration lock: a migration elsewhere introspects every schema,
+ * and a schema dropped under its feet fails it with "relation ... does not exist".
+ */
+export async function dropSchema(schema: string): Promise<void> {
+  await adminQuery(
+    `begin; select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY}); drop schema if exists ${schema} cascade; commit`,
+  );
+}
+
+/**
+ * Runs DDL on a test's own tables under the migration lock, for the same reason as `dropSchema`:
+ * a table renamed while another file's migration introspects fails that migration.
+ */
+export async function underMigrationLock<DB>(db: Kysely<DB>, ddl: RawBuilder<unknown>): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    if (onPostgres) {
+      await sql`select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`.execute(trx);
+    }
+    await ddl.execute(trx);
+  });
 }
 
 /** A new private schema name. */
@@ -51,11 +75,7 @@ export async function createTestDatabase(
       ...inner,
       close: async () => {
         await inner.close();
-        // Under the migration lock: a migration elsewhere introspects every schema, and a schema
-        // dropped under its feet fails it with "schema ... does not exist".
-        await adminQuery(
-          `begin; select pg_advisory_xact_lock(${MIGRATION_LOCK_KEY}); drop schema if exists ${schema} cascade; commit`,
-        );
+        await dropSchema(schema);
       },
     };
   } else if (options.migrate !== false) {
@@ -64,6 +84,8 @@ export async function createTestDatabase(
   } else {
     handle = await openDatabase({ dataDir: 'memory://' });
   }
-  if (options.migrate !== false) await migrateToLatest(handle);
+  if (options.migrate !== false) {
+    await migrateToLatest(handle);
+  }
   return handle;
 }

@@ -9,7 +9,12 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseHandle } from '../../services/api/src/storage/create-db.js';
 import { startChangeFeed, type ChangeFeed } from '../../services/api/src/storage/change-feed.js';
-import { createTestDatabase, onPostgres, TEST_DATABASE_URL } from '../helpers/database.js';
+import {
+  createTestDatabase,
+  onPostgres,
+  TEST_DATABASE_URL,
+  underMigrationLock,
+} from '../helpers/database.js';
 
 let handle: DatabaseHandle;
 let feeds: ChangeFeed[] = [];
@@ -114,14 +119,14 @@ describe('evidence change log', () => {
     const a = feed({ now: () => clock });
     await a.f.poll();
     expect(a.f.healthy).toBe(true);
-    await sql`alter table evidence_changes rename to evidence_changes_away`.execute(handle.db);
+    await underMigrationLock(handle.db, sql`alter table evidence_changes rename to evidence_changes_away`);
     try {
       clock += 61_000;
       await a.f.poll();
       expect(a.errors.length).toBeGreaterThan(0);
       expect(a.f.healthy).toBe(false);
     } finally {
-      await sql`alter table evidence_changes_away rename to evidence_changes`.execute(handle.db);
+      await underMigrationLock(handle.db, sql`alter table evidence_changes_away rename to evidence_changes`);
     }
     await a.f.poll();
     expect(a.f.healthy).toBe(true);

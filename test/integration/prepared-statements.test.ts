@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { REPLAN_AFTER_EXECUTIONS, type DatabaseHandle } from '../../services/api/src/storage/create-db.js';
-import { createTestDatabase, onPostgres } from '../helpers/database.js';
+import { createTestDatabase, onPostgres, underMigrationLock } from '../helpers/database.js';
 
 let handle: DatabaseHandle;
 
@@ -15,7 +15,7 @@ describe.runIf(onPostgres)('prepared statements on PostgreSQL', () => {
   beforeAll(async () => {
     // One connection: every statement below runs in the same session.
     handle = await createTestDatabase({ migrate: false, poolMax: 1 });
-    await sql`create table prep_probe (a int)`.execute(handle.db);
+    await underMigrationLock(handle.db, sql`create table prep_probe (a int)`);
     await sql`insert into prep_probe values (1)`.execute(handle.db);
   });
   afterAll(async () => handle?.close());
@@ -33,7 +33,7 @@ describe.runIf(onPostgres)('prepared statements on PostgreSQL', () => {
   });
 
   it('answers with the new row shape after the table changed under it', async () => {
-    await sql`alter table prep_probe add column b int default 2`.execute(handle.db);
+    await underMigrationLock(handle.db, sql`alter table prep_probe add column b int default 2`);
     expect((await read()).rows).toEqual([{ a: 1, b: 2 }]);
     expect((await read()).rows).toEqual([{ a: 1, b: 2 }]);
   });
@@ -53,7 +53,9 @@ describe.runIf(onPostgres)('prepared statements on PostgreSQL', () => {
     for (let i = 0; i < first * 2 && !replanned; i++) {
       expect((await read()).rows).toEqual([{ a: 1, b: 2 }]);
       const now = await runs();
-      if (now < before) replanned = true;
+      if (now < before) {
+        replanned = true;
+      }
       before = now;
     }
     expect(replanned).toBe(true);
