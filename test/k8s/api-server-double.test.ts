@@ -22,7 +22,9 @@ const action = (spec: Record<string, unknown> = {}) => ({
 
 beforeEach(async () => {
   double = await new ApiServerDouble().start();
-  for (const t of VERITY_KINDS) double.register(t);
+  for (const t of VERITY_KINDS) {
+    double.register(t);
+  }
   api = double.kubeConfig().makeApiClient(CustomObjectsApi);
 });
 afterEach(() => double.close());

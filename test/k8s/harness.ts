@@ -56,8 +56,9 @@ export async function startScenario(options: {
   const receiver = await new RecordingReceiver('acme', KEY).start();
   for (const [name, type] of Object.entries(
     options.knownEnvironments ?? Object.fromEntries(options.environments.map((e) => [e.name, 'K8S'])),
-  ))
+  )) {
     receiver.environments.set(name, type);
+  }
   const logs: LogEntry[] = [];
   const logAt =
     (level: string) =>

@@ -77,7 +77,9 @@ describe('the reporter process', () => {
 
   it('reports, answers /healthz /readyz /metrics, and exits 0 on SIGTERM', async () => {
     const double = await new ApiServerDouble().start();
-    for (const p of deploymentPods('prod', 'web', 'ghcr.io/acme/web:1', 2)) double.putPod(p);
+    for (const p of deploymentPods('prod', 'web', 'ghcr.io/acme/web:1', 2)) {
+      double.putPod(p);
+    }
     // Lists fail until the test has seen the process not ready.
     double.failNext('list', 500, 1_000_000);
     const receiver = await new RecordingReceiver('acme', KEY).start();

@@ -10,6 +10,7 @@ import type { LeaderElectionConfig } from '../../services/operator/src/leader-el
 import { Operator, type ReconciledEvent } from '../../services/operator/src/operator.js';
 import { RECONCILE_REQUEST_ANNOTATION } from '../../services/operator/src/reconcile.js';
 import { client, createTestApp, type TestApp } from '../helpers/app.js';
+import { until as poll } from '../helpers/wait.js';
 import { ApiServerDouble, ENVIRONMENTS, LEASES, VERITY_KINDS } from './api-server-double.js';
 
 const ORG = 'acme';
@@ -54,16 +55,12 @@ function startOperator(identity: string): Operator {
   return operator;
 }
 
-/** Polls `check` every 50 ms until it holds. */
-async function until<T>(check: () => T | undefined | false, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+/** Polls `check` until it holds. */
+const until = <T>(check: () => T | undefined | false, _what: string, ms = 15_000) =>
+  poll(() => {
     const v = check();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+    return v === false ? undefined : v;
+  }, ms);
 
 const environment = (name: string, spec: Record<string, unknown>, annotations?: Record<string, string>) =>
   double.store.apply(ENVIRONMENTS, {
@@ -89,11 +86,15 @@ beforeAll(async () => {
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   apiUrl = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
   double = await new ApiServerDouble().start();
-  for (const type of VERITY_KINDS) double.register(type);
+  for (const type of VERITY_KINDS) {
+    double.register(type);
+  }
 });
 
 afterAll(async () => {
-  for (const o of operators) await o.stop();
+  for (const o of operators) {
+    await o.stop();
+  }
   await double?.close();
   await t?.close();
 });

@@ -46,7 +46,9 @@ describe('the operator process', () => {
     const key = await t.seedKey('acme', 'admin');
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const double = await new ApiServerDouble().start();
-    for (const type of VERITY_KINDS) double.register(type);
+    for (const type of VERITY_KINDS) {
+      double.register(type);
+    }
     writeFileSync(join(dir, 'kubeconfig'), double.kubeconfigYaml());
     writeFileSync(join(dir, 'token'), `${key}\n`);
     const child = spawn(TSX, [MAIN], {
@@ -76,14 +78,18 @@ describe('the operator process', () => {
         } catch {
           continue;
         }
-        for (const w of waiters.splice(0)) w();
+        for (const w of waiters.splice(0)) {
+          w();
+        }
       }
     });
     const logged = (predicate: (e: Record<string, any>) => boolean) =>
       new Promise<Record<string, any>>((resolve, reject) => {
         const check = () => {
           const hit = logs.find(predicate);
-          if (hit) return resolve(hit);
+          if (hit) {
+            return resolve(hit);
+          }
           waiters.push(check);
         };
         child.once('exit', (code) => reject(new Error(`exited ${code}: ${JSON.stringify(logs)}`)));

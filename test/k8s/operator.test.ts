@@ -11,6 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { createOpsServer } from '../../services/shared/agent/index.js';
 import { Operator, keyOf, type ReconciledEvent } from '../../services/operator/src/operator.js';
 import { client, createTestApp, type TestApp } from '../helpers/app.js';
+import { untilEvent } from '../helpers/wait.js';
 import {
   ACTIONS,
   ApiServerDouble,
@@ -41,54 +42,12 @@ const get = (kind: string, name: string, ns = NS) => double.store.get(TYPES[kind
 const condition = (obj: any, type: string) => obj?.status?.conditions?.find((c: any) => c.type === type);
 
 /** Resolves once `check` holds for the cluster, checked now and after every store event. */
-function until<T>(check: () => T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const test = () => {
-      const v = check();
-      if (v === undefined || v === false) return false;
-      double.store.off('event', onEvent);
-      clearTimeout(timer);
-      resolve(v);
-      return true;
-    };
-    const onEvent = () => void test();
-    const timer = setTimeout(() => {
-      double.store.off('event', onEvent);
-      reject(new Error(`timed out waiting for ${what}`));
-    }, timeoutMs);
-    double.store.on('event', onEvent);
-    test();
-  });
-}
+const until = <T>(check: () => T | undefined | false, what: string, ms?: number) =>
+  untilEvent(double.store, 'event', check, what, ms);
 
 /** Resolves once `check` holds for Verity, checked now and after every reconcile. */
-function untilVerity(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    let running = false;
-    let done = false;
-    const finish = (err?: Error) => {
-      done = true;
-      operator.off('reconciled', onEvent);
-      clearTimeout(timer);
-      if (err) reject(err);
-      else resolve();
-    };
-    const onEvent = () => {
-      if (running || done) return;
-      running = true;
-      check().then(
-        (ok) => {
-          running = false;
-          if (ok) finish();
-        },
-        (err: Error) => finish(err),
-      );
-    };
-    const timer = setTimeout(() => finish(new Error(`timed out waiting for ${what}`)), timeoutMs);
-    operator.on('reconciled', onEvent);
-    onEvent();
-  });
-}
+const untilVerity = (check: () => Promise<boolean>, what: string, ms?: number) =>
+  untilEvent(operator, 'reconciled', check, what, ms);
 
 /** The resource once Ready=True for its current generation. */
 const ready = (kind: string, name: string, ns = NS) =>
@@ -110,7 +69,9 @@ beforeAll(async () => {
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   proxy = await new TcpProxy((t.app.server.address() as AddressInfo).port).start();
   double = await new ApiServerDouble().start();
-  for (const type of [...VERITY_KINDS, SECRETS]) double.register(type);
+  for (const type of [...VERITY_KINDS, SECRETS]) {
+    double.register(type);
+  }
   const log = (level: string) => (obj: object, msg: string) => void logs.push({ level, msg, ...obj });
   operator = new Operator({
     config: {
@@ -165,8 +126,9 @@ describe('the operator', () => {
       'environment-logical.yaml',
       'action.yaml',
       'action-flow.yaml',
-    ])
+    ]) {
       apply(sample(file));
+    }
 
     // action-flow.yaml names a Secret that is not there yet: retried, with the reason shown.
     const waiting = await until(() => {
@@ -189,8 +151,9 @@ describe('the operator', () => {
     const production = await ready('Environment', 'production');
     const action = await ready('Action', 'prod-changes');
     const flowAction = await ready('Action', 'shop-releases');
-    for (const obj of [policy, gates, prod, production, action, flowAction])
+    for (const obj of [policy, gates, prod, production, action, flowAction]) {
       expect(obj.status.observedGeneration).toBe(1);
+    }
 
     const env = (await verity.get(`/api/v2/environments/${ORG}/prod-k8s`)).json;
     expect(env).toMatchObject({
@@ -383,7 +346,9 @@ describe('the operator', () => {
     const number = get('Action', 'prod-changes')!.status.actionNumber;
     const events: string[] = [];
     const onEvent = (e: any) => {
-      if (e.object.metadata.name === 'prod-changes') events.push(e.type);
+      if (e.object.metadata.name === 'prod-changes') {
+        events.push(e.type);
+      }
     };
     double.store.on('event', onEvent);
     await double.kubeConfig().makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({

@@ -11,11 +11,16 @@ const isObject = (v: unknown): v is Record<string, Json> =>
 
 /** RFC 7386: objects merge key by key, `null` removes, anything else replaces. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
-  if (!isObject(patch)) return structuredClone(patch);
+  if (!isObject(patch)) {
+    return structuredClone(patch);
+  }
   const out: Record<string, unknown> = isObject(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = mergePatch(out[k], v);
+    if (v === null) {
+      delete out[k];
+    } else {
+      out[k] = mergePatch(out[k], v);
+    }
   }
   return out;
 }
@@ -40,17 +45,25 @@ interface Operation {
 const unescape = (token: string) => token.replace(/~1/g, '/').replace(/~0/g, '~');
 
 function tokens(pointer: string): string[] {
-  if (pointer === '') return [];
-  if (!pointer.startsWith('/')) throw new PatchError(`invalid JSON pointer '${pointer}'`);
+  if (pointer === '') {
+    return [];
+  }
+  if (!pointer.startsWith('/')) {
+    throw new PatchError(`invalid JSON pointer '${pointer}'`);
+  }
   return pointer.slice(1).split('/').map(unescape);
 }
 
 function get(doc: unknown, pointer: string): unknown {
   let node = doc;
   for (const t of tokens(pointer)) {
-    if (Array.isArray(node)) node = node[Number(t)];
-    else if (isObject(node) && Object.hasOwn(node, t)) node = node[t];
-    else throw new PatchError(`path '${pointer}' does not exist`);
+    if (Array.isArray(node)) {
+      node = node[Number(t)];
+    } else if (isObject(node) && Object.hasOwn(node, t)) {
+      node = node[t];
+    } else {
+      throw new PatchError(`path '${pointer}' does not exist`);
+    }
   }
   return node;
 }
@@ -59,39 +72,57 @@ function get(doc: unknown, pointer: string): unknown {
 function parentOf(doc: unknown, pointer: string): [Record<string, unknown> | unknown[], string] {
   const ts = tokens(pointer);
   const last = ts.pop();
-  if (last === undefined) throw new PatchError('the root cannot be the target here');
+  if (last === undefined) {
+    throw new PatchError('the root cannot be the target here');
+  }
   const parent = get(doc, ts.map((t) => '/' + t.replace(/~/g, '~0').replace(/\//g, '~1')).join(''));
-  if (!Array.isArray(parent) && !isObject(parent)) throw new PatchError(`no container at '${pointer}'`);
+  if (!Array.isArray(parent) && !isObject(parent)) {
+    throw new PatchError(`no container at '${pointer}'`);
+  }
   return [parent, last];
 }
 
 function arrayIndex(arr: unknown[], token: string, forAdd: boolean): number {
-  if (forAdd && token === '-') return arr.length;
+  if (forAdd && token === '-') {
+    return arr.length;
+  }
   const i = Number(token);
-  if (!Number.isInteger(i) || i < 0 || i > arr.length - (forAdd ? 0 : 1))
+  if (!Number.isInteger(i) || i < 0 || i > arr.length - (forAdd ? 0 : 1)) {
     throw new PatchError(`array index '${token}' is out of range`);
+  }
   return i;
 }
 
 function add(doc: unknown, pointer: string, value: unknown): unknown {
-  if (pointer === '') return structuredClone(value);
+  if (pointer === '') {
+    return structuredClone(value);
+  }
   const [parent, last] = parentOf(doc, pointer);
-  if (Array.isArray(parent)) parent.splice(arrayIndex(parent, last, true), 0, structuredClone(value));
-  else parent[last] = structuredClone(value);
+  if (Array.isArray(parent)) {
+    parent.splice(arrayIndex(parent, last, true), 0, structuredClone(value));
+  } else {
+    parent[last] = structuredClone(value);
+  }
   return doc;
 }
 
 function remove(doc: unknown, pointer: string): unknown {
   const [parent, last] = parentOf(doc, pointer);
-  if (Array.isArray(parent)) parent.splice(arrayIndex(parent, last, false), 1);
-  else if (Object.hasOwn(parent, last)) delete parent[last];
-  else throw new PatchError(`path '${pointer}' does not exist`);
+  if (Array.isArray(parent)) {
+    parent.splice(arrayIndex(parent, last, false), 1);
+  } else if (Object.hasOwn(parent, last)) {
+    delete parent[last];
+  } else {
+    throw new PatchError(`path '${pointer}' does not exist`);
+  }
   return doc;
 }
 
 /** RFC 6902, applied to a copy; any failing operation fails the whole patch. */
 export function jsonPatch(target: unknown, operations: unknown): unknown {
-  if (!Array.isArray(operations)) throw new PatchError('a JSON patch is an array of operations');
+  if (!Array.isArray(operations)) {
+    throw new PatchError('a JSON patch is an array of operations');
+  }
   let doc = structuredClone(target);
   for (const raw of operations as Operation[]) {
     switch (raw.op) {
@@ -114,8 +145,9 @@ export function jsonPatch(target: unknown, operations: unknown): unknown {
         doc = add(doc, raw.path, get(doc, raw.from ?? ''));
         break;
       case 'test':
-        if (JSON.stringify(get(doc, raw.path)) !== JSON.stringify(raw.value))
+        if (JSON.stringify(get(doc, raw.path)) !== JSON.stringify(raw.value)) {
           throw new PatchError(`test operation failed at '${raw.path}'`, true);
+        }
         break;
       default:
         throw new PatchError(`unknown operation '${(raw as { op: string }).op}'`);

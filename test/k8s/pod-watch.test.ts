@@ -51,7 +51,9 @@ const names = (w: PodWatch, scope: string) =>
 
 describe('PodWatch against the API server double', () => {
   it('lists page by page, syncs, then follows adds, updates and deletes from the watch', async () => {
-    for (let i = 0; i < 1200; i++) double.putPod(makePod({ namespace: `ns-${i % 7}`, name: `p-${i}` }));
+    for (let i = 0; i < 1200; i++) {
+      double.putPod(makePod({ namespace: `ns-${i % 7}`, name: `p-${i}` }));
+    }
     const { watch, synced } = startWatch();
     const [scope] = await synced;
     expect(watch.synced).toBe(true);
@@ -111,14 +113,20 @@ describe('PodWatch against the API server double', () => {
   });
 
   it('relists after 410 Gone and misses no change: deletes and adds of the gap both arrive', async () => {
-    for (const p of deploymentPods('prod', 'web', 'acme/web:1', 3)) double.putPod(p);
+    for (const p of deploymentPods('prod', 'web', 'acme/web:1', 3)) {
+      double.putPod(p);
+    }
     const { watch, synced } = startWatch();
     const [scope] = await synced;
     await double.waitForWatches(1);
 
     double.dropWatches();
-    for (const p of deploymentPods('prod', 'web', 'acme/web:1', 3)) double.deletePod('prod', p.metadata.name);
-    for (const p of deploymentPods('prod', 'web', 'acme/web:2', 2)) double.putPod(p);
+    for (const p of deploymentPods('prod', 'web', 'acme/web:1', 3)) {
+      double.deletePod('prod', p.metadata.name);
+    }
+    for (const p of deploymentPods('prod', 'web', 'acme/web:2', 2)) {
+      double.putPod(p);
+    }
     double.expireHistory();
 
     await nextEvent(watch, 'change', () => names(watch, scope).length === 2 && double.counts.expired > 0);

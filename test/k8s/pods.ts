@@ -31,7 +31,9 @@ export interface PodSpec {
 export function makePod(spec: PodSpec): Record<string, any> {
   const containers = spec.containers ?? [{ image: spec.image ?? 'ghcr.io/acme/app:1.0' }];
   const labels: Record<string, string> = { ...(spec.labels ?? {}) };
-  if (spec.templateHash) labels['pod-template-hash'] = spec.templateHash;
+  if (spec.templateHash) {
+    labels['pod-template-hash'] = spec.templateHash;
+  }
   const owner = spec.owner === undefined ? null : spec.owner;
   return {
     apiVersion: 'v1',

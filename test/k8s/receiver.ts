@@ -61,7 +61,9 @@ export class RecordingReceiver extends EventEmitter<{ request: [Received] }> {
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    if (!server) return;
+    if (!server) {
+      return;
+    }
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
@@ -139,8 +141,9 @@ export class RecordingReceiver extends EventEmitter<{ request: [Received] }> {
     const report = new RegExp(`^${prefix}/([^/]+)/report/K8S$`).exec(path);
     const one = new RegExp(`^${prefix}/([^/]+)$`).exec(path);
     const env = decodeURIComponent((report ?? one)?.[1] ?? '') || undefined;
-    if (authorization !== `Bearer ${this.key}`)
+    if (authorization !== `Bearer ${this.key}`) {
       return answer(401, { message: 'Authentication failed: invalid API key' }, env);
+    }
 
     if (method === 'PUT' && report) {
       const queued = this.queue.shift();
@@ -161,23 +164,27 @@ export class RecordingReceiver extends EventEmitter<{ request: [Received] }> {
         );
         return answer(400, { message: 'Input payload validation failed', errors }, env);
       }
-      if (!this.environments.has(env!))
+      if (!this.environments.has(env!)) {
         return answer(
           404,
           { message: `Environment named '${env}' does not exist for organization '${this.org}'` },
           env,
         );
+      }
       return answer(200, 'OK', env);
     }
     if (method === 'GET' && one) {
       const type = this.environments.get(env!);
-      if (!type) return answer(404, { message: `Environment named '${env}' does not exist` }, env);
+      if (!type) {
+        return answer(404, { message: `Environment named '${env}' does not exist` }, env);
+      }
       return answer(200, { name: env, type, description: '', org: this.org, tags: {}, policies: null }, env);
     }
     if (method === 'PUT' && path === prefix) {
       const b = body as { name?: string; type?: string; description?: string };
-      if (typeof b?.name !== 'string' || typeof b.type !== 'string' || typeof b.description !== 'string')
+      if (typeof b?.name !== 'string' || typeof b.type !== 'string' || typeof b.description !== 'string') {
         return answer(400, { message: 'Input payload validation failed' });
+      }
       this.environments.set(b.name, b.type);
       return answer(201, 'OK', b.name);
     }

@@ -52,14 +52,22 @@ function running(snap: any): Record<string, [string, number, string]> {
 }
 
 function cluster() {
-  for (const p of deploymentPods('prod', 'web', WEB1, 3)) double.putPod(p);
-  for (const p of deploymentPods('prod', 'api', API, 2)) double.putPod(p);
+  for (const p of deploymentPods('prod', 'web', WEB1, 3)) {
+    double.putPod(p);
+  }
+  for (const p of deploymentPods('prod', 'api', API, 2)) {
+    double.putPod(p);
+  }
 }
 
 /** A Deployment rollout done at once: the new ReplicaSet's pods run, the old ones are gone. */
 function rollout(from: string, to: string, replicas = 3) {
-  for (const p of deploymentPods('prod', 'web', from, replicas)) double.deletePod('prod', p.metadata.name);
-  for (const p of deploymentPods('prod', 'web', to, replicas)) double.putPod(p);
+  for (const p of deploymentPods('prod', 'web', from, replicas)) {
+    double.deletePod('prod', p.metadata.name);
+  }
+  for (const p of deploymentPods('prod', 'web', to, replicas)) {
+    double.putPod(p);
+  }
 }
 
 /** The reporter's next delivery outcome matching `predicate`. */
@@ -119,7 +127,9 @@ afterEach(async () => {
   reporter = undefined;
   await double?.close();
   // The test database outlives a restarted app: close the app in use, then the database.
-  if (api !== t.app) await api.close();
+  if (api !== t.app) {
+    await api.close();
+  }
   await t?.close();
 });
 
@@ -154,7 +164,9 @@ describe('the reporter against the real API', () => {
     expect(snap.user_name).toMatch(/^seed-snapshotter-/);
 
     // A workload that appears later starts in the next snapshot.
-    for (const p of deploymentPods('prod', 'worker', WEB3, 1)) double.putPod(p);
+    for (const p of deploymentPods('prod', 'worker', WEB3, 1)) {
+      double.putPod(p);
+    }
     const next = await snapshotNumber(2);
     expect(next.summary).toEqual({ started: 1, changed: 0, exited: 0 });
     expect(running(next)[digestOf(WEB3)]).toEqual([WEB3, 1, 'started-unknown']);
@@ -189,7 +201,9 @@ describe('the reporter against the real API', () => {
     await r.stop();
     const hb = await startReporter({ heartbeatMs: 200 });
     expect(await latestIndex()).toBe(2);
-    for (const p of deploymentPods('prod', 'web', WEB2, 5).slice(3)) double.putPod(p);
+    for (const p of deploymentPods('prod', 'web', WEB2, 5).slice(3)) {
+      double.putPod(p);
+    }
     const scaled = await until(async () => {
       const s = await snapshot();
       return running(s)[digestOf(WEB2)]?.[1] === 5 ? s : undefined;

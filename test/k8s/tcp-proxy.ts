@@ -35,7 +35,9 @@ export class TcpProxy {
   }
 
   async stop(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
+    for (const s of this.sockets) {
+      s.destroy();
+    }
     this.sockets.clear();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
     this.server = undefined;

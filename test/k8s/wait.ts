@@ -10,7 +10,9 @@ export function nextEvent<A extends unknown[] = any[]>(
 ): Promise<A> {
   return new Promise((resolve, reject) => {
     const onEvent = (...args: A) => {
-      if (!predicate(...args)) return;
+      if (!predicate(...args)) {
+        return;
+      }
       clearTimeout(timer);
       emitter.off(event, onEvent);
       resolve(args);

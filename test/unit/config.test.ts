@@ -64,7 +64,9 @@ describe('loadConfig', () => {
     };
     const read = (p: string) => {
       const v = files[p];
-      if (v === undefined) throw new Error('ENOENT');
+      if (v === undefined) {
+        throw new Error('ENOENT');
+      }
       return v;
     };
     const c = loadConfig(

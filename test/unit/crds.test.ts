@@ -41,28 +41,38 @@ const validators = Object.fromEntries(
 
 /** Converts JSON to CEL input: objects as maps, integers as CEL ints. */
 function toCel(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(toCel);
-  if (value && typeof value === 'object')
+  if (Array.isArray(value)) {
+    return value.map(toCel);
+  }
+  if (value && typeof value === 'object') {
     return new Map(Object.entries(value).map(([k, v]) => [k, toCel(v)]));
-  if (typeof value === 'number' && Number.isInteger(value)) return BigInt(value);
+  }
+  if (typeof value === 'number' && Number.isInteger(value)) {
+    return BigInt(value);
+  }
   return value;
 }
 
 /** Runs every x-kubernetes-validations rule of the schema against the value, as the API server would. */
 function celViolations(schema: Schema, value: unknown, path = 'spec'): string[] {
-  if (value === undefined || value === null) return [];
+  if (value === undefined || value === null) {
+    return [];
+  }
   const out: string[] = [];
   for (const v of (schema['x-kubernetes-validations'] ?? []) as Array<{ rule: string; message: string }>) {
     const result = runCel(v.rule, { self: toCel(value) } as never);
-    if (result !== true) out.push(`${path}: ${v.message}`);
+    if (result !== true) {
+      out.push(`${path}: ${v.message}`);
+    }
   }
   if (schema.properties && typeof value === 'object') {
     for (const [k, s] of Object.entries(schema.properties as Record<string, Schema>)) {
       out.push(...celViolations(s, (value as Record<string, unknown>)[k], `${path}.${k}`));
     }
   }
-  if (schema.items && Array.isArray(value))
+  if (schema.items && Array.isArray(value)) {
     value.forEach((item, i) => out.push(...celViolations(schema.items, item, `${path}[${i}]`)));
+  }
   return out;
 }
 
@@ -72,7 +82,9 @@ function structuralProblems(schema: Schema, path: string, inJunctor = false): st
   const junctors = ['anyOf', 'oneOf', 'allOf', 'not'];
   if (inJunctor) {
     for (const k of ['type', 'description', 'default', 'additionalProperties', 'nullable']) {
-      if (k in schema) out.push(`${path}: '${k}' inside a junctor`);
+      if (k in schema) {
+        out.push(`${path}: '${k}' inside a junctor`);
+      }
     }
   } else if (
     !schema.type &&
@@ -84,17 +96,21 @@ function structuralProblems(schema: Schema, path: string, inJunctor = false): st
   for (const [k, s] of Object.entries((schema.properties ?? {}) as Record<string, Schema>)) {
     out.push(...structuralProblems(s, `${path}.${k}`, inJunctor));
   }
-  if (schema.items) out.push(...structuralProblems(schema.items, `${path}[]`, inJunctor));
-  if (typeof schema.additionalProperties === 'object')
+  if (schema.items) {
+    out.push(...structuralProblems(schema.items, `${path}[]`, inJunctor));
+  }
+  if (typeof schema.additionalProperties === 'object') {
     out.push(...structuralProblems(schema.additionalProperties, `${path}{}`, inJunctor));
+  }
   for (const j of junctors) {
     const branches = j === 'not' ? (schema.not ? [schema.not] : []) : ((schema[j] ?? []) as Schema[]);
     for (const b of branches) {
       out.push(...structuralProblems(b, `${path}/${j}`, true));
       // every property a junctor names must exist in the structural part
       for (const name of Object.keys(b.properties ?? {})) {
-        if (!inJunctor && !(schema.properties ?? {})[name])
+        if (!inJunctor && !(schema.properties ?? {})[name]) {
           out.push(`${path}/${j}: property ${name} not declared outside`);
+        }
       }
     }
   }

@@ -1,21 +1,12 @@
 /** Operator configuration: defaults, the Secret-mounted key file, and every bad variable at once. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadOperatorConfig, tokenReader } from '../../services/operator/src/config.js';
+import { loadOperatorConfig, tokenReader } from '../../services/operator/src/config.js';
+import { problemsOf as configProblems } from '../helpers/config.js';
 
 const BASE = { VERITY_API_URL: 'http://verity:8080/', VERITY_ORG: 'acme', VERITY_API_TOKEN: 'k' };
 
-function problemsOf(env: Record<string, string>, files: Record<string, string> = {}): string[] {
-  try {
-    loadOperatorConfig(env, (p) => {
-      if (p in files) return files[p]!;
-      throw new Error('ENOENT: no such file');
-    });
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problemsOf = (env: Record<string, string>, files: Record<string, string> = {}) =>
+  configProblems(loadOperatorConfig, env, files);
 
 describe('operator configuration', () => {
   it('fills the defaults the agent chart relies on', () => {

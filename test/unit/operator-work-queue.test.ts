@@ -15,7 +15,9 @@ function timers() {
     },
     clearTimer: (id: unknown) => {
       const i = pending.findIndex((p) => p.id === id);
-      if (i >= 0) pending.splice(i, 1);
+      if (i >= 0) {
+        pending.splice(i, 1);
+      }
     },
     advance(ms: number) {
       now += ms;

@@ -5,29 +5,16 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  ConfigError,
-  loadReporterConfig,
-  parseEnvironmentsFile,
-} from '../../services/reporter/src/config.js';
+import { loadReporterConfig, parseEnvironmentsFile } from '../../services/reporter/src/config.js';
+import { problemsOf as configProblems } from '../helpers/config.js';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'k8s-config');
 const fixture = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
 
 const BASE = { VERITY_API_URL: 'http://verity:8080/', VERITY_ORG: 'acme', VERITY_API_TOKEN: 'k' };
 
-function problemsOf(env: Record<string, string>, files: Record<string, string> = {}): string[] {
-  try {
-    loadReporterConfig(env, (p) => {
-      if (p in files) return files[p]!;
-      throw new Error('ENOENT: no such file');
-    });
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problemsOf = (env: Record<string, string>, files: Record<string, string> = {}) =>
+  configProblems(loadReporterConfig, env, files);
 
 describe('the multi-environment config file', () => {
   it('accepts valid-multi.yaml: three environments with include, regex and exclude selections', () => {

@@ -40,8 +40,12 @@ function harness(outcomes: Array<'ok' | number | Error | { status: number; retry
     async (item) => {
       sent.push(item);
       const outcome = outcomes.shift() ?? 'ok';
-      if (outcome === 'ok') return;
-      if (outcome instanceof Error) throw outcome;
+      if (outcome === 'ok') {
+        return;
+      }
+      if (outcome instanceof Error) {
+        throw outcome;
+      }
       const { status, retryAfter } =
         typeof outcome === 'number' ? { status: outcome, retryAfter: undefined } : outcome;
       throw new VerityApiError(status, `HTTP ${status}`, undefined, retryAfter);
@@ -91,7 +95,9 @@ describe('LatestOnlyDelivery', () => {
     const delivery = new LatestOnlyDelivery<string>(
       async (item) => {
         sent.push(item);
-        if (failures++ < 3) throw new VerityApiError(0, 'connect ECONNREFUSED');
+        if (failures++ < 3) {
+          throw new VerityApiError(0, 'connect ECONNREFUSED');
+        }
       },
       { accepted: () => {}, rejected: () => {}, retrying: () => {} },
       policy,
@@ -99,7 +105,9 @@ describe('LatestOnlyDelivery', () => {
       () => gate,
     );
     delivery.submit('state-0');
-    for (let i = 1; i <= 1000; i++) delivery.submit(`state-${i}`);
+    for (let i = 1; i <= 1000; i++) {
+      delivery.submit(`state-${i}`);
+    }
     release();
     await delivery.idle();
     expect(sent).toEqual(['state-0', 'state-1000', 'state-1000', 'state-1000']);
@@ -111,7 +119,9 @@ describe('LatestOnlyDelivery', () => {
     const delivery = new LatestOnlyDelivery<string>(
       (item) => {
         sent.push(item);
-        if (sent.length > 1) return Promise.resolve();
+        if (sent.length > 1) {
+          return Promise.resolve();
+        }
         return new Promise<void>((_resolve, reject) => (fail = reject));
       },
       { accepted: () => {}, rejected: () => {}, retrying: () => {} },

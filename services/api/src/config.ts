@@ -2,39 +2,19 @@
  * Process configuration, parsed once from the environment with zod.
  * Every bad variable is reported at once; secrets may come from files (`NAME_FILE`).
  */
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import {
+  boolVar,
+  ConfigError,
+  intVar,
+  LOG_LEVELS,
+  readSecret,
+  readTextFile,
+  type LogLevel,
+  type ReadFile,
+} from '../../shared/config.js';
 import { OrgName } from '../../shared/contract/common.js';
 import { parseOutboundAllowList, type OutboundAllowList } from './domain/outbound-address.js';
-
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-const intVar = (def: number, min: number, max: number) =>
-  z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v.trim() === '') return def;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < min || n > max) {
-        ctx.addIssue({ code: 'custom', message: `must be an integer between ${min} and ${max}, got '${v}'` });
-        return z.NEVER;
-      }
-      return n;
-    });
-
-const boolVar = (def: boolean) =>
-  z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v.trim() === '') return def;
-      const s = v.trim().toLowerCase();
-      if (['1', 'true', 'yes', 'on'].includes(s)) return true;
-      if (['0', 'false', 'no', 'off'].includes(s)) return false;
-      ctx.addIssue({ code: 'custom', message: `must be true or false, got '${v}'` });
-      return z.NEVER;
-    });
 
 const optionalString = z
   .string()
@@ -44,7 +24,9 @@ const optionalString = z
 const urlVar = (protocols: string[]) =>
   optionalString.refine(
     (v) => {
-      if (v === undefined) return true;
+      if (v === undefined) {
+        return true;
+      }
       try {
         return protocols.includes(new URL(v).protocol);
       } catch {
@@ -133,7 +115,7 @@ export interface Config {
   /** PostgreSQL: bound on opening a connection or waiting for a free one. */
   dbConnectTimeoutMs: number;
   dataDir: string;
-  logLevel: (typeof LOG_LEVELS)[number];
+  logLevel: LogLevel;
   bootstrapOrg: string | undefined;
   bootstrapApiKey: string | undefined;
   publicUrl: string;
@@ -177,13 +159,7 @@ export interface Config {
   emailFrom: string;
 }
 
-/** Raised with every problem found in the environment. */
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 /** Variables that may instead be read from the file named by `<NAME>_FILE`. */
 const FILE_VARS = ['DATABASE_URL', 'VERITY_BOOTSTRAP_API_KEY', 'VERITY_WEBHOOK_SECRET', 'SMTP_URL'] as const;
@@ -197,21 +173,16 @@ export const CONFIG_VARIABLES: readonly string[] = [
 /** Parse the environment; throws {@link ConfigError} listing every bad variable. */
 export function loadConfig(
   env: Record<string, string | undefined> = process.env,
-  readFile: (path: string) => string = (p) => readFileSync(p, 'utf8'),
+  readFile: ReadFile = readTextFile,
 ): Config {
   const problems: string[] = [];
   const merged: Record<string, string | undefined> = { ...env };
   for (const name of FILE_VARS) {
-    const file = env[`${name}_FILE`];
-    if (!file) continue;
-    if (env[name]) {
-      problems.push(`${name}: set both ${name} and ${name}_FILE; use one`);
-      continue;
-    }
-    try {
-      merged[name] = readFile(file).trim();
-    } catch (err) {
-      problems.push(`${name}_FILE: cannot read '${file}': ${(err as Error).message}`);
+    const read = readSecret(name, env[name], env[`${name}_FILE`], readFile);
+    if ('problem' in read) {
+      problems.push(read.problem);
+    } else if ('content' in read && read.source.kind === 'file') {
+      merged[name] = read.content;
     }
   }
   const parsed = EnvSchema.safeParse(merged);
@@ -221,7 +192,9 @@ export function loadConfig(
       problems.push(`${name}: ${issue.message}`);
     }
   }
-  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+  if (problems.length > 0 || !parsed.success) {
+    throw new ConfigError(problems);
+  }
   const e = parsed.data;
   // Unset (the 0 default) means the upload limit.
   const evidenceMax =

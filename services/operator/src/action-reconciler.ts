@@ -68,7 +68,9 @@ export async function desiredAction(action: ActionResource, ctx: ReconcileContex
 }
 
 const ignoreNotFound = (err: unknown) => {
-  if (!(err instanceof VerityApiError && err.status === 404)) throw err;
+  if (!(err instanceof VerityApiError && err.status === 404)) {
+    throw err;
+  }
 };
 
 export const actionHandler: KindHandler<ActionResource> = {
@@ -84,7 +86,9 @@ export const actionHandler: KindHandler<ActionResource> = {
       changed = true;
       all = await ctx.api.actions.list();
       current = all.find((a) => a.name === wanted.name);
-      if (!current) throw new Error(`action ${wanted.name} is not listed after it was written`);
+      if (!current) {
+        throw new Error(`action ${wanted.name} is not listed after it was written`);
+      }
     }
     // A renamed action: the one this resource made under its old name goes.
     const before = action.status?.actionNumber;
@@ -106,6 +110,8 @@ export const actionHandler: KindHandler<ActionResource> = {
     const all = await ctx.api.actions.list();
     const target =
       all.find((a) => a.number === number && a.name === name) ?? all.find((a) => a.name === name);
-    if (target) await ctx.api.actions.delete(target.number).catch(ignoreNotFound);
+    if (target) {
+      await ctx.api.actions.delete(target.number).catch(ignoreNotFound);
+    }
   },
 };

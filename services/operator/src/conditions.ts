@@ -57,35 +57,43 @@ export function readyConditions(
   return next;
 }
 
-/** The conditions after a retryable failure: not ready, still reconciling. */
-export function retryingConditions(
+/** Ready=False with the failure, and `flag` set in place of `other` (Reconciling or Stalled). */
+function notReady(
   conditions: readonly Condition[] | undefined,
-  generation: number | undefined,
-  reason: string,
-  message: string,
-  now: Date,
+  failure: { generation: number | undefined; reason: string; message: string; now: Date },
+  flag: ConditionInput,
+  other: ConditionInput['type'],
 ): Condition[] {
-  let next = removeCondition(conditions, 'Stalled');
-  next = setCondition(next, { type: 'Ready', status: 'False', reason, message }, generation, now);
-  next = setCondition(
-    next,
-    { type: 'Reconciling', status: 'True', reason: 'ProgressingWithRetry', message },
+  const { generation, reason, message, now } = failure;
+  const next = setCondition(
+    removeCondition(conditions, other),
+    { type: 'Ready', status: 'False', reason, message },
     generation,
     now,
   );
-  return next;
+  return setCondition(next, flag, generation, now);
 }
 
-/** The conditions after a terminal failure (an invalid spec): stalled until the spec changes. */
-export function stalledConditions(
+/** The conditions after a retryable failure: not ready, still reconciling. */
+export const retryingConditions = (
   conditions: readonly Condition[] | undefined,
   generation: number | undefined,
   reason: string,
   message: string,
   now: Date,
-): Condition[] {
-  let next = removeCondition(conditions, 'Reconciling');
-  next = setCondition(next, { type: 'Ready', status: 'False', reason, message }, generation, now);
-  next = setCondition(next, { type: 'Stalled', status: 'True', reason, message }, generation, now);
-  return next;
-}
+): Condition[] =>
+  notReady(
+    conditions,
+    { generation, reason, message, now },
+    { type: 'Reconciling', status: 'True', reason: 'ProgressingWithRetry', message },
+    'Stalled',
+  );
+
+/** The conditions after a terminal failure (an invalid spec): stalled until the spec changes. */
+export const stalledConditions: typeof retryingConditions = (conditions, generation, reason, message, now) =>
+  notReady(
+    conditions,
+    { generation, reason, message, now },
+    { type: 'Stalled', status: 'True', reason, message },
+    'Reconciling',
+  );

@@ -2,22 +2,28 @@
  * Operator configuration from environment variables, parsed once with zod; every bad variable is
  * reported at once.
  */
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { z } from 'zod';
+import {
+  ConfigError,
+  intVar as sharedIntVar,
+  LOG_LEVEL_PROBLEM,
+  LOG_LEVELS,
+  readApiToken,
+  readTextFile,
+  secretReader,
+  type ReadFile,
+  type SecretSource,
+} from '../../shared/config.js';
+import type { AgentConfig } from '../../shared/agent/index.js';
 import { ORG_NAME_PATTERN } from '../../shared/contract/common.js';
 import type { LeaderElectionConfig } from './leader-election.js';
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
 /** Where the API key comes from; a file is read again on every request, so a rotated Secret works. */
-export type TokenSource = { kind: 'value'; value: string } | { kind: 'file'; path: string };
+export type TokenSource = SecretSource;
 
 /** The parsed configuration of the operator process. */
-export interface OperatorConfig {
-  apiUrl: string;
-  org: string;
-  token: TokenSource;
+export interface OperatorConfig extends AgentConfig {
   /** Namespaces whose resources are reconciled; empty: every namespace. */
   watchNamespaces: string[];
   /** Secrets Actions may reference without the opt-in label (VERITY_SECRET_NAMES). */
@@ -26,45 +32,19 @@ export interface OperatorConfig {
   requeueIntervalMs: number;
   /** Reconciles running at once (never two for one resource). */
   workers: number;
-  /** First and longest retry delay after a retryable failure. */
-  retryBaseMs: number;
-  retryMaxMs: number;
-  port: number;
-  host: string;
-  logLevel: (typeof LOG_LEVELS)[number];
-  shutdownTimeoutMs: number;
   /** Set when replicas elect a leader through a Lease; only the leader reconciles. */
   leaderElection?: LeaderElectionConfig;
 }
 
-/** Raised with every problem found in the configuration. */
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`Invalid operator configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 /** An unset or blank variable is absent. */
 const optional = <T extends z.ZodType>(schema: T) =>
   z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), schema.optional());
 
+/** The operator's integers: decimal digits only, and the problem does not repeat the value. */
 const intVar = (def: number, min: number, max: number) =>
-  z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
-    z
-      .string()
-      .trim()
-      .regex(/^-?\d+$/, `must be an integer between ${min} and ${max}`)
-      .transform(Number)
-      .pipe(
-        z
-          .number()
-          .min(min, `must be an integer between ${min} and ${max}`)
-          .max(max, `must be an integer between ${min} and ${max}`),
-      )
-      .default(def),
-  );
+  sharedIntVar(def, min, max, { digitsOnly: true, echo: false });
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -112,7 +92,7 @@ const Env = z.object({
   VERITY_OPERATOR_PORT: intVar(8082, 0, 65_535),
   VERITY_OPERATOR_HOST: optional(z.string().trim()),
   VERITY_SHUTDOWN_TIMEOUT_MS: intVar(10_000, 0, 600_000),
-  LOG_LEVEL: optional(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })),
+  LOG_LEVEL: optional(z.enum(LOG_LEVELS, { error: LOG_LEVEL_PROBLEM })),
   VERITY_LEADER_ELECTION: optional(
     z
       .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
@@ -131,7 +111,7 @@ const Env = z.object({
 });
 
 /** The namespace a pod runs in, from its service account mount. */
-function podNamespace(readFile: (path: string) => string): string | undefined {
+function podNamespace(readFile: ReadFile): string | undefined {
   try {
     return readFile('/var/run/secrets/kubernetes.io/serviceaccount/namespace').trim() || undefined;
   } catch {
@@ -142,7 +122,7 @@ function podNamespace(readFile: (path: string) => string): string | undefined {
 /** Parses the operator's environment; throws {@link ConfigError} with every problem. */
 export function loadOperatorConfig(
   env: Record<string, string | undefined> = process.env,
-  readFile: (path: string) => string = (p) => readFileSync(p, 'utf8'),
+  readFile: ReadFile = readTextFile,
 ): OperatorConfig {
   const parsed = Env.safeParse(env);
   const problems = parsed.success
@@ -150,35 +130,30 @@ export function loadOperatorConfig(
     : parsed.error.issues.map((i) => `${String(i.path[0] ?? 'environment')}: ${i.message}`);
 
   // The key is checked whatever else is wrong, so every problem shows at once.
-  let token: TokenSource = { kind: 'value', value: '' };
-  const value = env.VERITY_API_TOKEN?.trim();
-  const file = env.VERITY_API_TOKEN_FILE?.trim();
-  if (value && file)
-    problems.push('VERITY_API_TOKEN: set both VERITY_API_TOKEN and VERITY_API_TOKEN_FILE; use one');
-  else if (value) token = { kind: 'value', value };
-  else if (file) {
-    token = { kind: 'file', path: file };
-    try {
-      if (readFile(file).trim() === '') problems.push(`VERITY_API_TOKEN_FILE: '${file}' is empty`);
-    } catch (err) {
-      problems.push(`VERITY_API_TOKEN_FILE: cannot read '${file}': ${(err as Error).message}`);
-    }
-  } else problems.push('VERITY_API_TOKEN: required, or VERITY_API_TOKEN_FILE naming a file that holds it');
+  const token = readApiToken(
+    env.VERITY_API_TOKEN?.trim(),
+    env.VERITY_API_TOKEN_FILE?.trim(),
+    readFile,
+    problems,
+  );
   let leaderElection: LeaderElectionConfig | undefined;
   if (parsed.success && parsed.data.VERITY_LEADER_ELECTION) {
     const d = parsed.data;
     const namespace = d.VERITY_LEADER_ELECTION_NAMESPACE ?? podNamespace(readFile);
-    if (!namespace)
+    if (!namespace) {
       problems.push(
         'VERITY_LEADER_ELECTION_NAMESPACE: required with leader election outside a pod (where the Lease lives)',
       );
+    }
     // client-go's rules: a leader gives up before its Lease expires, and tries more than once meanwhile.
-    if (d.VERITY_LEASE_RENEW_DEADLINE_SECONDS >= d.VERITY_LEASE_DURATION_SECONDS)
+    if (d.VERITY_LEASE_RENEW_DEADLINE_SECONDS >= d.VERITY_LEASE_DURATION_SECONDS) {
       problems.push('VERITY_LEASE_RENEW_DEADLINE_SECONDS: must be less than VERITY_LEASE_DURATION_SECONDS');
-    if (d.VERITY_LEASE_RETRY_PERIOD_SECONDS >= d.VERITY_LEASE_RENEW_DEADLINE_SECONDS)
+    }
+    if (d.VERITY_LEASE_RETRY_PERIOD_SECONDS >= d.VERITY_LEASE_RENEW_DEADLINE_SECONDS) {
       problems.push(
         'VERITY_LEASE_RETRY_PERIOD_SECONDS: must be less than VERITY_LEASE_RENEW_DEADLINE_SECONDS',
       );
+    }
     leaderElection = {
       leaseName: d.VERITY_LEADER_ELECTION_LEASE_NAME ?? 'verity-operator',
       leaseNamespace: namespace ?? '',
@@ -188,7 +163,9 @@ export function loadOperatorConfig(
       retryPeriodMs: d.VERITY_LEASE_RETRY_PERIOD_SECONDS * 1000,
     };
   }
-  if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
+  if (!parsed.success || problems.length > 0) {
+    throw new ConfigError(problems, 'operator');
+  }
   const d = parsed.data;
   return {
     apiUrl: d.VERITY_API_URL.replace(/\/+$/, ''),
@@ -209,9 +186,4 @@ export function loadOperatorConfig(
 }
 
 /** The API key as the client reads it: the value, or the file's content read on each request. */
-export function tokenReader(
-  source: TokenSource,
-  readFile: (path: string) => string = (p) => readFileSync(p, 'utf8'),
-): () => string {
-  return source.kind === 'value' ? () => source.value : () => readFile(source.path).trim();
-}
+export const tokenReader = secretReader;

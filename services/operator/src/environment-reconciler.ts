@@ -21,9 +21,12 @@ export function resolvePolicyNames(
   const namespace = env.metadata.namespace ?? '';
   return (env.spec.policies ?? []).map((p) => {
     const resource = ctx.policy(namespace, p);
-    if (!resource) return p;
-    if (!resource.inVerity)
+    if (!resource) {
+      return p;
+    }
+    if (!resource.inVerity) {
       throw new RetryError('DependencyNotReady', `Policy ${namespace}/${p} is not in Verity yet`);
+    }
     return resource.name;
   });
 }
@@ -56,7 +59,9 @@ export const environmentHandler: KindHandler<EnvironmentResource> = {
         : {}),
     };
     let current = await api.environments.get(name).catch((err: unknown) => {
-      if (err instanceof VerityApiError && err.status === 404) return undefined;
+      if (err instanceof VerityApiError && err.status === 404) {
+        return undefined;
+      }
       throw err;
     });
     let changed = false;
@@ -77,8 +82,12 @@ export const environmentHandler: KindHandler<EnvironmentResource> = {
       if (policies) {
         const attach = policies.filter((p) => !current!.policies.includes(p));
         const detach = current.policies.filter((p) => !policies.includes(p));
-        if (attach.length > 0) await api.environments.attach(name, attach);
-        if (detach.length > 0) await api.environments.detach(name, detach);
+        if (attach.length > 0) {
+          await api.environments.attach(name, attach);
+        }
+        if (detach.length > 0) {
+          await api.environments.detach(name, detach);
+        }
         changed ||= attach.length + detach.length > 0;
       }
     }
@@ -89,7 +98,9 @@ export const environmentHandler: KindHandler<EnvironmentResource> = {
         changed = true;
       }
     }
-    if (changed || !current) current = await api.environments.get(name);
+    if (changed || !current) {
+      current = await api.environments.get(name);
+    }
     return {
       facts: {
         lastSnapshot: current.latest_snapshot_index ?? undefined,

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { GROUP, VERSION, type KindName } from './crds.js';
+import type { Outcome, RawResource } from './reconcile.js';
 
 type Log = Record<'warn', (obj: object, msg: string) => void>;
 
@@ -86,5 +87,51 @@ export class EventRecorder {
         'could not record an event',
       );
     }
+  }
+}
+
+/**
+ * The Event of each reconcile: what it changed or what failed. A repeat of the last Event of the
+ * same key (the same failure on every retry, a drift check that found nothing) is not recorded
+ * again.
+ */
+export class OutcomeEvents {
+  /** The last Event recorded per key. */
+  private readonly last = new Map<string, string>();
+
+  constructor(
+    private readonly recorder: EventRecorder,
+    private readonly counted: (type: 'Normal' | 'Warning') => void,
+  ) {}
+
+  /** Forget what was recorded: a new leader records afresh. */
+  clear(): void {
+    this.last.clear();
+  }
+
+  async record(key: string, kind: KindName, resource: RawResource, outcome: Outcome): Promise<void> {
+    if (outcome.reason === 'Deleted') {
+      this.last.delete(key);
+      return;
+    }
+    const type = outcome.result === 'success' ? 'Normal' : 'Warning';
+    const said = `${type}|${outcome.reason}|${outcome.message}`;
+    if (!outcome.statusWritten && this.last.get(key) === said) {
+      return;
+    }
+    this.last.set(key, said);
+    this.counted(type);
+    await this.recorder.record(
+      {
+        kind,
+        namespace: resource.metadata.namespace ?? '',
+        name: resource.metadata.name,
+        uid: resource.metadata.uid,
+        resourceVersion: resource.metadata.resourceVersion,
+      },
+      type,
+      outcome.reason,
+      outcome.message,
+    );
   }
 }

@@ -105,17 +105,20 @@ export class Kube {
     try {
       secret = await this.core.readNamespacedSecret({ namespace, name });
     } catch (err) {
-      if (kubeStatus(err) === 404)
+      if (kubeStatus(err) === 404) {
         throw new SecretMissingError(`Secret ${namespace}/${name} not found`, { cause: err });
+      }
       throw err;
     }
-    if (secret.metadata?.labels?.[SECRET_OPT_IN_LABEL] !== 'true' && !this.secretNames.includes(name))
+    if (secret.metadata?.labels?.[SECRET_OPT_IN_LABEL] !== 'true' && !this.secretNames.includes(name)) {
       throw new SecretNotAllowedError(
         `Secret ${namespace}/${name} is not open to the operator: label it ${SECRET_OPT_IN_LABEL}: "true" or list it in the chart's operator.secretNames`,
       );
+    }
     const encoded = secret.data?.[key];
-    if (encoded === undefined)
+    if (encoded === undefined) {
       throw new SecretMissingError(`Secret ${namespace}/${name} has no key '${key}'`);
+    }
     return Buffer.from(encoded, 'base64').toString('utf8').trim();
   }
 }

@@ -72,13 +72,17 @@ export class LeaderElector {
     await this.running;
     if (this.leading) {
       this.leading = false;
-      if (options.release !== false) await this.release();
+      if (options.release !== false) {
+        await this.release();
+      }
       this.callbacks.onStoppedLeading();
     }
   }
 
   private schedule(ms: number): void {
-    if (this.stopped) return;
+    if (this.stopped) {
+      return;
+    }
     this.timer = setTimeout(() => {
       this.running = this.tick().finally(() => {
         this.running = undefined;
@@ -97,11 +101,17 @@ export class LeaderElector {
         'leader election: lease not reachable',
       );
       acquired = false;
-      if (!this.leading) return;
+      if (!this.leading) {
+        return;
+      }
       // A leader keeps leading while the API is away, until the renew deadline passes.
-      if (this.clock() - this.lastRenewed < this.config.renewDeadlineMs) return;
+      if (this.clock() - this.lastRenewed < this.config.renewDeadlineMs) {
+        return;
+      }
     }
-    if (this.stopped) return;
+    if (this.stopped) {
+      return;
+    }
     if (acquired) {
       this.lastRenewed = this.clock();
       if (!this.leading) {
@@ -134,7 +144,9 @@ export class LeaderElector {
     try {
       lease = await this.api.readNamespacedLease({ name, namespace });
     } catch (err) {
-      if (kubeStatus(err) !== 404) throw err;
+      if (kubeStatus(err) !== 404) {
+        throw err;
+      }
       try {
         await this.api.createNamespacedLease({
           namespace,
@@ -147,23 +159,30 @@ export class LeaderElector {
         });
         return true;
       } catch (createErr) {
-        if (kubeStatus(createErr) === 409) return false; // another candidate created it first
+        if (kubeStatus(createErr) === 409) {
+          return false;
+        } // another candidate created it first
         throw createErr;
       }
     }
     const holder = lease.spec?.holderIdentity ?? '';
     const renew = String(asDate(lease.spec?.renewTime)?.getTime() ?? '');
-    if (!this.observed || this.observed.holder !== holder || this.observed.renew !== renew)
+    if (!this.observed || this.observed.holder !== holder || this.observed.renew !== renew) {
       this.observed = { holder, renew, at: this.clock() };
+    }
     if (holder !== '' && holder !== this.knownLeader) {
       this.knownLeader = holder;
-      if (holder !== identity) this.log.info({ lease: name, leader: holder }, 'new leader observed');
+      if (holder !== identity) {
+        this.log.info({ lease: name, leader: holder }, 'new leader observed');
+      }
       this.callbacks.onNewLeader?.(holder);
     }
     const durationMs =
       (lease.spec?.leaseDurationSeconds ?? Math.ceil(this.config.leaseDurationMs / 1000)) * 1000;
     const held = holder !== '' && holder !== identity && this.clock() - this.observed.at < durationMs;
-    if (held) return false;
+    if (held) {
+      return false;
+    }
     try {
       await this.api.replaceNamespacedLease({
         name,
@@ -172,7 +191,9 @@ export class LeaderElector {
       });
       return true;
     } catch (err) {
-      if (kubeStatus(err) === 409) return false; // someone else wrote first
+      if (kubeStatus(err) === 409) {
+        return false;
+      } // someone else wrote first
       throw err;
     }
   }
@@ -181,7 +202,9 @@ export class LeaderElector {
     const { leaseName: name, leaseNamespace: namespace, identity } = this.config;
     try {
       const lease = await this.api.readNamespacedLease({ name, namespace });
-      if (lease.spec?.holderIdentity !== identity) return;
+      if (lease.spec?.holderIdentity !== identity) {
+        return;
+      }
       await this.api.replaceNamespacedLease({
         name,
         namespace,

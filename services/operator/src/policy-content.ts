@@ -15,26 +15,32 @@ export interface PolicyContent {
   hash: string;
 }
 
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (typeof v !== 'object' || v === null) return v;
+/** A copy with keys sorted and undefined dropped: equal documents give equal JSON. */
+export function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) {
+    return v.map(canonical);
+  }
+  if (typeof v !== 'object' || v === null) {
+    return v;
+  }
   return Object.fromEntries(
     Object.keys(v)
+      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
       .sort()
-      .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+      .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
   );
 }
 
 /** The canonical JSON of a YAML document; throws on text that is not YAML. */
 export function canonicalYaml(text: string): string {
-  return JSON.stringify(sortKeys(parseYaml(text) ?? null));
+  return JSON.stringify(canonical(parseYaml(text) ?? null));
 }
 
 /** Normalises a Policy's `spec.content`; throws when YAML text does not parse. */
 export function policyContent(content: string | Record<string, unknown>): PolicyContent {
   const yaml = typeof content === 'string' ? content : stringifyYaml(content);
-  const canonical = typeof content === 'string' ? canonicalYaml(content) : JSON.stringify(sortKeys(content));
-  return { yaml, canonical, hash: createHash('sha256').update(canonical).digest('hex') };
+  const json = typeof content === 'string' ? canonicalYaml(content) : JSON.stringify(canonical(content));
+  return { yaml, canonical: json, hash: createHash('sha256').update(json).digest('hex') };
 }
 
 /** Whether stored YAML says the same as the content (false when it does not parse). */

@@ -11,7 +11,9 @@ import { StalledError, type Applied, type KindHandler, type ReconcileContext } f
 
 const notFoundAsUndefined = <T>(p: Promise<T>): Promise<T | undefined> =>
   p.catch((err: unknown) => {
-    if (err instanceof VerityApiError && err.status === 404) return undefined;
+    if (err instanceof VerityApiError && err.status === 404) {
+      return undefined;
+    }
     throw err;
   });
 
@@ -44,7 +46,9 @@ export const policyHandler: KindHandler<PolicyResource> = {
       await api.policies.put(payload, newest.policy_yaml);
       changed = true;
     }
-    if (changed) current = await api.policies.get(name);
+    if (changed) {
+      current = await api.policies.get(name);
+    }
     const version = latest(current)?.version;
     return {
       facts: { policyVersion: version, contentHash: content.hash },

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { VerityApiError } from '../../shared/client/index.js';
 import { readyConditions, retryingConditions, setCondition, stalledConditions } from './conditions.js';
 import { KINDS, type Condition, type KindName } from './crds.js';
+import { canonical } from './policy-content.js';
 import { FINALIZER, kubeStatus, SecretMissingError, type Kube, type ObjectRef } from './kube.js';
 import type { OperatorApi } from './api-client.js';
 
@@ -98,42 +99,66 @@ export interface Outcome {
 
 /** A failure's class, Ready reason and message. */
 export function classify(err: unknown): { retry: boolean; reason: string; message: string } {
-  if (err instanceof StalledError) return { retry: false, reason: err.reason, message: err.message };
-  if (err instanceof RetryError) return { retry: true, reason: err.reason, message: err.message };
-  if (err instanceof SecretMissingError)
+  if (err instanceof StalledError) {
+    return { retry: false, reason: err.reason, message: err.message };
+  }
+  if (err instanceof RetryError) {
+    return { retry: true, reason: err.reason, message: err.message };
+  }
+  if (err instanceof SecretMissingError) {
     return { retry: true, reason: 'SecretNotFound', message: err.message };
+  }
   if (err instanceof VerityApiError) {
     const fields = Object.entries(err.fieldErrors ?? {});
     const detail =
       fields.length > 0 ? `${err.message} (${fields.map(([k, v]) => `${k}: ${v}`).join('; ')})` : '';
     const message = `Verity API: ${detail || err.message}`;
     const s = err.status;
-    if (s === 0) return { retry: true, reason: 'ApiUnreachable', message };
+    if (s === 0) {
+      return { retry: true, reason: 'ApiUnreachable', message };
+    }
     // A name the spec refers to that Verity does not know yet may arrive (another resource, a reporter).
-    if ((s === 400 || s === 422) && fields.some(([, v]) => /^unknown /.test(v)))
+    if ((s === 400 || s === 422) && fields.some(([, v]) => /^unknown /.test(v))) {
       return { retry: true, reason: 'DependencyNotReady', message };
-    if (s === 400 || s === 413 || s === 422) return { retry: false, reason: 'Rejected', message };
-    if (s === 401) return { retry: true, reason: 'Unauthorized', message };
-    if (s === 403) return { retry: true, reason: 'Forbidden', message };
-    if (s === 404) return { retry: true, reason: 'NotFound', message };
-    if (s === 409) return { retry: true, reason: 'Conflict', message };
-    if (s === 429) return { retry: true, reason: 'RateLimited', message };
-    if (s >= 500) return { retry: true, reason: 'ApiError', message };
+    }
+    if (s === 400 || s === 413 || s === 422) {
+      return { retry: false, reason: 'Rejected', message };
+    }
+    if (s === 401) {
+      return { retry: true, reason: 'Unauthorized', message };
+    }
+    if (s === 403) {
+      return { retry: true, reason: 'Forbidden', message };
+    }
+    if (s === 404) {
+      return { retry: true, reason: 'NotFound', message };
+    }
+    if (s === 409) {
+      return { retry: true, reason: 'Conflict', message };
+    }
+    if (s === 429) {
+      return { retry: true, reason: 'RateLimited', message };
+    }
+    if (s >= 500) {
+      return { retry: true, reason: 'ApiError', message };
+    }
     return { retry: false, reason: 'Rejected', message };
   }
-  if (err instanceof z.ZodError)
+  if (err instanceof z.ZodError) {
     return {
       retry: true,
       reason: 'UnexpectedResponse',
       message: `Verity API answered an unexpected shape: ${err.message}`,
     };
+  }
   const code = kubeStatus(err);
-  if (code !== undefined)
+  if (code !== undefined) {
     return {
       retry: true,
       reason: 'KubernetesError',
       message: `Kubernetes API: HTTP ${code} ${(err as Error).message ?? ''}`.trim(),
     };
+  }
   return { retry: true, reason: 'InternalError', message: err instanceof Error ? err.message : String(err) };
 }
 
@@ -142,18 +167,6 @@ export function specProblems(error: z.ZodError): string {
   return error.issues
     .map((i) => `${i.path.length > 0 ? i.path.join('.') : 'resource'}: ${i.message}`)
     .join('; ');
-}
-
-/** A copy with keys sorted and undefined dropped, to compare statuses. */
-function canonical(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(canonical);
-  if (typeof v !== 'object' || v === null) return v;
-  return Object.fromEntries(
-    Object.keys(v)
-      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
-      .sort()
-      .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
-  );
 }
 
 /** Whether two statuses say the same. */
@@ -174,122 +187,173 @@ const refOf = (kind: KindName, raw: RawResource): ObjectRef => ({
  */
 export const RECONCILE_REQUEST_ANNOTATION = 'verity.dev/reconcile-requested-at';
 
-/** Runs the skeleton for one resource read from the cache. */
+/** One reconcile of one resource: what it read, and the status writes it made. */
+class Run {
+  readonly ref: ObjectRef;
+  readonly generation: number | undefined;
+  readonly previous: Record<string, unknown>;
+  readonly conditions: Condition[] | undefined;
+  readonly finalizers: string[];
+  readonly now: Date;
+  /** The value of {@link RECONCILE_REQUEST_ANNOTATION}, if set. */
+  readonly requested: string | undefined;
+  statusWritten = false;
+
+  constructor(
+    kind: KindName,
+    readonly raw: RawResource,
+    readonly ctx: ReconcileContext,
+  ) {
+    this.ref = refOf(kind, raw);
+    this.generation = raw.metadata.generation;
+    this.previous = raw.status ?? {};
+    this.conditions = this.previous.conditions as Condition[] | undefined;
+    this.finalizers = raw.metadata.finalizers ?? [];
+    this.now = ctx.now();
+    this.requested = raw.metadata.annotations?.[RECONCILE_REQUEST_ANNOTATION];
+  }
+
+  /** Writes the status through the status subresource, only when it changed. */
+  async write(status: Record<string, unknown>): Promise<void> {
+    // Whatever the outcome, the request was handled.
+    const handled =
+      this.requested === undefined ? status : { ...status, lastHandledReconcileAt: this.requested };
+    const next = canonical(handled) as Record<string, unknown>;
+    if (sameStatus(next, this.previous)) {
+      return;
+    }
+    await this.ctx.kube.writeStatus(this.ref, next);
+    this.statusWritten = true;
+  }
+
+  outcome(result: ReconcileResult, reason: string, message: string, requeue: Outcome['requeue']): Outcome {
+    return { result, reason, message, requeue, statusWritten: this.statusWritten };
+  }
+}
+
+/** Step 1, deletion: clean up in Verity, then remove the finalizer so the resource may go. */
+async function finalize<R>(handler: KindHandler<R>, run: Run): Promise<Outcome> {
+  const { raw, ctx, ref, finalizers } = run;
+  if (!handler.holdsFinalizer || !finalizers.includes(FINALIZER)) {
+    return run.outcome('success', 'Deleted', 'deleted', 'none');
+  }
+  try {
+    await handler.cleanup?.(raw, ctx);
+    await ctx.kube.setFinalizers(
+      ref,
+      finalizers.filter((f) => f !== FINALIZER),
+      raw.metadata.resourceVersion,
+    );
+    return run.outcome('success', 'Deleted', 'removed from Verity', 'none');
+  } catch (err) {
+    const c = classify(err);
+    await run
+      .write({
+        ...run.previous,
+        conditions: retryingConditions(
+          run.conditions,
+          run.generation,
+          c.reason,
+          `deleting: ${c.message}`,
+          run.now,
+        ),
+      })
+      .catch(() => undefined);
+    return run.outcome('error', c.reason, c.message, 'backoff');
+  }
+}
+
+/** Step 2, the spec checked with the kind's schema: an invalid spec is terminal. */
+function parseSpec<R>(handler: KindHandler<R>, raw: RawResource): R & { spec: { suspend: boolean } } {
+  const parsed = KINDS[handler.kind].schema.safeParse(raw);
+  if (!parsed.success) {
+    throw new StalledError('InvalidSpec', `invalid spec: ${specProblems(parsed.error)}`);
+  }
+  return parsed.data as R & { spec: { suspend: boolean } };
+}
+
+/** Step 4, `spec.suspend`: only a Ready=Unknown condition; Verity keeps what it has. */
+async function suspend(run: Run): Promise<Outcome> {
+  const message = 'reconciliation is suspended; Verity keeps what it has';
+  const next = setCondition(
+    run.conditions?.filter((c) => c.type === 'Ready'),
+    { type: 'Ready', status: 'Unknown', reason: 'Suspended', message },
+    run.generation,
+    run.now,
+  ).filter((c) => c.type === 'Ready');
+  await run.write({ ...run.previous, observedGeneration: run.generation, conditions: next });
+  return run.outcome('success', 'Suspended', message, 'none');
+}
+
+/** Step 5, the kind's work; success is Ready=True, the server's facts and a requeue after the interval. */
+async function applySpec<R>(handler: KindHandler<R>, resource: R, run: Run): Promise<Outcome> {
+  const { previous, generation, now, requested } = run;
+  const applied = await handler.apply(resource, run.ctx);
+  const base = {
+    ...previous,
+    ...applied.facts,
+    observedGeneration: generation,
+    conditions: readyConditions(run.conditions, generation, applied.message, now),
+    ...(requested === undefined ? {} : { lastHandledReconcileAt: requested }),
+  };
+  // lastReconciledAt moves when the operator changed Verity or the status, not on every look.
+  const unchanged = sameStatus({ ...base, lastReconciledAt: previous.lastReconciledAt }, previous);
+  await run.write(
+    applied.changed || !unchanged
+      ? { ...base, lastReconciledAt: now.toISOString().replace(/\.\d{3}Z$/, 'Z') }
+      : base,
+  );
+  return run.outcome('success', 'Succeeded', applied.message, 'interval');
+}
+
+/** A failed step: Reconciling and a backoff when it may pass, Stalled and no requeue when not. */
+async function failed(run: Run, err: unknown): Promise<Outcome> {
+  const { previous, conditions, generation, now } = run;
+  const c = classify(err);
+  try {
+    await run.write(
+      c.retry
+        ? { ...previous, conditions: retryingConditions(conditions, generation, c.reason, c.message, now) }
+        : {
+            ...previous,
+            observedGeneration: generation,
+            conditions: stalledConditions(conditions, generation, c.reason, c.message, now),
+          },
+    );
+  } catch (statusErr) {
+    // The status could not be written (the Kubernetes API is away): retry the whole reconcile.
+    const s = classify(statusErr);
+    return run.outcome('error', s.reason, s.message, 'backoff');
+  }
+  return c.retry
+    ? run.outcome('error', c.reason, c.message, 'backoff')
+    : run.outcome('stalled', c.reason, c.message, 'none');
+}
+
+/**
+ * Runs the skeleton for one resource read from the cache (the steps of services/operator/README.md;
+ * step 6, status written only when it changed, is {@link Run.write}).
+ */
 export async function reconcileResource<R>(
   handler: KindHandler<R>,
   raw: RawResource,
   ctx: ReconcileContext,
 ): Promise<Outcome> {
-  const ref = refOf(handler.kind, raw);
-  const generation = raw.metadata.generation;
-  const previous = raw.status ?? {};
-  const conditions = previous.conditions as Condition[] | undefined;
-  const now = ctx.now();
-  let statusWritten = false;
-  const requested = raw.metadata.annotations?.[RECONCILE_REQUEST_ANNOTATION];
-  const write = async (status: Record<string, unknown>) => {
-    // Whatever the outcome, the request was handled.
-    const handled = requested === undefined ? status : { ...status, lastHandledReconcileAt: requested };
-    const next = canonical(handled) as Record<string, unknown>;
-    if (sameStatus(next, previous)) return;
-    await ctx.kube.writeStatus(ref, next);
-    statusWritten = true;
-  };
-  const finalizers = raw.metadata.finalizers ?? [];
-
-  // Deletion: clean up in Verity, then let the resource go.
+  const run = new Run(handler.kind, raw, ctx);
   if (raw.metadata.deletionTimestamp) {
-    if (!handler.holdsFinalizer || !finalizers.includes(FINALIZER))
-      return { result: 'success', reason: 'Deleted', message: 'deleted', requeue: 'none', statusWritten };
-    try {
-      await handler.cleanup?.(raw, ctx);
-      await ctx.kube.setFinalizers(
-        ref,
-        finalizers.filter((f) => f !== FINALIZER),
-        raw.metadata.resourceVersion,
-      );
-      return {
-        result: 'success',
-        reason: 'Deleted',
-        message: 'removed from Verity',
-        requeue: 'none',
-        statusWritten,
-      };
-    } catch (err) {
-      const c = classify(err);
-      await write({
-        ...previous,
-        conditions: retryingConditions(conditions, generation, c.reason, `deleting: ${c.message}`, now),
-      }).catch(() => undefined);
-      return { result: 'error', reason: c.reason, message: c.message, requeue: 'backoff', statusWritten };
-    }
+    return finalize(handler, run);
   }
-
   try {
-    const parsed = KINDS[handler.kind].schema.safeParse(raw);
-    if (!parsed.success) throw new StalledError('InvalidSpec', `invalid spec: ${specProblems(parsed.error)}`);
-    const resource = parsed.data as R & { spec: { suspend: boolean } };
-
-    if (handler.holdsFinalizer && !finalizers.includes(FINALIZER))
-      await ctx.kube.setFinalizers(ref, [...finalizers, FINALIZER], raw.metadata.resourceVersion);
-
+    const resource = parseSpec(handler, raw);
+    // Step 3: the finalizer, where the kind holds one.
+    if (handler.holdsFinalizer && !run.finalizers.includes(FINALIZER)) {
+      await ctx.kube.setFinalizers(run.ref, [...run.finalizers, FINALIZER], raw.metadata.resourceVersion);
+    }
     if (resource.spec.suspend) {
-      const message = 'reconciliation is suspended; Verity keeps what it has';
-      let next = setCondition(
-        conditions?.filter((c) => c.type === 'Ready'),
-        { type: 'Ready', status: 'Unknown', reason: 'Suspended', message },
-        generation,
-        now,
-      );
-      next = next.filter((c) => c.type === 'Ready');
-      await write({ ...previous, observedGeneration: generation, conditions: next });
-      return { result: 'success', reason: 'Suspended', message, requeue: 'none', statusWritten };
+      return await suspend(run);
     }
-
-    const applied = await handler.apply(resource, ctx);
-    const ready = readyConditions(conditions, generation, applied.message, now);
-    const base = {
-      ...previous,
-      ...applied.facts,
-      observedGeneration: generation,
-      conditions: ready,
-      ...(requested === undefined ? {} : { lastHandledReconcileAt: requested }),
-    };
-    // lastReconciledAt moves when the operator changed Verity or the status, not on every look.
-    const unchanged = sameStatus({ ...base, lastReconciledAt: previous.lastReconciledAt }, previous);
-    await write(
-      applied.changed || !unchanged
-        ? { ...base, lastReconciledAt: now.toISOString().replace(/\.\d{3}Z$/, 'Z') }
-        : base,
-    );
-    return {
-      result: 'success',
-      reason: 'Succeeded',
-      message: applied.message,
-      requeue: 'interval',
-      statusWritten,
-    };
+    return await applySpec(handler, resource, run);
   } catch (err) {
-    const c = classify(err);
-    try {
-      if (c.retry)
-        await write({
-          ...previous,
-          conditions: retryingConditions(conditions, generation, c.reason, c.message, now),
-        });
-      else
-        await write({
-          ...previous,
-          observedGeneration: generation,
-          conditions: stalledConditions(conditions, generation, c.reason, c.message, now),
-        });
-    } catch (statusErr) {
-      // The status could not be written (the Kubernetes API is away): retry the whole reconcile.
-      const s = classify(statusErr);
-      return { result: 'error', reason: s.reason, message: s.message, requeue: 'backoff', statusWritten };
-    }
-    return c.retry
-      ? { result: 'error', reason: c.reason, message: c.message, requeue: 'backoff', statusWritten }
-      : { result: 'stalled', reason: c.reason, message: c.message, requeue: 'none', statusWritten };
+    return failed(run, err);
   }
 }

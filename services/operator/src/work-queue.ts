@@ -42,7 +42,9 @@ export class WorkQueue {
 
   /** Queues a key now (deduplicated). */
   add(key: string): void {
-    if (this.shuttingDown) return;
+    if (this.shuttingDown) {
+      return;
+    }
     const timer = this.delayed.get(key);
     if (timer !== undefined) {
       this.clearTimer(timer);
@@ -52,7 +54,9 @@ export class WorkQueue {
       this.dirtyWhileProcessing.add(key);
       return;
     }
-    if (this.queued.has(key)) return;
+    if (this.queued.has(key)) {
+      return;
+    }
     const waiter = this.waiters.shift();
     if (waiter) {
       this.processing.add(key);
@@ -65,9 +69,15 @@ export class WorkQueue {
 
   /** Queues a key after a delay; an earlier pending delay for it is kept if sooner. */
   addAfter(key: string, ms: number): void {
-    if (this.shuttingDown) return;
-    if (ms <= 0) return this.add(key);
-    if (this.delayed.has(key) || this.queued.has(key)) return;
+    if (this.shuttingDown) {
+      return;
+    }
+    if (ms <= 0) {
+      return this.add(key);
+    }
+    if (this.delayed.has(key) || this.queued.has(key)) {
+      return;
+    }
     this.delayed.set(
       key,
       this.setTimer(() => {
@@ -98,7 +108,9 @@ export class WorkQueue {
 
   /** The next key to process, waiting for one; undefined once shut down. */
   async get(): Promise<string | undefined> {
-    if (this.shuttingDown) return undefined;
+    if (this.shuttingDown) {
+      return undefined;
+    }
     const key = this.queue.shift();
     if (key !== undefined) {
       this.queued.delete(key);
@@ -111,7 +123,9 @@ export class WorkQueue {
   /** Marks a key processed; if it was added meanwhile it is queued again. */
   done(key: string): void {
     this.processing.delete(key);
-    if (this.dirtyWhileProcessing.delete(key)) this.add(key);
+    if (this.dirtyWhileProcessing.delete(key)) {
+      this.add(key);
+    }
   }
 
   /** Keys waiting now (not delayed, not processing). */
@@ -122,8 +136,12 @@ export class WorkQueue {
   /** Stops handing out keys; pending `get` calls resolve undefined. */
   shutDown(): void {
     this.shuttingDown = true;
-    for (const timer of this.delayed.values()) this.clearTimer(timer);
+    for (const timer of this.delayed.values()) {
+      this.clearTimer(timer);
+    }
     this.delayed.clear();
-    for (const waiter of this.waiters.splice(0)) waiter(undefined);
+    for (const waiter of this.waiters.splice(0)) {
+      waiter(undefined);
+    }
   }
 }

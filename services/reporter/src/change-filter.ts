@@ -25,14 +25,18 @@ export function podsIdentity(pods: Iterable<PodLike>): {
   let leftOut = 0;
   for (const pod of pods) {
     const digests = podDigests(pod);
-    if (digests === undefined) continue;
+    if (digests === undefined) {
+      continue;
+    }
     if (digests === 'unknown') {
       leftOut += 1;
       continue;
     }
     reported += 1;
     const prefix = `${pod.metadata?.namespace ?? ''} ${workloadOf(pod)} `;
-    for (const image in digests) tuples.add(`${prefix}${image}@${digests[image]}`);
+    for (const image in digests) {
+      tuples.add(`${prefix}${image}@${digests[image]}`);
+    }
   }
   return { identity: [...tuples].sort(), reported, leftOut };
 }
@@ -74,8 +78,14 @@ export function decideReport(
   next: ReportIdentity,
   heartbeat: boolean,
 ): { send: true; reason: SendReason } | { send: false; reason: SkipReason } {
-  if (heartbeat) return { send: true, reason: 'heartbeat' };
-  if (!last) return { send: true, reason: 'first' };
-  if (!sameIdentity(last.identity, next)) return { send: true, reason: 'change' };
+  if (heartbeat) {
+    return { send: true, reason: 'heartbeat' };
+  }
+  if (!last) {
+    return { send: true, reason: 'first' };
+  }
+  if (!sameIdentity(last.identity, next)) {
+    return { send: true, reason: 'change' };
+  }
   return { send: false, reason: last.outcome === 'rejected' ? 'rejected' : 'unchanged' };
 }

@@ -30,7 +30,9 @@ export function retryDelay(
   random: number,
   retryAfter?: number,
 ): number {
-  if (retryAfter !== undefined) return Math.min(Math.max(0, retryAfter), MAX_RETRY_AFTER_MS);
+  if (retryAfter !== undefined) {
+    return Math.min(Math.max(0, retryAfter), MAX_RETRY_AFTER_MS);
+  }
   const step = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.max(0, attempt - 1));
   return Math.round(step / 2 + random * (step / 2));
 }
@@ -56,7 +58,9 @@ export type Sleep = (ms: number, signal: AbortSignal) => Promise<void>;
 
 export const realSleep: Sleep = (ms, signal) =>
   new Promise((resolve) => {
-    if (signal.aborted) return resolve();
+    if (signal.aborted) {
+      return resolve();
+    }
     const timer = setTimeout(done, ms);
     function done() {
       clearTimeout(timer);
@@ -82,12 +86,16 @@ export class LatestOnlyDelivery<T> {
 
   /** Hands over a state; it replaces any state not yet sent. */
   submit(item: T): void {
-    if (this.abort.signal.aborted) return;
+    if (this.abort.signal.aborted) {
+      return;
+    }
     this.pending = item;
     this.running ??= this.run().finally(() => {
       this.running = undefined;
       // A state submitted while the last attempt was settling starts a new run.
-      if (this.pending !== undefined && !this.abort.signal.aborted) this.submit(this.pending);
+      if (this.pending !== undefined && !this.abort.signal.aborted) {
+        this.submit(this.pending);
+      }
     });
   }
 
@@ -98,7 +106,9 @@ export class LatestOnlyDelivery<T> {
 
   /** Resolves when nothing is waiting or being sent. */
   async idle(): Promise<void> {
-    while (this.running) await this.running;
+    while (this.running) {
+      await this.running;
+    }
   }
 
   /** Stops retrying; a request in flight completes, nothing new is sent. */

@@ -92,7 +92,9 @@ export class EnvironmentLoop {
       (item) => this.send(item),
       {
         accepted: (item, attempts) => {
-          if (this.last?.identity === item.identity) this.last.outcome = 'accepted';
+          if (this.last?.identity === item.identity) {
+            this.last.outcome = 'accepted';
+          }
           this.lastAcceptedAt = deps.now();
           metrics.reports.inc({ environment, result: 'accepted' });
           log.info(
@@ -102,7 +104,9 @@ export class EnvironmentLoop {
           events.emit('delivered', { environment, result: 'accepted', reason: item.reason });
         },
         rejected: (item, err) => {
-          if (this.last?.identity === item.identity) this.last.outcome = 'rejected';
+          if (this.last?.identity === item.identity) {
+            this.last.outcome = 'rejected';
+          }
           const failure = this.failed('rejected', item, err);
           log.error(
             {
@@ -151,16 +155,21 @@ export class EnvironmentLoop {
 
   /** A pod changed in `namespace` as seen by watch `scope`. */
   onPodChange(namespace: string, scope: string): void {
-    if (this.stopped || !this.planned.scopes.includes(scope) || !this.planned.filter.matches(namespace))
+    if (this.stopped || !this.planned.scopes.includes(scope) || !this.planned.filter.matches(namespace)) {
       return;
+    }
     // Before the first report, the first full list is what counts: events are part of it.
-    if (this.last === undefined) return;
+    if (this.last === undefined) {
+      return;
+    }
     this.markDirty();
   }
 
   /** A watch completed its first list: the first report goes out once all of this environment's have. */
   onSynced(): void {
-    if (!this.stopped && this.last === undefined && this.synced) this.evaluate(false);
+    if (!this.stopped && this.last === undefined && this.synced) {
+      this.evaluate(false);
+    }
   }
 
   private markDirty(): void {
@@ -173,14 +182,20 @@ export class EnvironmentLoop {
   }
 
   private *pods(): Iterable<CachedPod> {
-    for (const scope of this.planned.scopes)
-      for (const pod of this.deps.watch.pods(scope))
-        if (this.planned.filter.matches(pod.metadata?.namespace ?? '')) yield pod;
+    for (const scope of this.planned.scopes) {
+      for (const pod of this.deps.watch.pods(scope)) {
+        if (this.planned.filter.matches(pod.metadata?.namespace ?? '')) {
+          yield pod;
+        }
+      }
+    }
   }
 
   /** Builds the report of the current pods and sends it when it changed or the heartbeat is due. */
   evaluate(heartbeat: boolean): void {
-    if (this.stopped) return;
+    if (this.stopped) {
+      return;
+    }
     clearTimeout(this.debounceTimer);
     this.dirtySince = undefined;
     const { metrics, log, events } = this.deps;
@@ -199,11 +214,12 @@ export class EnvironmentLoop {
       log.info({ environment, started, stopped }, 'running artifacts changed');
     }
     const built = podsToK8sReport(this.pods());
-    if (built.imageIdUnknown.length > 0)
+    if (built.imageIdUnknown.length > 0) {
       log.info(
         { environment, pods: built.imageIdUnknown.slice(0, 20).map((p) => `${p.namespace}/${p.name}`) },
         'pods left out: image id not known yet',
       );
+    }
     this.last = { identity, outcome: 'pending' };
     this.delivery.submit({ report: built.report, identity, reason: decision.reason });
     clearTimeout(this.heartbeatTimer);
@@ -225,14 +241,18 @@ export class EnvironmentLoop {
     try {
       const existing = await client.environments.get(this.name);
       const type = existing.type.toLowerCase();
-      if (type === 'logical')
+      if (type === 'logical') {
         throw new PermanentError(`cannot report a snapshot to the logical environment ${this.name}`);
-      if (type !== 'k8s')
+      }
+      if (type !== 'k8s') {
         throw new PermanentError(
           `environment ${this.name} already exists with type ${existing.type}, which does not match the snapshot type K8S`,
         );
+      }
     } catch (err) {
-      if (!(err instanceof VerityApiError) || err.status !== 404) throw err;
+      if (!(err instanceof VerityApiError) || err.status !== 404) {
+        throw err;
+      }
       await client.environments.put({
         name: this.name,
         type: 'K8S',

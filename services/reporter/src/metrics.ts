@@ -60,8 +60,11 @@ export function createMetrics(sources: MetricSources) {
       registers,
       collect() {
         this.reset();
-        for (const [environment, at] of sources.lastAccepted())
-          if (at !== undefined) this.set({ environment }, (sources.now() - at) / 1000);
+        for (const [environment, at] of sources.lastAccepted()) {
+          if (at !== undefined) {
+            this.set({ environment }, (sources.now() - at) / 1000);
+          }
+        }
       },
     }),
   };

@@ -38,7 +38,9 @@ interface PodListPage {
  */
 async function getJson<T>(kubeConfig: KubeConfig, path: string): Promise<T> {
   const server = kubeConfig.getCurrentCluster()?.server;
-  if (!server) throw new Error('no current cluster in the kubeconfig');
+  if (!server) {
+    throw new Error('no current cluster in the kubeconfig');
+  }
   const init = await kubeConfig.applyToFetchOptions({ method: 'GET' });
   (init.headers as Headers).set('accept', 'application/json');
   const res = await fetch(server + path, init);
@@ -153,12 +155,18 @@ export class PodWatch extends EventEmitter<{
         let resourceVersion: string | undefined;
         do {
           const query = new URLSearchParams({ limit: String(LIST_PAGE_SIZE) });
-          if (scope.labelSelector) query.set('labelSelector', scope.labelSelector);
-          if (cont) query.set('continue', cont);
+          if (scope.labelSelector) {
+            query.set('labelSelector', scope.labelSelector);
+          }
+          if (cont) {
+            query.set('continue', cont);
+          }
           const page = await getJson<PodListPage>(kubeConfig, `${path}?${query.toString()}`);
           // Every page of one list shares the first page's resourceVersion; the watch resumes there.
           resourceVersion ??= page.metadata?.resourceVersion;
-          for (const pod of page.items ?? []) items.push(slimPod(pod));
+          for (const pod of page.items ?? []) {
+            items.push(slimPod(pod));
+          }
           cont = page.metadata?.continue || undefined;
         } while (cont);
         // The informer fills its cache synchronously once this promise settles; mark the scope
@@ -181,14 +189,18 @@ export class PodWatch extends EventEmitter<{
 
   private markSynced(source: Source) {
     source.failures = 0;
-    if (source.synced) return;
+    if (source.synced) {
+      return;
+    }
     source.synced = true;
     this.options.log.info({ scope: source.scope.key, pods: source.informer.list().length }, 'pods listed');
     this.emit('synced', source.scope.key);
   }
 
   private restart(source: Source, err: unknown) {
-    if (this.stopped) return;
+    if (this.stopped) {
+      return;
+    }
     const base = this.options.restartBaseMs ?? 1000;
     const max = this.options.restartMaxMs ?? 30_000;
     const exp = Math.min(max, base * 2 ** source.failures);
@@ -202,13 +214,17 @@ export class PodWatch extends EventEmitter<{
     this.emit('restart', source.scope.key, message);
     clearTimeout(source.restartTimer);
     source.restartTimer = setTimeout(() => {
-      if (!this.stopped) void source.informer.start();
+      if (!this.stopped) {
+        void source.informer.start();
+      }
     }, delay);
   }
 
   /** Starts every informer; resolves at once (readiness follows `synced`). */
   start(): void {
-    for (const s of this.sources.values()) void s.informer.start();
+    for (const s of this.sources.values()) {
+      void s.informer.start();
+    }
   }
 
   async stop(): Promise<void> {
@@ -236,7 +252,9 @@ export class PodWatch extends EventEmitter<{
   /** Pods in every cache. */
   get size(): number {
     let n = 0;
-    for (const s of this.sources.values()) n += s.informer.list().length;
+    for (const s of this.sources.values()) {
+      n += s.informer.list().length;
+    }
     return n;
   }
 }

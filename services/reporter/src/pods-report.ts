@@ -41,19 +41,26 @@ const LOWER_HEX64 = /^[a-f0-9]{64}$/;
 
 /** Seconds since the epoch of a Date or an RFC 3339 string. */
 function unixSeconds(value: Date | string | undefined): number {
-  if (value === undefined) return 0;
+  if (value === undefined) {
+    return 0;
+  }
   const ms = value instanceof Date ? value.getTime() : Date.parse(value);
   return Number.isFinite(ms) && ms > 0 ? Math.floor(ms / 1000) : 0;
 }
 
 /** Owner references with the keys apimachinery writes, `controller`/`blockOwnerDeletion` omitted when unset. */
 function serialiseOwners(owners: V1OwnerReference[] | undefined): K8sOwner[] | null {
-  if (!owners || owners.length === 0) return null;
+  if (!owners || owners.length === 0) {
+    return null;
+  }
   return owners.map((o) => {
     const owner: K8sOwner = { apiVersion: o.apiVersion, kind: o.kind, name: o.name, uid: o.uid };
-    if (o.controller !== undefined && o.controller !== null) owner.controller = o.controller;
-    if (o.blockOwnerDeletion !== undefined && o.blockOwnerDeletion !== null)
+    if (o.controller !== undefined && o.controller !== null) {
+      owner.controller = o.controller;
+    }
+    if (o.blockOwnerDeletion !== undefined && o.blockOwnerDeletion !== null) {
       owner.blockOwnerDeletion = o.blockOwnerDeletion;
+    }
     return owner;
   });
 }
@@ -66,11 +73,14 @@ function serialiseOwners(owners: V1OwnerReference[] | undefined): K8sOwner[] | n
 export function workloadOf(pod: PodLike): string {
   const owners = pod.metadata?.ownerReferences ?? [];
   const owner = owners.find((o) => o.controller === true) ?? owners[0];
-  if (!owner) return '-';
+  if (!owner) {
+    return '-';
+  }
   let name = owner.name;
   const hash = pod.metadata?.labels?.['pod-template-hash'];
-  if (owner.kind === 'ReplicaSet' && hash && name.endsWith(`-${hash}`))
+  if (owner.kind === 'ReplicaSet' && hash && name.endsWith(`-${hash}`)) {
     name = name.slice(0, -hash.length - 1);
+  }
   return `${owner.kind}/${name}`;
 }
 
@@ -80,10 +90,14 @@ export function workloadOf(pod: PodLike): string {
  */
 export function podDigests(pod: PodLike): Record<string, string> | 'unknown' | undefined {
   const phase = pod.status?.phase;
-  if (phase !== 'Running' && phase !== 'Failed') return undefined;
+  if (phase !== 'Running' && phase !== 'Failed') {
+    return undefined;
+  }
   // Pods are immutable in the cache (an update replaces the object): derive once per object.
   const known = derived.get(pod);
-  if (known !== undefined) return known;
+  if (known !== undefined) {
+    return known;
+  }
   const digests: Record<string, string> | 'unknown' = deriveDigests(pod);
   derived.set(pod, digests);
   return digests;
@@ -96,7 +110,9 @@ function deriveDigests(pod: PodLike): Record<string, string> | 'unknown' {
   for (const cs of pod.status?.containerStatuses ?? []) {
     const id = cs.imageID ?? '';
     const digest = id.length >= 64 ? id.slice(-64) : '';
-    if (!cs.image || !HEX64.test(digest)) return 'unknown';
+    if (!cs.image || !HEX64.test(digest)) {
+      return 'unknown';
+    }
     digests[cs.image] = LOWER_HEX64.test(digest) ? digest : digest.toLowerCase();
   }
   return digests;
@@ -108,7 +124,9 @@ export function podsToK8sReport(pods: Iterable<PodLike>): PodsReport {
   const imageIdUnknown: PodRef[] = [];
   for (const pod of pods) {
     const digests = podDigests(pod);
-    if (digests === undefined) continue;
+    if (digests === undefined) {
+      continue;
+    }
     const namespace = pod.metadata?.namespace ?? '';
     const name = pod.metadata?.name ?? '';
     if (digests === 'unknown') {

@@ -4,10 +4,10 @@
  * it; tests start it against the API server double and a receiver.
  */
 import { EventEmitter } from 'node:events';
-import { readFileSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import nodeFetch from 'node-fetch';
 import { createClient } from '../../shared/client/index.js';
+import { secretReader } from '../../shared/config.js';
 import type { ReporterConfig } from './config.js';
 import type { Sleep } from './delivery.js';
 import { EnvironmentLoop, type Logger, type LoopEvents } from './environment-loop.js';
@@ -48,12 +48,11 @@ export class Reporter extends EventEmitter<LoopEvents> {
       lastAccepted: () => this.loops.map((l) => [l.name, l.lastAcceptedAt]),
       now,
     });
-    const token = config.token;
     const client = createClient({
       baseUrl: config.apiUrl,
       org: config.org,
       // Read on every request: a rotated Secret is picked up without a restart.
-      token: token.kind === 'value' ? token.value : () => readFileSync(token.path, 'utf8'),
+      token: secretReader(config.token),
       userAgent: options.userAgent ?? 'verity-reporter',
       // The HTTP stack the Kubernetes client already loads. The global fetch would load a second
       // one (undici, ~7 MiB) and holds several copies of a large body while sending it
@@ -75,10 +74,14 @@ export class Reporter extends EventEmitter<LoopEvents> {
         }),
     );
     this.watch.on('change', (namespace, scope) => {
-      for (const loop of this.loops) loop.onPodChange(namespace, scope);
+      for (const loop of this.loops) {
+        loop.onPodChange(namespace, scope);
+      }
     });
     this.watch.on('synced', () => {
-      for (const loop of this.loops) loop.onSynced();
+      for (const loop of this.loops) {
+        loop.onSynced();
+      }
     });
     this.watch.on('restart', (scope) => this.metrics.watchRestarts.inc({ scope }));
     log.info(
@@ -100,7 +103,9 @@ export class Reporter extends EventEmitter<LoopEvents> {
   }
 
   async stop(): Promise<void> {
-    for (const loop of this.loops) loop.stop();
+    for (const loop of this.loops) {
+      loop.stop();
+    }
     await this.watch.stop();
   }
 }

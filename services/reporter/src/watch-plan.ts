@@ -31,7 +31,9 @@ export function planWatches(environments: EnvironmentConfig[]): {
   const scopes = new Map<string, WatchScope>();
   const add = (namespace: string | undefined, labelSelector: string | undefined) => {
     const key = `${namespace ?? '*'}|${labelSelector ?? ''}`;
-    if (!scopes.has(key)) scopes.set(key, { key, namespace, labelSelector });
+    if (!scopes.has(key)) {
+      scopes.set(key, { key, namespace, labelSelector });
+    }
     return key;
   };
   const compiled = environments.map((env) => ({ env, filter: compileNamespaceFilter(env) }));

@@ -9,6 +9,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import closeWithGrace from 'close-with-grace';
 import { pino, type Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { LogLevel, SecretSource } from '../config.js';
 
 /** A server answering the three operational paths; anything else is 404. */
 export function createOpsServer(options: {
@@ -23,10 +24,15 @@ export function createOpsServer(options: {
       res.writeHead(status, { 'content-type': type });
       res.end(body);
     };
-    if (req.method !== 'GET' && req.method !== 'HEAD') return reply(405, 'method not allowed\n');
-    if (path === '/healthz') return reply(200, 'ok\n');
-    if (path === '/readyz')
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return reply(405, 'method not allowed\n');
+    }
+    if (path === '/healthz') {
+      return reply(200, 'ok\n');
+    }
+    if (path === '/readyz') {
       return options.ready() ? reply(200, 'ready\n') : reply(503, `not ready: ${options.notReady}\n`);
+    }
     if (path === '/metrics') {
       options.registry.metrics().then(
         (text) => reply(200, text, options.registry.contentType),
@@ -53,13 +59,19 @@ export function kubeConfigFromEnvironment(): { kc: KubeConfig; source: string } 
   return { kc, source: '~/.kube/config' };
 }
 
+/** What both in-cluster programs are configured with. */
 export interface AgentConfig {
-  logLevel: string;
+  logLevel: LogLevel;
   port: number;
   host: string;
   shutdownTimeoutMs: number;
   apiUrl: string;
   org: string;
+  /** Where the API key comes from; a file is read again on every request, so a rotated Secret works. */
+  token: SecretSource;
+  /** First and longest retry delay after a retryable failure. */
+  retryBaseMs: number;
+  retryMaxMs: number;
 }
 
 export interface AgentProgram {
@@ -88,7 +100,9 @@ export function runAgent<C extends AgentConfig>(options: {
     try {
       config = options.loadConfig();
     } catch (err) {
-      if (!options.isConfigError(err)) throw err;
+      if (!options.isConfigError(err)) {
+        throw err;
+      }
       process.stderr.write(`${(err as Error).message}\n`);
       process.exit(1);
     }
@@ -122,8 +136,11 @@ export function runAgent<C extends AgentConfig>(options: {
       notReady: options.notReady,
     });
     closeWithGrace({ delay: config.shutdownTimeoutMs }, async ({ signal, err }) => {
-      if (err) log.error({ err }, 'shutting down after an error');
-      else log.info({ signal }, 'shutting down');
+      if (err) {
+        log.error({ err }, 'shutting down after an error');
+      } else {
+        log.info({ signal }, 'shutting down');
+      }
       await program.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

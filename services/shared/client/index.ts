@@ -54,7 +54,9 @@ export class VerityApiError extends Error {
 
 /** Network failures, 409 (a concurrent write), 429 and 5xx are worth retrying; other 4xx are not. */
 export function isRetryable(err: unknown): boolean {
-  if (!(err instanceof VerityApiError)) return true;
+  if (!(err instanceof VerityApiError)) {
+    return true;
+  }
   return (
     err.status === 0 || err.status === 409 || err.status === 429 || (err.status >= 500 && err.status !== 501)
   );
@@ -93,8 +95,12 @@ export function createClient(options: ClientOptions) {
   ): Promise<z.infer<S>> {
     const url = new URL(base + path);
     for (const [k, v] of Object.entries(opts.query ?? {})) {
-      if (v === undefined) continue;
-      for (const item of Array.isArray(v) ? v : [v]) url.searchParams.append(k, String(item));
+      if (v === undefined) {
+        continue;
+      }
+      for (const item of Array.isArray(v) ? v : [v]) {
+        url.searchParams.append(k, String(item));
+      }
     }
     const hasBody = method !== 'GET' && method !== 'HEAD';
     // A FormData body goes as multipart/form-data (fetch sets the boundary); anything else as JSON.
