@@ -37,12 +37,18 @@ export async function watchedPage(
   const origin = new URL(baseUrl).origin;
   page.on('pageerror', (err) => report(`page error: ${err.message}`));
   page.on('console', (msg) => {
-    if (msg.type() === 'error') report(`console error: ${msg.text()} (${page.url()})`);
+    if (msg.type() === 'error') {
+      report(`console error: ${msg.text()} (${page.url()})`);
+    }
   });
   page.on('request', (req) => {
     const url = req.url();
-    if (/^(data|blob|about):/.test(url)) return;
-    if (new URL(url).origin !== origin) report(`request to another host: ${url}`);
+    if (/^(data|blob|about):/.test(url)) {
+      return;
+    }
+    if (new URL(url).origin !== origin) {
+      report(`request to another host: ${url}`);
+    }
   });
   return page;
 }
@@ -54,9 +60,13 @@ export async function signIn(
   org: string | undefined,
   key: string,
 ): Promise<void> {
-  if (!page.url().startsWith(`${baseUrl}/sign-in`)) await page.goto(`${baseUrl}/sign-in`);
+  if (!page.url().startsWith(`${baseUrl}/sign-in`)) {
+    await page.goto(`${baseUrl}/sign-in`);
+  }
   await page.getByLabel('API key').fill(key);
-  if (org !== undefined) await page.getByLabel(/^Organization/).fill(org);
+  if (org !== undefined) {
+    await page.getByLabel(/^Organization/).fill(org);
+  }
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL((url) => url.pathname !== '/sign-in');
 }

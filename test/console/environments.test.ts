@@ -126,9 +126,13 @@ describeConsole('the environment pages', (t) => {
     expect(changed).toMatch(/Started \(2\)/);
     // why it is not compliant, in the API's words
     expect(started.reasons_for_incompliance.length).toBeGreaterThan(0);
-    for (const reason of started.reasons_for_incompliance) expect(changed).toContain(reason);
+    for (const reason of started.reasons_for_incompliance) {
+      expect(changed).toContain(reason);
+    }
     const pods = await page.getByRole('region', { name: 'Pods and instances' }).innerText();
-    for (const pod of Object.keys(started.pods)) expect(pods).toContain(pod);
+    for (const pod of Object.keys(started.pods)) {
+      expect(pods).toContain(pod);
+    }
     expect(await page.getByRole('region', { name: 'Policies applied' }).innerText()).toContain(
       'build-provenance',
     );

@@ -100,7 +100,9 @@ describeConsole('the flow pages', (t) => {
         .filter({ has: page.getByRole('heading', { name: new RegExp(`^${name} `) }) });
       await item.getByText(shown).first().waitFor();
       for (const summary of await item.locator('summary').all()) {
-        if ((await summary.locator('..').getAttribute('open')) === null) await summary.click();
+        if ((await summary.locator('..').getAttribute('open')) === null) {
+          await summary.click();
+        }
       }
       return item.innerText();
     };
@@ -160,12 +162,15 @@ describeConsole('the flow pages', (t) => {
     expect(main).toContain(record.git_commit.slice(0, 10));
     expect(main).toContain('payments-1');
     const evidence = await page.getByRole('table', { name: 'Evidence of this artifact' }).innerText();
-    for (const name of ['unit-tests', 'dependency-scan', 'code-quality', 'release-owner'])
+    for (const name of ['unit-tests', 'dependency-scan', 'code-quality', 'release-owner']) {
       expect(evidence).toContain(name);
+    }
 
     // it ran in dev, staging and prod, and was replaced everywhere by later builds
     const ran = page.getByRole('table', { name: 'Environments this artifact ran in' });
-    for (const env of ['dev', 'staging', 'prod']) await ran.getByRole('rowheader', { name: env }).waitFor();
+    for (const env of ['dev', 'staging', 'prod']) {
+      await ran.getByRole('rowheader', { name: env }).waitFor();
+    }
     const prodRow = ran.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'prod' }) });
     const from = prodRow.getByRole('link', { name: /^snapshot #\d+$/ }).first();
     const n = Number((await from.innerText()).replace('snapshot #', ''));

@@ -27,7 +27,9 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
   const missing = chromiumMissing();
   if (missing) {
-    if (process.env.CI) throw new Error(missing);
+    if (process.env.CI) {
+      throw new Error(missing);
+    }
     process.stderr.write(`\n  SKIPPING the console end-to-end tests: ${missing}\n\n`);
     project.provide('console', {
       baseUrl: '',

@@ -23,10 +23,13 @@ export const CONSOLE_DIST = join(ROOT, 'services', 'console', 'dist');
 
 /** Builds the console once when its dist is missing (`npm run build:console`). */
 export function ensureConsoleBuilt(): void {
-  if (existsSync(join(CONSOLE_DIST, 'index.html'))) return;
+  if (existsSync(join(CONSOLE_DIST, 'index.html'))) {
+    return;
+  }
   execFileSync('npm', ['run', '--silent', 'build:console'], { cwd: ROOT, stdio: 'inherit' });
-  if (!existsSync(join(CONSOLE_DIST, 'index.html')))
+  if (!existsSync(join(CONSOLE_DIST, 'index.html'))) {
     throw new Error(`npm run build:console wrote no ${join(CONSOLE_DIST, 'index.html')}`);
+  }
 }
 
 /** A free local port: the public URL must name the port before the app is built. */

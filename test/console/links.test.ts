@@ -13,7 +13,9 @@ describeConsole('the API html_url links', (t) => {
 
     const flows: Array<{ name: string; html_url: string }> = await t.api(`/flows/${t.org}`);
     expect(flows.map((f) => f.name).sort()).toEqual(['cli', 'cli-release', 'frontend', 'payments']);
-    for (const f of flows) visits.push({ url: f.html_url, heading: `Flow ${f.name}` });
+    for (const f of flows) {
+      visits.push({ url: f.html_url, heading: `Flow ${f.name}` });
+    }
 
     const trails = await t.api(`/trails/${t.org}?per_page=100&flow=payments`);
     const latest = trails.data[0];

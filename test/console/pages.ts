@@ -50,7 +50,9 @@ export function describeConsole(name: string, body: (t: ConsoleTest) => void): v
       async open(options = {}) {
         const { context, page } = await newPage();
         contexts.push(context);
-        if (options.signedIn !== false) await signIn(page, target.baseUrl, target.org, target.apiKey);
+        if (options.signedIn !== false) {
+          await signIn(page, target.baseUrl, target.org, target.apiKey);
+        }
         return page;
       },
       async page() {
@@ -64,7 +66,9 @@ export function describeConsole(name: string, body: (t: ConsoleTest) => void): v
         const res = await fetch(`${target.baseUrl}/api/v2${path}`, {
           headers: { authorization: `Bearer ${target.apiKey}` },
         });
-        if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
+        if (!res.ok) {
+          throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
+        }
         return res.json() as Promise<any>;
       },
     };

@@ -11,7 +11,9 @@ const OUT = join(import.meta.dirname, '..', '..', 'docs', 'screenshots');
 
 async function main(): Promise<void> {
   const missing = chromiumMissing();
-  if (missing) throw new Error(missing);
+  if (missing) {
+    throw new Error(missing);
+  }
   ensureConsoleBuilt();
   const server = await startConsoleServer({ days: 28 });
   const browser = await launchChromium();
@@ -67,7 +69,9 @@ async function main(): Promise<void> {
       await page.screenshot({ path: target });
       process.stdout.write(`${target}: ${Math.round(statSync(target).size / 1024)} KB\n`);
     }
-    if (problems.length > 0) throw new Error(`the console reported problems:\n${problems.join('\n')}`);
+    if (problems.length > 0) {
+      throw new Error(`the console reported problems:\n${problems.join('\n')}`);
+    }
   } finally {
     await browser.close();
     await server.close();

@@ -6,7 +6,9 @@ import { AppRouter } from './app/router';
 import './styles.css';
 
 const root = document.getElementById('root');
-if (!root) throw new Error('index.html has no #root');
+if (!root) {
+  throw new Error('index.html has no #root');
+}
 createRoot(root).render(
   <StrictMode>
     <AppProvider>

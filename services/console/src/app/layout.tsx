@@ -25,7 +25,9 @@ export function Layout() {
   const onSearch = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const q = formText(new FormData(e.currentTarget), 'q');
-    if (q) void navigate(`/${encodeURIComponent(org)}/search?q=${encodeURIComponent(q)}`);
+    if (q) {
+      void navigate(`/${encodeURIComponent(org)}/search?q=${encodeURIComponent(q)}`);
+    }
   };
 
   const base = `/${encodeURIComponent(org)}`;

@@ -23,7 +23,9 @@ export function AppProvider({ children }: { children: ReactNode }) {
   useEffect(() => watchIdle(), []);
   // Nothing read under one key is shown under another, or after sign-out.
   useEffect(() => {
-    if (!session) client.clear();
+    if (!session) {
+      client.clear();
+    }
   }, [session, client]);
   return <QueryClientProvider client={client}>{children}</QueryClientProvider>;
 }

@@ -36,8 +36,12 @@ export function QueryView<T>({
   what: string;
   children: (data: T) => ReactNode;
 }) {
-  if (query.error) return <ErrorMessage error={query.error} />;
-  if (query.isPending || query.data === undefined) return <Loading what={what} />;
+  if (query.error) {
+    return <ErrorMessage error={query.error} />;
+  }
+  if (query.isPending || query.data === undefined) {
+    return <Loading what={what} />;
+  }
   return <>{children(query.data)}</>;
 }
 
@@ -53,7 +57,9 @@ export function Pager({
   onPage: (page: number) => void;
   label: string;
 }) {
-  if (pageCount <= 1) return null;
+  if (pageCount <= 1) {
+    return null;
+  }
   return (
     <nav className="pager" aria-label={`${label} pages`}>
       <button type="button" onClick={() => onPage(page - 1)} disabled={page <= 1}>

@@ -28,7 +28,11 @@ export function StateBadge({ state }: { state: string | null | undefined }) {
 
 /** A boolean-or-null compliance (null: no policy decides it). */
 export function ComplianceBadge({ compliant }: { compliant: boolean | null | undefined }) {
-  if (compliant === true) return <StateBadge state="COMPLIANT" />;
-  if (compliant === false) return <StateBadge state="NON-COMPLIANT" />;
+  if (compliant === true) {
+    return <StateBadge state="COMPLIANT" />;
+  }
+  if (compliant === false) {
+    return <StateBadge state="NON-COMPLIANT" />;
+  }
   return <StateBadge state="UNKNOWN" />;
 }

@@ -23,7 +23,9 @@ export function SvgLink({
       aria-label={label}
       aria-current={current ? 'page' : undefined}
       onClick={(e) => {
-        if (e.metaKey || e.ctrlKey || e.shiftKey) return;
+        if (e.metaKey || e.ctrlKey || e.shiftKey) {
+          return;
+        }
         e.preventDefault();
         void navigate(to);
       }}

@@ -20,9 +20,16 @@ type QueryValue = string | number | boolean | undefined | null | readonly string
 export function apiUrl(path: string, query: Record<string, QueryValue> = {}): string {
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(query)) {
-    if (v === undefined || v === null || v === '') continue;
-    if (Array.isArray(v)) for (const item of v as readonly string[]) params.append(k, item);
-    else params.set(k, String(v));
+    if (v === undefined || v === null || v === '') {
+      continue;
+    }
+    if (Array.isArray(v)) {
+      for (const item of v as readonly string[]) {
+        params.append(k, item);
+      }
+    } else {
+      params.set(k, String(v));
+    }
   }
   const qs = params.toString();
   return `/api/v2${path}${qs ? `?${qs}` : ''}`;
@@ -43,7 +50,9 @@ export async function getJsonWithKey<T>(key: string, url: string, signal?: Abort
     let message = `${res.status} ${res.statusText}`;
     try {
       const body = (await res.json()) as { message?: unknown };
-      if (typeof body.message === 'string') message = body.message;
+      if (typeof body.message === 'string') {
+        message = body.message;
+      }
     } catch {
       // not JSON: keep the status line
     }
@@ -55,12 +64,16 @@ export async function getJsonWithKey<T>(key: string, url: string, signal?: Abort
 /** GET a JSON resource as the signed-in session. */
 export async function getJson<T>(url: string, signal?: AbortSignal): Promise<T> {
   const session = getSession();
-  if (!session) throw new ApiError(401, 'Signed out');
+  if (!session) {
+    throw new ApiError(401, 'Signed out');
+  }
   touch();
   try {
     return await getJsonWithKey<T>(session.key, url, signal);
   } catch (err) {
-    if (err instanceof ApiError && err.status === 401) signOut();
+    if (err instanceof ApiError && err.status === 401) {
+      signOut();
+    }
     throw err;
   }
 }
@@ -68,10 +81,14 @@ export async function getJson<T>(url: string, signal?: AbortSignal): Promise<T> 
 /** Downloads a file the API serves behind the key (links cannot carry the key): saves it as a blob. */
 export async function download(url: string, fallbackName: string): Promise<void> {
   const session = getSession();
-  if (!session) throw new ApiError(401, 'Signed out');
+  if (!session) {
+    throw new ApiError(401, 'Signed out');
+  }
   touch();
   const res = await fetch(url, { headers: { authorization: `Bearer ${session.key}` }, credentials: 'omit' });
-  if (!res.ok) throw new ApiError(res.status, `Download failed: ${res.status} ${res.statusText}`);
+  if (!res.ok) {
+    throw new ApiError(res.status, `Download failed: ${res.status} ${res.statusText}`);
+  }
   const disposition = res.headers.get('content-disposition') ?? '';
   const match = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(disposition);
   const name = match?.[1] ? decodeURIComponent(match[1]) : fallbackName;

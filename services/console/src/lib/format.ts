@@ -11,7 +11,9 @@ const dateTime = new Intl.DateTimeFormat(undefined, {
 
 /** An epoch-seconds time as a local date and time. */
 export function formatTime(epochSeconds: number | null | undefined): string {
-  if (epochSeconds === null || epochSeconds === undefined) return 'never';
+  if (epochSeconds === null || epochSeconds === undefined) {
+    return 'never';
+  }
   return dateTime.format(new Date(epochSeconds * 1000));
 }
 
@@ -22,7 +24,9 @@ export function isoTime(epochSeconds: number): string {
 
 /** "3 minutes ago", from epoch seconds. */
 export function formatAge(epochSeconds: number | null | undefined, now = Date.now()): string {
-  if (epochSeconds === null || epochSeconds === undefined) return 'never';
+  if (epochSeconds === null || epochSeconds === undefined) {
+    return 'never';
+  }
   return `${formatDuration(Math.max(0, now / 1000 - epochSeconds))} ago`;
 }
 
@@ -60,7 +64,9 @@ export function jsonText(value: unknown): string {
 
 /** A link only for http(s) URLs: anything else (javascript:, data:) is shown as text. */
 export function safeHref(url: string | null | undefined): string | undefined {
-  if (!url) return undefined;
+  if (!url) {
+    return undefined;
+  }
   try {
     const u = new URL(url, window.location.origin);
     return u.protocol === 'https:' || u.protocol === 'http:' ? u.href : undefined;
@@ -71,7 +77,9 @@ export function safeHref(url: string | null | undefined): string | undefined {
 
 /** The console path of an html_url the API handed out (its host may be the public URL). */
 export function consolePath(htmlUrl: string | null | undefined): string | undefined {
-  if (!htmlUrl) return undefined;
+  if (!htmlUrl) {
+    return undefined;
+  }
   try {
     const u = new URL(htmlUrl, window.location.origin);
     return `${u.pathname}${u.search}`;
@@ -100,9 +108,13 @@ export const paths = {
 
 /** A time the API sends as a string: epoch seconds, or an ISO date. */
 export function stringTime(value: string | null | undefined): number | null {
-  if (!value) return null;
+  if (!value) {
+    return null;
+  }
   const n = Number(value);
-  if (Number.isFinite(n)) return n;
+  if (Number.isFinite(n)) {
+    return n;
+  }
   const ms = Date.parse(value);
   return Number.isNaN(ms) ? null : ms / 1000;
 }

@@ -24,10 +24,13 @@ let current: Session | null = read();
 function read(): Session | null {
   try {
     const raw = sessionStorage.getItem(STORAGE_KEY);
-    if (!raw) return null;
-    const s = JSON.parse(raw) as Partial<Stored>;
-    if (typeof s.key !== 'string' || typeof s.org !== 'string' || typeof s.lastActive !== 'number')
+    if (!raw) {
       return null;
+    }
+    const s = JSON.parse(raw) as Partial<Stored>;
+    if (typeof s.key !== 'string' || typeof s.org !== 'string' || typeof s.lastActive !== 'number') {
+      return null;
+    }
     if (Date.now() - s.lastActive > IDLE_MS) {
       sessionStorage.removeItem(STORAGE_KEY);
       return null;
@@ -46,12 +49,16 @@ function write(session: Session | null) {
     sessionStorage.removeItem(STORAGE_KEY);
   }
   current = session;
-  for (const l of listeners) l();
+  for (const l of listeners) {
+    l();
+  }
 }
 
 /** The current session, or null when signed out or idle too long. */
 export function getSession(): Session | null {
-  if (current && read() === null) write(null);
+  if (current && read() === null) {
+    write(null);
+  }
   return current;
 }
 
@@ -69,7 +76,9 @@ let lastTouch = 0;
 /** Records activity (at most every few seconds) so an active session does not expire. */
 export function touch(): void {
   const now = Date.now();
-  if (!current || now - lastTouch < 5_000) return;
+  if (!current || now - lastTouch < 5_000) {
+    return;
+  }
   lastTouch = now;
   if (read() === null) {
     write(null);
@@ -93,12 +102,18 @@ export function useSession(): Session | null {
 export function watchIdle(): () => void {
   const onActivity = () => touch();
   const events = ['keydown', 'pointerdown', 'scroll'] as const;
-  for (const e of events) window.addEventListener(e, onActivity, { passive: true });
+  for (const e of events) {
+    window.addEventListener(e, onActivity, { passive: true });
+  }
   const timer = window.setInterval(() => {
-    if (current && read() === null) write(null);
+    if (current && read() === null) {
+      write(null);
+    }
   }, 60_000);
   return () => {
-    for (const e of events) window.removeEventListener(e, onActivity);
+    for (const e of events) {
+      window.removeEventListener(e, onActivity);
+    }
     window.clearInterval(timer);
   };
 }

@@ -10,24 +10,18 @@ import type { DefaultOrg, Organization } from '../../lib/contract';
 import { signIn, useSession } from '../../lib/session';
 import type { ReturnTo } from './require-session';
 import { formText } from '../../lib/form';
+import { Field } from '../../components/field';
 
 /** Only same-origin console paths are followed after sign-in. */
 function safeReturn(from: string | undefined): string | null {
   return from && from.startsWith('/') && !from.startsWith('//') && from !== '/sign-in' ? from : null;
 }
 
-export function SignInPage() {
-  const session = useSession();
-  const location = useLocation();
+/** Checks a key against the API and signs in with it; says in words what went wrong. */
+function useSignIn(from: string | null) {
   const navigate = useNavigate();
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const from = safeReturn((location.state as ReturnTo | null)?.from);
-  const orgFromLink = from ? decodeURIComponent(from.split('/')[1] ?? '') : '';
-
-  if (session && !busy) {
-    return <Navigate to={from ?? `/${encodeURIComponent(session.org)}/environments`} replace />;
-  }
 
   const onSubmit = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
@@ -53,17 +47,76 @@ export function SignInPage() {
       signIn({ key, org: o.name });
       void navigate(from ?? `/${encodeURIComponent(o.name)}/environments`, { replace: true });
     } catch (err) {
-      if (err instanceof ApiError && err.status === 401)
-        setError('This API key is not valid, or it has expired.');
-      else if (err instanceof ApiError && err.status === 403)
-        setError(`This key has no access to organization '${org}'.`);
-      else if (err instanceof ApiError && err.status === 404)
-        setError(`Organization '${org}' does not exist.`);
-      else setError(err instanceof Error ? err.message : 'Sign-in failed.');
+      setError(signInError(err, org));
     } finally {
       setBusy(false);
     }
   };
+  return { error, busy, onSubmit };
+}
+
+function signInError(err: unknown, org: string): string {
+  if (err instanceof ApiError && err.status === 401) {
+    return 'This API key is not valid, or it has expired.';
+  }
+  if (err instanceof ApiError && err.status === 403) {
+    return `This key has no access to organization '${org}'.`;
+  }
+  if (err instanceof ApiError && err.status === 404) {
+    return `Organization '${org}' does not exist.`;
+  }
+  return err instanceof Error ? err.message : 'Sign-in failed.';
+}
+
+function SignInForm({
+  error,
+  busy,
+  orgFromLink,
+  onSubmit,
+}: {
+  error: string | null;
+  busy: boolean;
+  orgFromLink: string;
+  onSubmit: (e: FormEvent<HTMLFormElement>) => Promise<void>;
+}) {
+  return (
+    <form onSubmit={(e) => void onSubmit(e)} aria-describedby={error ? 'sign-in-error' : undefined}>
+      <Field id="sign-in-key" label="API key">
+        <input
+          id="sign-in-key"
+          name="key"
+          type="password"
+          autoComplete="off"
+          spellCheck={false}
+          required
+          aria-invalid={error ? true : undefined}
+        />
+      </Field>
+      <Field id="sign-in-org" label="Organization (optional: the key's own when empty)">
+        <input id="sign-in-org" name="org" type="text" autoComplete="off" defaultValue={orgFromLink} />
+      </Field>
+      {error && (
+        <p id="sign-in-error" role="alert" className="error-box">
+          {error}
+        </p>
+      )}
+      <button type="submit" disabled={busy}>
+        {busy ? 'Signing in…' : 'Sign in'}
+      </button>
+    </form>
+  );
+}
+
+export function SignInPage() {
+  const session = useSession();
+  const location = useLocation();
+  const from = safeReturn((location.state as ReturnTo | null)?.from);
+  const orgFromLink = from ? decodeURIComponent(from.split('/')[1] ?? '') : '';
+  const { error, busy, onSubmit } = useSignIn(from);
+
+  if (session && !busy) {
+    return <Navigate to={from ?? `/${encodeURIComponent(session.org)}/environments`} replace />;
+  }
 
   return (
     <main id="main" className="sign-in">
@@ -78,32 +131,7 @@ export function SignInPage() {
           After signing in you will return to <code>{from}</code>.
         </p>
       )}
-      <form onSubmit={(e) => void onSubmit(e)} aria-describedby={error ? 'sign-in-error' : undefined}>
-        <div className="field">
-          <label htmlFor="sign-in-key">API key</label>
-          <input
-            id="sign-in-key"
-            name="key"
-            type="password"
-            autoComplete="off"
-            spellCheck={false}
-            required
-            aria-invalid={error ? true : undefined}
-          />
-        </div>
-        <div className="field">
-          <label htmlFor="sign-in-org">Organization (optional: the key&apos;s own when empty)</label>
-          <input id="sign-in-org" name="org" type="text" autoComplete="off" defaultValue={orgFromLink} />
-        </div>
-        {error && (
-          <p id="sign-in-error" role="alert" className="error-box">
-            {error}
-          </p>
-        )}
-        <button type="submit" disabled={busy}>
-          {busy ? 'Signing in…' : 'Sign in'}
-        </button>
-      </form>
+      <SignInForm error={error} busy={busy} orgFromLink={orgFromLink} onSubmit={onSubmit} />
     </main>
   );
 }

@@ -7,6 +7,9 @@ import { formatAge, formatTime, isoTime } from '../../lib/format';
 import type { Environment } from '../../lib/contract';
 import { useEnvironments } from './api';
 import { formText } from '../../lib/form';
+import { usePageParam } from '../../lib/page-param';
+import { ColumnHeads } from '../../components/table-head';
+import { Field } from '../../components/field';
 
 /** A reporter that has said nothing for this long stands out (the in-cluster reporter beats every 10 minutes). */
 const SILENT_AFTER_S = 30 * 60;
@@ -14,8 +17,12 @@ const SILENT_AFTER_S = 30 * 60;
 const TYPES = ['K8S', 'ECS', 'S3', 'lambda', 'server', 'docker', 'azure-apps', 'cloud-run', 'logical'];
 
 function LastReport({ env }: { env: Environment }) {
-  if (env.type === 'logical') return <span className="muted">takes no reports</span>;
-  if (env.last_reported_at === null) return <Badge tone="warn">Never reported</Badge>;
+  if (env.type === 'logical') {
+    return <span className="muted">takes no reports</span>;
+  }
+  if (env.last_reported_at === null) {
+    return <Badge tone="warn">Never reported</Badge>;
+  }
   const silent = Date.now() / 1000 - env.last_reported_at > SILENT_AFTER_S;
   return (
     <span>
@@ -36,7 +43,9 @@ function LastReport({ env }: { env: Environment }) {
 
 function Tags({ tags }: { tags: Record<string, string> }) {
   const entries = Object.entries(tags);
-  if (entries.length === 0) return <span className="muted">none</span>;
+  if (entries.length === 0) {
+    return <span className="muted">none</span>;
+  }
   return (
     <ul className="tags" aria-label="Tags">
       {entries.map(([k, v]) => (
@@ -71,11 +80,92 @@ kosli snapshot k8s prod --namespaces shop`}</code>
   );
 }
 
+function EnvironmentsFilter({
+  filter,
+  setParams,
+}: {
+  filter: { name: string; type: string; tag: string };
+  setParams: (params: URLSearchParams) => void;
+}) {
+  const filtered = Boolean(filter.name || filter.type || filter.tag);
+  const onFilter = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    const next = new URLSearchParams();
+    for (const k of ['name', 'type', 'tag']) {
+      const v = formText(form, k);
+      if (v) {
+        next.set(k, v);
+      }
+    }
+    setParams(next);
+  };
+  return (
+    <form className="filters" onSubmit={onFilter} aria-label="Filter environments">
+      <Field id="env-name" label="Name contains">
+        <input id="env-name" name="name" type="search" defaultValue={filter.name} />
+      </Field>
+      <Field id="env-type" label="Type">
+        <select id="env-type" name="type" defaultValue={filter.type}>
+          <option value="">Any type</option>
+          {TYPES.map((t) => (
+            <option key={t} value={t}>
+              {t}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <Field id="env-tag" label="Tag (key or key:value)">
+        <input id="env-tag" name="tag" type="search" defaultValue={filter.tag} />
+      </Field>
+      <button type="submit">Filter</button>
+      {filtered && (
+        <button type="button" onClick={() => setParams(new URLSearchParams())}>
+          Clear filters
+        </button>
+      )}
+    </form>
+  );
+}
+
+function EnvironmentsTable({ org, environments }: { org: string; environments: Environment[] }) {
+  return (
+    <table>
+      <caption className="visually-hidden">Environments and their compliance</caption>
+      <ColumnHeads columns={['Name', 'Compliance', 'Type', 'Last report', 'Running artifacts', 'Tags']} />
+      <tbody>
+        {environments.map((env) => (
+          <tr key={env.name}>
+            <th scope="row">
+              <Link to={`/${encodeURIComponent(org)}/environments/${encodeURIComponent(env.name)}`}>
+                {env.name}
+              </Link>
+              {env.description && <div className="muted small">{env.description}</div>}
+            </th>
+            <td>
+              <ComplianceBadge compliant={env.latest_snapshot_index === null ? undefined : env.state} />
+            </td>
+            <td>{env.type}</td>
+            <td>
+              <LastReport env={env} />
+            </td>
+            <td className="num">{env.running_artifacts}</td>
+            <td>
+              <Tags tags={env.tags} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 export default function EnvironmentsPage() {
   const { org = '' } = useParams();
   const [params, setParams] = useSearchParams();
+  const [page, setPage] = usePageParam('page');
   const filter = {
-    page: Math.max(1, Number(params.get('page') ?? '1') || 1),
+    page,
     name: params.get('name') ?? '',
     type: params.get('type') ?? '',
     tag: params.get('tag') ?? '',
@@ -83,59 +173,16 @@ export default function EnvironmentsPage() {
   const query = useEnvironments(org, filter);
   const filtered = Boolean(filter.name || filter.type || filter.tag);
 
-  const onFilter = (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    const form = new FormData(e.currentTarget);
-    const next = new URLSearchParams();
-    for (const k of ['name', 'type', 'tag']) {
-      const v = formText(form, k);
-      if (v) next.set(k, v);
-    }
-    setParams(next);
-  };
-  const setPage = (page: number) => {
-    const next = new URLSearchParams(params);
-    next.set('page', String(page));
-    setParams(next);
-  };
-
   return (
     <>
       <title>{`Environments · ${org} · Verity`}</title>
       <h1>Environments</h1>
       {/* Keyed by the filter in the URL, so clearing it (or going back) also resets the inputs. */}
-      <form
+      <EnvironmentsFilter
         key={`${filter.name}\u0000${filter.type}\u0000${filter.tag}`}
-        className="filters"
-        onSubmit={onFilter}
-        aria-label="Filter environments"
-      >
-        <div className="field">
-          <label htmlFor="env-name">Name contains</label>
-          <input id="env-name" name="name" type="search" defaultValue={filter.name} />
-        </div>
-        <div className="field">
-          <label htmlFor="env-type">Type</label>
-          <select id="env-type" name="type" defaultValue={filter.type}>
-            <option value="">Any type</option>
-            {TYPES.map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="env-tag">Tag (key or key:value)</label>
-          <input id="env-tag" name="tag" type="search" defaultValue={filter.tag} />
-        </div>
-        <button type="submit">Filter</button>
-        {filtered && (
-          <button type="button" onClick={() => setParams(new URLSearchParams())}>
-            Clear filters
-          </button>
-        )}
-      </form>
+        filter={filter}
+        setParams={setParams}
+      />
       <QueryView query={query} what="environments">
         {(data) =>
           data.total_count === 0 && !filtered ? (
@@ -147,44 +194,7 @@ export default function EnvironmentsPage() {
               <p className="muted" role="status">
                 {data.total_count} environment{data.total_count === 1 ? '' : 's'}
               </p>
-              <table>
-                <caption className="visually-hidden">Environments and their compliance</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Compliance</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Last report</th>
-                    <th scope="col">Running artifacts</th>
-                    <th scope="col">Tags</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.environments.map((env) => (
-                    <tr key={env.name}>
-                      <th scope="row">
-                        <Link to={`/${encodeURIComponent(org)}/environments/${encodeURIComponent(env.name)}`}>
-                          {env.name}
-                        </Link>
-                        {env.description && <div className="muted small">{env.description}</div>}
-                      </th>
-                      <td>
-                        <ComplianceBadge
-                          compliant={env.latest_snapshot_index === null ? undefined : env.state}
-                        />
-                      </td>
-                      <td>{env.type}</td>
-                      <td>
-                        <LastReport env={env} />
-                      </td>
-                      <td className="num">{env.running_artifacts}</td>
-                      <td>
-                        <Tags tags={env.tags} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <EnvironmentsTable org={org} environments={data.environments} />
               <Pager page={data.page} pageCount={data.total_pages} onPage={setPage} label="Environments" />
             </>
           )

@@ -3,11 +3,14 @@ import { Link } from 'react-router';
 import { Badge, ComplianceBadge } from '../../components/state-badge';
 import { consolePath, paths, safeHref, short } from '../../lib/format';
 import type { SnapshotArtifact } from '../../lib/contract';
+import { ColumnHeads } from '../../components/table-head';
 
 /** The artifact's change against the previous snapshot (the API's annotation), in words. */
 function Change({ a }: { a: SnapshotArtifact }) {
   const { type, was, now } = a.annotation;
-  if (type.startsWith('started')) return <Badge tone="ok">{`Started (${now})`}</Badge>;
+  if (type.startsWith('started')) {
+    return <Badge tone="ok">{`Started (${now})`}</Badge>;
+  }
   switch (type) {
     case 'exited':
       return <Badge tone="unknown">{`Exited (was ${was})`}</Badge>;
@@ -65,18 +68,13 @@ export function SnapshotArtifacts({
   artifacts: SnapshotArtifact[];
   caption: string;
 }) {
-  if (artifacts.length === 0) return <p>Nothing runs in this snapshot.</p>;
+  if (artifacts.length === 0) {
+    return <p>Nothing runs in this snapshot.</p>;
+  }
   return (
     <table>
       <caption className="visually-hidden">{caption}</caption>
-      <thead>
-        <tr>
-          <th scope="col">Artifact</th>
-          <th scope="col">Compliance</th>
-          <th scope="col">Change (instances)</th>
-          <th scope="col">Provenance</th>
-        </tr>
-      </thead>
+      <ColumnHeads columns={['Artifact', 'Compliance', 'Change (instances)', 'Provenance']} />
       <tbody>
         {artifacts.map((a) => {
           const link = consolePath(a.html_url);

@@ -4,6 +4,7 @@
  */
 import { useState, type FormEvent } from 'react';
 import { Link, useParams, useSearchParams } from 'react-router';
+import { Fact } from '../../components/facts';
 import { ErrorMessage, Loading } from '../../components/query-state';
 import { ApiError } from '../../lib/api-client';
 import type { ExposureArtifact } from '../../lib/contract';
@@ -11,15 +12,89 @@ import { paths, plural, short } from '../../lib/format';
 import { formText } from '../../lib/form';
 import { useExposure, type ExposureParams } from './api';
 import { ExposureTimeline, timeAxis, type TimeAxis } from './exposure-timeline';
+import { Field } from '../../components/field';
 
 const EXAMPLE = 'pkg:npm/lodash@4.17.20';
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 /** A `from`/`to` of the page's address as the API reads it: a date is local midnight (or the day's end). */
 function apiTime(value: string, end: boolean): string {
-  if (!DAY.test(value)) return value;
+  if (!DAY.test(value)) {
+    return value;
+  }
   const d = new Date(`${value}T${end ? '23:59:59.999' : '00:00:00'}`);
   return Number.isNaN(d.getTime()) ? value : d.toISOString();
+}
+
+function ExposureForm({
+  page,
+  badRequest,
+  setParams,
+}: {
+  page: ExposureParams;
+  badRequest: ApiError | null;
+  setParams: (params: Record<string, string>) => void;
+}) {
+  const onSubmit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    const next: Record<string, string> = {};
+    for (const k of ['purl', 'from', 'to']) {
+      const v = formText(form, k);
+      if (v) {
+        next[k] = v;
+      }
+    }
+    setParams(next);
+  };
+  return (
+    <form onSubmit={onSubmit} className="filters" aria-label="Which of our environments ran a package">
+      <Field id="exposure-purl" label="Package URL" wide>
+        <input
+          id="exposure-purl"
+          name="purl"
+          type="text"
+          defaultValue={page.purl}
+          key={page.purl}
+          placeholder={EXAMPLE}
+          spellCheck={false}
+          autoComplete="off"
+          aria-invalid={badRequest ? true : undefined}
+          aria-describedby={badRequest ? 'exposure-purl-error' : undefined}
+        />
+        {badRequest && (
+          <p id="exposure-purl-error" role="alert" className="field-error">
+            {badRequest.message}
+          </p>
+        )}
+      </Field>
+      <Field id="exposure-from" label="From (optional)">
+        <input id="exposure-from" name="from" type="date" defaultValue={page.from} key={`f${page.from}`} />
+      </Field>
+      <Field id="exposure-to" label="To (optional)">
+        <input id="exposure-to" name="to" type="date" defaultValue={page.to} key={`t${page.to}`} />
+      </Field>
+      <button type="submit">Show exposure</button>
+    </form>
+  );
+}
+
+function AboutExposure({ org }: { org: string }) {
+  return (
+    <section className="empty" aria-labelledby="exposure-about">
+      <h2 id="exposure-about">Which of our environments ran a package?</h2>
+      <p>
+        Enter a package URL (purl) to find every artifact whose SBOM contained it, and where and when each one
+        ran, with the environment&apos;s compliance over each interval. Leave out the version to match every
+        version; pick dates to look at a window of time only.
+      </p>
+      <p>
+        For example <Link to={paths.exposure(org, EXAMPLE)}>{EXAMPLE}</Link> or{' '}
+        <code>pkg:maven/org.apache.logging.log4j/log4j-core@2.14.1</code>. SBOMs are read from attested
+        CycloneDX or SPDX JSON evidence.
+      </p>
+    </section>
+  );
 }
 
 export default function ExposurePage() {
@@ -39,17 +114,6 @@ export default function ExposurePage() {
   const asked = page.purl || page.fingerprint || page.commit;
   const badRequest = query.error instanceof ApiError && query.error.status === 400 ? query.error : null;
 
-  const onSubmit = (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    const form = new FormData(e.currentTarget);
-    const next: Record<string, string> = {};
-    for (const k of ['purl', 'from', 'to']) {
-      const v = formText(form, k);
-      if (v) next[k] = v;
-    }
-    setParams(next);
-  };
-
   const what = page.purl
     ? page.purl
     : page.fingerprint
@@ -60,51 +124,9 @@ export default function ExposurePage() {
     <>
       <title>{`Exposure${asked ? ` ${what}` : ''} · Verity`}</title>
       <h1>Exposure</h1>
-      <form onSubmit={onSubmit} className="filters" aria-label="Which of our environments ran a package">
-        <div className="field field-wide">
-          <label htmlFor="exposure-purl">Package URL</label>
-          <input
-            id="exposure-purl"
-            name="purl"
-            type="text"
-            defaultValue={page.purl}
-            key={page.purl}
-            placeholder={EXAMPLE}
-            spellCheck={false}
-            autoComplete="off"
-            aria-invalid={badRequest ? true : undefined}
-            aria-describedby={badRequest ? 'exposure-purl-error' : undefined}
-          />
-          {badRequest && (
-            <p id="exposure-purl-error" role="alert" className="field-error">
-              {badRequest.message}
-            </p>
-          )}
-        </div>
-        <div className="field">
-          <label htmlFor="exposure-from">From (optional)</label>
-          <input id="exposure-from" name="from" type="date" defaultValue={page.from} key={`f${page.from}`} />
-        </div>
-        <div className="field">
-          <label htmlFor="exposure-to">To (optional)</label>
-          <input id="exposure-to" name="to" type="date" defaultValue={page.to} key={`t${page.to}`} />
-        </div>
-        <button type="submit">Show exposure</button>
-      </form>
+      <ExposureForm page={page} badRequest={badRequest} setParams={setParams} />
       {!asked ? (
-        <section className="empty" aria-labelledby="exposure-about">
-          <h2 id="exposure-about">Which of our environments ran a package?</h2>
-          <p>
-            Enter a package URL (purl) to find every artifact whose SBOM contained it, and where and when each
-            one ran, with the environment&apos;s compliance over each interval. Leave out the version to match
-            every version; pick dates to look at a window of time only.
-          </p>
-          <p>
-            For example <Link to={paths.exposure(org, EXAMPLE)}>{EXAMPLE}</Link> or{' '}
-            <code>pkg:maven/org.apache.logging.log4j/log4j-core@2.14.1</code>. SBOMs are read from attested
-            CycloneDX or SPDX JSON evidence.
-          </p>
-        </section>
+        <AboutExposure org={org} />
       ) : badRequest ? null : query.error ? (
         <ErrorMessage error={query.error} />
       ) : query.isPending || !query.data ? (
@@ -123,6 +145,54 @@ export default function ExposurePage() {
   );
 }
 
+/** One artifact that contained the package: its facts, matching components, and where it ran. */
+function ArtifactExposure({
+  org,
+  a,
+  axis,
+  now,
+}: {
+  org: string;
+  a: ExposureArtifact;
+  axis: TimeAxis;
+  now: number;
+}) {
+  return (
+    <section aria-labelledby={`exposure-${a.fingerprint}-${a.trail}`}>
+      <h2 id={`exposure-${a.fingerprint}-${a.trail}`}>
+        <Link to={paths.artifact(org, a.flow, a.fingerprint)}>{a.name}</Link>
+      </h2>
+      <dl className="facts">
+        <Fact term="Fingerprint">
+          <code title={a.fingerprint}>{short(a.fingerprint, 12)}</code>
+        </Fact>
+        <Fact term="Flow">
+          <Link to={paths.flow(org, a.flow)}>{a.flow}</Link>
+        </Fact>
+        <Fact term="Trail">
+          <Link to={paths.trail(org, a.flow, a.trail)}>{a.trail}</Link>
+        </Fact>
+        <Fact term="Commit">{a.commit ? <code>{short(a.commit, 10)}</code> : 'none'}</Fact>
+      </dl>
+      {a.components.length > 0 && (
+        <ul className="components">
+          {a.components.map((c) => (
+            <li key={`${c.attestation_id}-${c.purl}`}>
+              <code>{c.purl}</code> · version {c.version ?? 'any'} · from{' '}
+              <Link to={paths.trail(org, a.flow, a.trail)}>{c.attestation_name}</Link>
+            </li>
+          ))}
+        </ul>
+      )}
+      {a.environments.length === 0 ? (
+        <p>It ran in no environment over this time.</p>
+      ) : (
+        <ExposureTimeline org={org} artifact={a} axis={axis} now={now} />
+      )}
+    </section>
+  );
+}
+
 function Answer({
   org,
   what,
@@ -138,13 +208,14 @@ function Answer({
   axis: TimeAxis;
   now: number;
 }) {
-  if (artifacts.length === 0)
+  if (artifacts.length === 0) {
     return (
       <section aria-labelledby="exposure-none" className="empty">
         <h2 id="exposure-none">Nothing we ran contained {what}</h2>
         <p>No artifact of this organization has it in an attested SBOM.</p>
       </section>
     );
+  }
   return (
     <>
       <p aria-live="polite">
@@ -152,53 +223,13 @@ function Answer({
         {truncated && ' (the first ones only: narrow the query to see the rest)'}.
       </p>
       {artifacts.map((a) => (
-        <section
+        <ArtifactExposure
           key={`${a.flow}-${a.trail}-${a.fingerprint}`}
-          aria-labelledby={`exposure-${a.fingerprint}-${a.trail}`}
-        >
-          <h2 id={`exposure-${a.fingerprint}-${a.trail}`}>
-            <Link to={paths.artifact(org, a.flow, a.fingerprint)}>{a.name}</Link>
-          </h2>
-          <dl className="facts">
-            <div>
-              <dt>Fingerprint</dt>
-              <dd>
-                <code title={a.fingerprint}>{short(a.fingerprint, 12)}</code>
-              </dd>
-            </div>
-            <div>
-              <dt>Flow</dt>
-              <dd>
-                <Link to={paths.flow(org, a.flow)}>{a.flow}</Link>
-              </dd>
-            </div>
-            <div>
-              <dt>Trail</dt>
-              <dd>
-                <Link to={paths.trail(org, a.flow, a.trail)}>{a.trail}</Link>
-              </dd>
-            </div>
-            <div>
-              <dt>Commit</dt>
-              <dd>{a.commit ? <code>{short(a.commit, 10)}</code> : 'none'}</dd>
-            </div>
-          </dl>
-          {a.components.length > 0 && (
-            <ul className="components">
-              {a.components.map((c) => (
-                <li key={`${c.attestation_id}-${c.purl}`}>
-                  <code>{c.purl}</code> · version {c.version ?? 'any'} · from{' '}
-                  <Link to={paths.trail(org, a.flow, a.trail)}>{c.attestation_name}</Link>
-                </li>
-              ))}
-            </ul>
-          )}
-          {a.environments.length === 0 ? (
-            <p>It ran in no environment over this time.</p>
-          ) : (
-            <ExposureTimeline org={org} artifact={a} axis={axis} now={now} />
-          )}
-        </section>
+          org={org}
+          a={a}
+          axis={axis}
+          now={now}
+        />
       ))}
     </>
   );

@@ -3,10 +3,11 @@
  * requests and approvers, tickets, quality gates, a custom type's summary, overrides. Everything
  * the tenant sent is rendered as text.
  */
-import { useState } from 'react';
+import { DownloadError, useDownload } from '../../components/download';
+import { ExternalLink } from '../../components/external-link';
 import { Badge } from '../../components/state-badge';
-import { download } from '../../lib/api-client';
-import { consolePath, formatTime, jsonText, safeHref, short } from '../../lib/format';
+import { ColumnHeads } from '../../components/table-head';
+import { consolePath, formatTime, jsonText, short } from '../../lib/format';
 import type {
   Attestation,
   JUnitResult,
@@ -17,17 +18,6 @@ import type {
 } from '../../lib/contract';
 
 const asArray = <T,>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);
-
-function ExternalLink({ href, children }: { href: string | null | undefined; children: string }) {
-  const safe = safeHref(href);
-  return safe ? (
-    <a href={safe} rel="noreferrer noopener" target="_blank">
-      {children}
-    </a>
-  ) : (
-    <span>{children}</span>
-  );
-}
 
 function JUnit({ results }: { results: JUnitResult[] }) {
   const t = results.reduce(
@@ -49,16 +39,7 @@ function JUnit({ results }: { results: JUnitResult[] }) {
       {results.length > 0 && (
         <table className="compact">
           <caption className="visually-hidden">Test suites</caption>
-          <thead>
-            <tr>
-              <th scope="col">Suite</th>
-              <th scope="col">Tests</th>
-              <th scope="col">Failures</th>
-              <th scope="col">Errors</th>
-              <th scope="col">Skipped</th>
-              <th scope="col">Duration (s)</th>
-            </tr>
-          </thead>
+          <ColumnHeads columns={['Suite', 'Tests', 'Failures', 'Errors', 'Skipped', 'Duration (s)']} />
           <tbody>
             {results.slice(0, 50).map((r, i) => (
               <tr key={`${r.name}-${i}`}>
@@ -118,8 +99,9 @@ function Scan({ scan }: { scan: ScanResults }) {
 }
 
 function PullRequests({ prs, provider }: { prs: PullRequest[]; provider: string | undefined }) {
-  if (prs.length === 0)
+  if (prs.length === 0) {
     return <p>No pull request was found for this commit{provider ? ` on ${provider}` : ''}.</p>;
+  }
   return (
     <ul className="plain">
       {prs.map((pr) => {
@@ -141,7 +123,9 @@ function PullRequests({ prs, provider }: { prs: PullRequest[]; provider: string 
 }
 
 function Tickets({ tickets }: { tickets: TicketItem[] }) {
-  if (tickets.length === 0) return <p>No issue reference was found.</p>;
+  if (tickets.length === 0) {
+    return <p>No issue reference was found.</p>;
+  }
   return (
     <ul className="plain">
       {tickets.map((t) => (
@@ -226,60 +210,61 @@ function Custom({ att }: { att: Attestation }) {
 
 function TypeBody({ att }: { att: Attestation }) {
   const type = att.attestation_type;
-  if (type === 'junit') return <JUnit results={asArray<JUnitResult>(att.junit_results)} />;
-  if (type === 'snyk' && att.snyk_results) return <Scan scan={att.snyk_results as ScanResults} />;
-  if (type === 'pull_request')
+  if (type === 'junit') {
+    return <JUnit results={asArray<JUnitResult>(att.junit_results)} />;
+  }
+  if (type === 'snyk' && att.snyk_results) {
+    return <Scan scan={att.snyk_results as ScanResults} />;
+  }
+  if (type === 'pull_request') {
     return <PullRequests prs={asArray<PullRequest>(att.pull_requests)} provider={att.git_provider} />;
-  if (type === 'jira') return <Tickets tickets={asArray<TicketItem>(att.jira_results)} />;
-  if (type === 'sonar' && att.sonar_results) return <Quality q={att.sonar_results as QualityResults} />;
-  if (type === 'override')
+  }
+  if (type === 'jira') {
+    return <Tickets tickets={asArray<TicketItem>(att.jira_results)} />;
+  }
+  if (type === 'sonar' && att.sonar_results) {
+    return <Quality q={att.sonar_results as QualityResults} />;
+  }
+  if (type === 'override') {
     return (
       <p>
         Override of a <strong>{att.original_attestation_type}</strong> attestation to{' '}
         <strong>{att.new_compliance_status ? 'compliant' : 'non-compliant'}</strong>. Reason: {att.reason}
       </p>
     );
-  if (type === 'decision' || att.control)
+  }
+  if (type === 'decision' || att.control) {
     return (
       <p>
         Decision for control <strong>{att.control}</strong>
         {att.control_version ? ` version ${att.control_version}` : ''}
       </p>
     );
-  if (type.startsWith('custom') || att.evaluation || att.attestation_data !== undefined)
+  }
+  if (type.startsWith('custom') || att.evaluation || att.attestation_data !== undefined) {
     return <Custom att={att} />;
+  }
   return null;
 }
 
 /** The evidence file and its download (the key goes in a header, so links cannot carry it). */
 function EvidenceFile({ att }: { att: Attestation }) {
-  const [error, setError] = useState<string | null>(null);
+  const { error, start } = useDownload();
   const file = att.evidence_file;
-  if (!file) return null;
+  if (!file) {
+    return null;
+  }
   const url = consolePath(file.download_url);
   return (
     <p>
       Evidence file <code>{file.filename}</code> ({file.size} bytes, sha256{' '}
       <code title={file.sha256}>{short(file.sha256, 12)}</code>){' '}
       {url && (
-        <button
-          type="button"
-          onClick={() => {
-            setError(null);
-            download(url, file.filename).catch((e: unknown) =>
-              setError(e instanceof Error ? e.message : String(e)),
-            );
-          }}
-        >
+        <button type="button" onClick={() => start(url, file.filename)}>
           Download evidence file {file.filename}
         </button>
       )}
-      {error && (
-        <span role="alert" className="error-inline">
-          {' '}
-          {error}
-        </span>
-      )}
+      <DownloadError error={error} />
     </p>
   );
 }

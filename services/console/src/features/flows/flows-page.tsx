@@ -3,9 +3,11 @@ import type { FormEvent } from 'react';
 import { Link, useParams, useSearchParams } from 'react-router';
 import { Pager, QueryView } from '../../components/query-state';
 import { StateBadge } from '../../components/state-badge';
+import type { Flow } from '../../lib/contract';
 import { formatAge, formatTime, paths } from '../../lib/format';
 import { useFlows, type FlowSort } from './api';
 import { formText } from '../../lib/form';
+import { Field } from '../../components/field';
 
 function EmptyFlows({ org }: { org: string }) {
   const host = window.location.origin;
@@ -28,6 +30,105 @@ kosli attest junit --flow web --trail "$GIT_COMMIT" --name unit-tests --results-
   );
 }
 
+type Direction = 'asc' | 'desc';
+
+const ariaSort = (sorted: boolean, direction: Direction) =>
+  sorted ? (direction === 'asc' ? 'ascending' : 'descending') : 'none';
+
+function FlowsFilter({
+  name,
+  sort,
+  direction,
+  update,
+}: {
+  name: string;
+  sort: FlowSort;
+  direction: Direction;
+  update: (changes: Record<string, string | null>) => void;
+}) {
+  const onFilter = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    update({ name: formText(new FormData(e.currentTarget), 'name'), page: null });
+  };
+  return (
+    <form className="filters" onSubmit={onFilter} aria-label="Filter and sort flows">
+      <Field id="flow-name" label="Name contains">
+        <input id="flow-name" name="name" type="search" defaultValue={name} />
+      </Field>
+      <button type="submit">Filter</button>
+      <Field id="flow-sort" label="Sort by">
+        <select
+          id="flow-sort"
+          value={`${sort}:${direction}`}
+          onChange={(e) => {
+            const [s, d] = e.target.value.split(':');
+            update({ sort: s ?? 'name', dir: d ?? 'asc', page: null });
+          }}
+        >
+          <option value="name:asc">Name (A to Z)</option>
+          <option value="name:desc">Name (Z to A)</option>
+          <option value="latest_activity:desc">Latest activity (newest first)</option>
+          <option value="latest_activity:asc">Latest activity (oldest first)</option>
+        </select>
+      </Field>
+    </form>
+  );
+}
+
+function FlowsTable({
+  org,
+  flows,
+  sort,
+  direction,
+}: {
+  org: string;
+  flows: Flow[];
+  sort: FlowSort;
+  direction: Direction;
+}) {
+  return (
+    <table>
+      <caption className="visually-hidden">Flows and their latest state</caption>
+      <thead>
+        <tr>
+          <th scope="col" aria-sort={ariaSort(sort === 'name', direction)}>
+            Name
+          </th>
+          <th scope="col">Latest state</th>
+          <th scope="col" aria-sort={ariaSort(sort === 'latest_activity', direction)}>
+            Latest activity
+          </th>
+          <th scope="col">Description</th>
+        </tr>
+      </thead>
+      <tbody>
+        {flows.map((f) => (
+          <tr key={f.name}>
+            <th scope="row">
+              <Link to={paths.flow(org, f.name)}>{f.name}</Link>
+            </th>
+            <td>
+              {f.latest_state ? (
+                <StateBadge state={f.latest_state} />
+              ) : (
+                <span className="muted">no trails</span>
+              )}
+            </td>
+            <td>
+              {f.latest_activity_at ? (
+                <span title={formatTime(f.latest_activity_at)}>{formatAge(f.latest_activity_at)}</span>
+              ) : (
+                <span className="muted">none</span>
+              )}
+            </td>
+            <td>{f.description}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 export default function FlowsPage() {
   const { org = '' } = useParams();
   const [params, setParams] = useSearchParams();
@@ -43,43 +144,20 @@ export default function FlowsPage() {
   const update = (changes: Record<string, string | null>) => {
     const next = new URLSearchParams(params);
     for (const [k, v] of Object.entries(changes)) {
-      if (v === null || v === '') next.delete(k);
-      else next.set(k, v);
+      if (v === null || v === '') {
+        next.delete(k);
+      } else {
+        next.set(k, v);
+      }
     }
     setParams(next);
-  };
-  const onFilter = (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    update({ name: formText(new FormData(e.currentTarget), 'name'), page: null });
   };
 
   return (
     <>
       <title>{`Flows · ${org} · Verity`}</title>
       <h1>Flows</h1>
-      <form className="filters" onSubmit={onFilter} aria-label="Filter and sort flows">
-        <div className="field">
-          <label htmlFor="flow-name">Name contains</label>
-          <input id="flow-name" name="name" type="search" defaultValue={name} />
-        </div>
-        <button type="submit">Filter</button>
-        <div className="field">
-          <label htmlFor="flow-sort">Sort by</label>
-          <select
-            id="flow-sort"
-            value={`${sort}:${direction}`}
-            onChange={(e) => {
-              const [s, d] = e.target.value.split(':');
-              update({ sort: s ?? 'name', dir: d ?? 'asc', page: null });
-            }}
-          >
-            <option value="name:asc">Name (A to Z)</option>
-            <option value="name:desc">Name (Z to A)</option>
-            <option value="latest_activity:desc">Latest activity (newest first)</option>
-            <option value="latest_activity:asc">Latest activity (oldest first)</option>
-          </select>
-        </div>
-      </form>
+      <FlowsFilter name={name} sort={sort} direction={direction} update={update} />
       <QueryView query={query} what="flows">
         {(data) =>
           data.pagination.total === 0 && !name ? (
@@ -91,61 +169,7 @@ export default function FlowsPage() {
               <p className="muted" role="status">
                 {data.pagination.total} flow{data.pagination.total === 1 ? '' : 's'}
               </p>
-              <table>
-                <caption className="visually-hidden">Flows and their latest state</caption>
-                <thead>
-                  <tr>
-                    <th
-                      scope="col"
-                      aria-sort={
-                        sort === 'name' ? (direction === 'asc' ? 'ascending' : 'descending') : 'none'
-                      }
-                    >
-                      Name
-                    </th>
-                    <th scope="col">Latest state</th>
-                    <th
-                      scope="col"
-                      aria-sort={
-                        sort === 'latest_activity'
-                          ? direction === 'asc'
-                            ? 'ascending'
-                            : 'descending'
-                          : 'none'
-                      }
-                    >
-                      Latest activity
-                    </th>
-                    <th scope="col">Description</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.data.map((f) => (
-                    <tr key={f.name}>
-                      <th scope="row">
-                        <Link to={paths.flow(org, f.name)}>{f.name}</Link>
-                      </th>
-                      <td>
-                        {f.latest_state ? (
-                          <StateBadge state={f.latest_state} />
-                        ) : (
-                          <span className="muted">no trails</span>
-                        )}
-                      </td>
-                      <td>
-                        {f.latest_activity_at ? (
-                          <span title={formatTime(f.latest_activity_at)}>
-                            {formatAge(f.latest_activity_at)}
-                          </span>
-                        ) : (
-                          <span className="muted">none</span>
-                        )}
-                      </td>
-                      <td>{f.description}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <FlowsTable org={org} flows={data.data} sort={sort} direction={direction} />
               <Pager
                 page={data.pagination.page}
                 pageCount={data.pagination.page_count}
