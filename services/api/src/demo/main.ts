@@ -20,11 +20,13 @@ async function main(): Promise<void> {
     options: { org: { type: 'string', default: 'acme' }, days: { type: 'string', default: '28' } },
   });
   const org = values.org;
-  if (!OrgName.safeParse(org).success)
+  if (!OrgName.safeParse(org).success) {
     throw new UsageError(`--org '${org}' is not a valid organization name`);
+  }
   const days = Number(values.days);
-  if (!Number.isInteger(days) || days < 4 || days > 90)
+  if (!Number.isInteger(days) || days < 4 || days > 90) {
     throw new UsageError('--days must be an integer from 4 to 90');
+  }
 
   // Seeding sends a few hundred requests in a row: no rate limit, no request log.
   const config = loadConfig({
@@ -38,7 +40,9 @@ async function main(): Promise<void> {
   const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 2 });
   try {
     await migrateToLatest(handle);
-    if (await orgsRepository.findByName(handle.db, org)) throw new DemoOrgExistsError(org);
+    if (await orgsRepository.findByName(handle.db, org)) {
+      throw new DemoOrgExistsError(org);
+    }
     process.stdout.write(
       `Seeding the demo organization '${org}' (${days} days of history) into ${where}...\n`,
     );
