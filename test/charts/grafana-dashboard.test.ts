@@ -27,10 +27,13 @@ function metricsRead(expr: string): string[] {
   const names: string[] = [];
   tree.iterate({
     enter: (node) => {
-      if (node.type.isError) throw new Error(`not valid PromQL at ${node.from}: ${expr}`);
+      if (node.type.isError) {
+        throw new Error(`not valid PromQL at ${node.from}: ${expr}`);
+      }
       const parent = node.node.parent;
-      if (node.name === 'Identifier' && parent?.name === 'VectorSelector')
+      if (node.name === 'Identifier' && parent?.name === 'VectorSelector') {
         names.push(expr.slice(node.from, node.to));
+      }
     },
   });
   return names;
@@ -56,8 +59,11 @@ describe('the Grafana dashboard', async () => {
     exported = new Set();
     for (const metric of await t.app.metrics.registry.getMetricsAsJSON()) {
       exported.add(metric.name);
-      if (String(metric.type) === 'histogram')
-        for (const suffix of ['_bucket', '_sum', '_count']) exported.add(`${metric.name}${suffix}`);
+      if (String(metric.type) === 'histogram') {
+        for (const suffix of ['_bucket', '_sum', '_count']) {
+          exported.add(`${metric.name}${suffix}`);
+        }
+      }
     }
   });
   afterAll(async () => t?.close());
@@ -80,7 +86,9 @@ describe('the Grafana dashboard', async () => {
   it('writes every query as valid PromQL (the check can fail)', () => {
     expect(() => metricsRead('sum(rate(x{a="b"[5m]))')).toThrow(/not valid PromQL/);
     expect(queries.length).toBeGreaterThanOrEqual(10);
-    for (const q of queries) expect(() => metricsRead(asPrometheusSees(q.expr)), q.panel).not.toThrow();
+    for (const q of queries) {
+      expect(() => metricsRead(asPrometheusSees(q.expr)), q.panel).not.toThrow();
+    }
   });
 
   it('reads only metrics the API exports (histogram series included)', () => {
@@ -89,9 +97,13 @@ describe('the Grafana dashboard', async () => {
     const read = new Set(queries.flatMap((q) => metricsRead(asPrometheusSees(q.expr))));
     for (const v of dashboard.templating.list) {
       const query = typeof v.query === 'string' ? v.query : v.query?.query;
-      for (const m of query?.matchAll(/label_values\((\w+)/g) ?? []) read.add(m[1]!);
+      for (const m of query?.matchAll(/label_values\((\w+)/g) ?? []) {
+        read.add(m[1]!);
+      }
     }
-    for (const name of read) expect(exported, `${name} is not exported`).toContain(name);
+    for (const name of read) {
+      expect(exported, `${name} is not exported`).toContain(name);
+    }
   });
 
   it('shows compliance, report and snapshot age, ingest rate and latency, notifications and the database', () => {
@@ -109,6 +121,8 @@ describe('the Grafana dashboard', async () => {
       ]),
     );
     // Every query selects one release the way the ServiceMonitor labels its series.
-    for (const q of queries) expect(q.expr, q.panel).toContain('job=~"$job",namespace=~"$namespace"');
+    for (const q of queries) {
+      expect(q.expr, q.panel).toContain('job=~"$job",namespace=~"$namespace"');
+    }
   });
 });

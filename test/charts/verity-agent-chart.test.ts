@@ -90,7 +90,9 @@ describe('the CRDs in the agent chart', async () => {
       'CustomResourceDefinition',
     );
     expect(unkept).toHaveLength(3);
-    for (const crd of unkept) expect(crd.metadata.annotations).toBeUndefined();
+    for (const crd of unkept) {
+      expect(crd.metadata.annotations).toBeUndefined();
+    }
     const none = await render(CHART, { values: { ...BASE, crds: { enabled: false } } });
     expect(byKind(none, 'CustomResourceDefinition')).toEqual([]);
   });
@@ -151,8 +153,9 @@ describe('RBAC', async () => {
     for (const rule of rules) {
       expect([...rule.apiGroups, ...rule.resources, ...rule.verbs]).not.toContain('*');
       const writes = rule.verbs.some((v: string) => !['get', 'list', 'watch'].includes(v));
-      if (writes && !rule.apiGroups.includes('verity.dev'))
+      if (writes && !rule.apiGroups.includes('verity.dev')) {
         expect([['events'], ['leases']]).toContainEqual(rule.resources);
+      }
     }
   });
 

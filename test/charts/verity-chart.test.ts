@@ -240,7 +240,9 @@ describe('the API chart on PostgreSQL', async () => {
       },
     });
     const env = envOf(tuned);
-    for (const name of Object.keys(env)) expect(CONFIG_VARIABLES, name).toContain(name);
+    for (const name of Object.keys(env)) {
+      expect(CONFIG_VARIABLES, name).toContain(name);
+    }
     const literal = Object.fromEntries(
       Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'),
     );
@@ -313,7 +315,9 @@ describe('the PrometheusRule', async () => {
   });
 
   it('selects the series of this release, as the ServiceMonitor labels them', () => {
-    for (const rule of rules) expect(rule.expr).toContain('job="verity",namespace="verity-system"');
+    for (const rule of rules) {
+      expect(rule.expr).toContain('job="verity",namespace="verity-system"');
+    }
     const monitor = find(objects, 'ServiceMonitor')!;
     expect(monitor.spec.endpoints).toEqual([expect.objectContaining({ port: 'metrics', path: '/metrics' })]);
     expect(monitor.spec.endpoints[0].relabelings).toContainEqual({
@@ -358,7 +362,9 @@ describe('the PrometheusRule', async () => {
       return ok;
     };
     expect(parsesCleanly('sum(rate(x{a="b"[5m]))'), 'the PromQL check can fail').toBe(false);
-    for (const rule of rules) expect(parsesCleanly(rule.expr), rule.expr).toBe(true);
+    for (const rule of rules) {
+      expect(parsesCleanly(rule.expr), rule.expr).toBe(true);
+    }
   });
 });
 

@@ -90,7 +90,9 @@ describe('an API replica killed under load', () => {
     await sleep(2_000);
     // Kill A while deliveries are in flight at the receiver (received, not yet answered).
     const deadline = Date.now() + 10_000;
-    while (!deliveries.some((d) => d.answeredAt === undefined) && Date.now() < deadline) await sleep(5);
+    while (!deliveries.some((d) => d.answeredAt === undefined) && Date.now() < deadline) {
+      await sleep(5);
+    }
     const killedAt = Date.now();
     await ra.kill('SIGKILL');
     // Any delivery of the last moments before the kill may not have been recorded as delivered.
@@ -109,13 +111,17 @@ describe('an API replica killed under load', () => {
     // Every acknowledged report's start is delivered, those A had claimed after their lease.
     const started = Date.now();
     const missing = () => acknowledged.filter((f) => !deliveries.some((d) => d.fingerprint === f));
-    while (missing().length > 0 && Date.now() - started < LEASE_MS + 20_000) await sleep(100);
+    while (missing().length > 0 && Date.now() - started < LEASE_MS + 20_000) {
+      await sleep(100);
+    }
     expect(missing()).toEqual([]);
     const allDeliveredAfter = Date.now() - killedAt;
     // Rows A had claimed come back after their lease; give the replacement time to send them all.
     await sleep(1_000);
     const counts = new Map<string, number>();
-    for (const d of deliveries) counts.set(d.fingerprint, (counts.get(d.fingerprint) ?? 0) + 1);
+    for (const d of deliveries) {
+      counts.set(d.fingerprint, (counts.get(d.fingerprint) ?? 0) + 1);
+    }
     const duplicates = [...counts.values()].reduce((n, c) => n + (c - 1), 0);
     console.log(
       `API killed: ${load.attestations.filter((x) => x.answer.status === 201).length} attestations and ` +

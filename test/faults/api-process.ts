@@ -55,19 +55,25 @@ export async function startApi(databaseUrl: string, env: Record<string, string> 
     output: () => out,
     alive: () => child.exitCode === null && child.signalCode === null,
     async kill(signal = 'SIGTERM') {
-      if (api.alive()) child.kill(signal);
+      if (api.alive()) {
+        child.kill(signal);
+      }
       await exited;
     },
   };
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (!api.alive()) throw new Error(`The API exited on start:\n${out}`);
+    if (!api.alive()) {
+      throw new Error(`The API exited on start:\n${out}`);
+    }
     if (Date.now() > deadline) {
       await api.kill('SIGKILL');
       throw new Error(`The API did not get ready:\n${out}`);
     }
     const ready = await fetch(`${base}/readyz`).catch(() => undefined);
-    if (ready?.status === 200) return api;
+    if (ready?.status === 200) {
+      return api;
+    }
     await sleep(200);
   }
 }
@@ -137,7 +143,9 @@ export async function seed(base: string, flow: string, env: string): Promise<voi
   ];
   for (const [method, path, json] of steps) {
     const r = await call(base, method, path, { json });
-    if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.json)}`);
+    if (r.status >= 300) {
+      throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.json)}`);
+    }
   }
 }
 
@@ -181,7 +189,9 @@ export const report = (base: string, env: string, n: number, timeoutMs?: number)
 /** The attestation names stored on the seeded trail, read back through the API. */
 export async function storedAttestations(base: string, flow: string): Promise<Set<string>> {
   const r = await call(base, 'GET', `/api/v2/trails/${ORG}/${flow}/t1`);
-  if (r.status !== 200) throw new Error(`trail read: ${r.status}`);
+  if (r.status !== 200) {
+    throw new Error(`trail read: ${r.status}`);
+  }
   return new Set(
     (r.json.compliance_status.attestations_statuses as Array<{ attestation_name: string }>).map(
       (s) => s.attestation_name,
@@ -194,13 +204,20 @@ export async function reportedFingerprints(base: string, env: string): Promise<S
   const seen = new Set<string>();
   for (let page = 1; ; page++) {
     const r = await call(base, 'GET', `/api/v2/snapshots/${ORG}/${env}?per_page=100&page=${page}`);
-    if (r.status !== 200) throw new Error(`snapshots read: ${r.status}`);
+    if (r.status !== 200) {
+      throw new Error(`snapshots read: ${r.status}`);
+    }
     const list = r.json as Array<{ index: number }>;
     for (const s of list) {
       const snap = await call(base, 'GET', `/api/v2/snapshots/${ORG}/${env}/${s.index}`);
-      for (const a of snap.json.artifacts as Array<{ fingerprint: string; annotation: { now: number } }>)
-        if (a.annotation.now > 0) seen.add(a.fingerprint);
+      for (const a of snap.json.artifacts as Array<{ fingerprint: string; annotation: { now: number } }>) {
+        if (a.annotation.now > 0) {
+          seen.add(a.fingerprint);
+        }
+      }
     }
-    if (list.length < 100) return seen;
+    if (list.length < 100) {
+      return seen;
+    }
   }
 }

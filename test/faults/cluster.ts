@@ -12,7 +12,9 @@ import { join } from 'node:path';
 /** The installed server's programs (the newest version when several are installed). */
 export function postgresBin(): string | undefined {
   const root = '/usr/lib/postgresql';
-  if (!existsSync(root)) return undefined;
+  if (!existsSync(root)) {
+    return undefined;
+  }
   const versions = readdirSync(root)
     .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
     .sort((a, b) => Number(b) - Number(a));
@@ -69,7 +71,9 @@ export class Clusters {
 
   constructor() {
     const bin = postgresBin();
-    if (!bin) throw new Error('No PostgreSQL server installed under /usr/lib/postgresql');
+    if (!bin) {
+      throw new Error('No PostgreSQL server installed under /usr/lib/postgresql');
+    }
     this.bin = bin;
   }
 
@@ -183,7 +187,9 @@ export class Clusters {
         // already gone
       }
     }
-    for (const d of this.dirs) rmSync(d, { recursive: true, force: true });
+    for (const d of this.dirs) {
+      rmSync(d, { recursive: true, force: true });
+    }
   }
 }
 
@@ -191,7 +197,9 @@ function waitReady(bin: string, port: number): void {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     const r = spawnSync(join(bin, 'pg_isready'), ['-h', '127.0.0.1', '-p', String(port), '-t', '2']);
-    if (r.status === 0) return;
+    if (r.status === 0) {
+      return;
+    }
     spawnSync('sleep', ['0.1']);
   }
   throw new Error(`PostgreSQL on port ${port} did not become ready`);

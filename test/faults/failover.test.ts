@@ -25,7 +25,9 @@ beforeAll(async () => {
   primary.sql('select pg_reload_conf()');
   const deadline = Date.now() + 30_000;
   while (primary.sql("select count(*) from pg_stat_replication where sync_state = 'sync'").trim() !== '1') {
-    if (Date.now() > deadline) throw new Error('the standby did not become synchronous');
+    if (Date.now() > deadline) {
+      throw new Error('the standby did not become synchronous');
+    }
     await sleep(200);
   }
   proxy = new TcpProxy(primary.port);

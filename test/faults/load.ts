@@ -70,8 +70,9 @@ export function startLoad(
   loops.push(
     (async () => {
       while (running) {
-        for (const path of ['/readyz', '/healthz'] as const)
+        for (const path of ['/readyz', '/healthz'] as const) {
           load.probes.push({ path, answer: await call(base(), 'GET', path, undefined, options.timeoutMs) });
+        }
         await sleep(200);
       }
     })(),
@@ -93,10 +94,15 @@ export const answers = (load: Load): Answer[] => [
 export async function lostWrites(base: string, load: Load, flow: string, env: string): Promise<string[]> {
   const lost: string[] = [];
   const stored = await storedAttestations(base, flow);
-  for (const { name, answer } of load.attestations)
-    if (answer.status === 201 && !stored.has(name)) lost.push(`attestation ${name}`);
+  for (const { name, answer } of load.attestations) {
+    if (answer.status === 201 && !stored.has(name)) {
+      lost.push(`attestation ${name}`);
+    }
+  }
   for (const { n, answer } of load.reports) {
-    if (answer.status !== 200) continue;
+    if (answer.status !== 200) {
+      continue;
+    }
     const index = /#(\d+)/.exec(String(answer.json))?.[1];
     if (!index) {
       lost.push(`report ${n}: answer ${JSON.stringify(answer.json)}`);
@@ -107,8 +113,9 @@ export async function lostWrites(base: string, load: Load, flow: string, env: st
       fingerprint: string;
       annotation: { now: number };
     }>;
-    if (!running.some((a) => a.fingerprint === fingerprint(n) && a.annotation.now > 0))
+    if (!running.some((a) => a.fingerprint === fingerprint(n) && a.annotation.now > 0)) {
       lost.push(`report ${n} (snapshot #${index})`);
+    }
   }
   return lost;
 }
@@ -126,7 +133,9 @@ export async function untilRecovered(load: Load, since: number, ms: number): Pro
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
     const r = recoveredAfter(load, since);
-    if (r !== undefined) return r;
+    if (r !== undefined) {
+      return r;
+    }
     await sleep(100);
   }
   return undefined;

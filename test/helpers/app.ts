@@ -72,7 +72,9 @@ export async function createTestApp(
         created_by_principal: 'system',
         created_by_name: 'system',
       });
-      if (!account) throw new Error('seed account exists');
+      if (!account) {
+        throw new Error('seed account exists');
+      }
       const { key } = await createServiceAccountKey(db.db, {
         orgId: org.id,
         serviceAccountId: account.id,

@@ -32,7 +32,9 @@ export class TcpProxy {
   /** New connections go to `port` from now on; existing ones are cut (their server is gone). */
   retarget(port: number): void {
     this.targetPort = port;
-    for (const link of this.links) this.cut(link);
+    for (const link of this.links) {
+      this.cut(link);
+    }
   }
 
   /** Stops forwarding, silently: nothing is closed, nothing answers. */
@@ -43,11 +45,15 @@ export class TcpProxy {
   /** Forwards again, first what was held. */
   resume(): void {
     this.paused = false;
-    for (const link of this.links) this.flush(link);
+    for (const link of this.links) {
+      this.flush(link);
+    }
   }
 
   async close(): Promise<void> {
-    for (const link of this.links) this.cut(link);
+    for (const link of this.links) {
+      this.cut(link);
+    }
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
 
@@ -57,7 +63,9 @@ export class TcpProxy {
     client.on('error', () => this.cut(link));
     client.on('close', () => this.cut(link));
     client.on('data', (chunk: Buffer) => this.send(link, true, chunk));
-    if (!this.paused) this.open(link);
+    if (!this.paused) {
+      this.open(link);
+    }
   }
 
   private open(link: Link): void {
@@ -79,18 +87,25 @@ export class TcpProxy {
   }
 
   private flush(link: Link): void {
-    if (this.paused) return;
+    if (this.paused) {
+      return;
+    }
     if (!link.upstream) {
       this.open(link);
       return;
     }
-    if (link.upstream.connecting) return;
-    for (const { toUpstream, chunk } of link.held.splice(0))
+    if (link.upstream.connecting) {
+      return;
+    }
+    for (const { toUpstream, chunk } of link.held.splice(0)) {
       (toUpstream ? link.upstream : link.client).write(chunk);
+    }
   }
 
   private cut(link: Link): void {
-    if (!this.links.delete(link)) return;
+    if (!this.links.delete(link)) {
+      return;
+    }
     link.client.destroy();
     link.upstream?.destroy();
   }

@@ -60,7 +60,9 @@ describe('API keys', () => {
     const dump = await sql<{ t: string }>`select row_to_json(api_keys)::text as t from api_keys`.execute(
       t.db.db,
     );
-    for (const row of dump.rows) expect(row.t).not.toContain(created.key);
+    for (const row of dump.rows) {
+      expect(row.t).not.toContain(created.key);
+    }
   });
 
   it('refuses an expiry in the past', async () => {

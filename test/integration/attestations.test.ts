@@ -460,7 +460,9 @@ describe('finding attestations across the organization', () => {
         1,
       );
       seen.push(...page.rows.map((r) => r.name));
-      if (page.resumeAfter === null) break;
+      if (page.resumeAfter === null) {
+        break;
+      }
       after = page.resumeAfter;
     }
     expect(seen).toEqual(['other-srch', 'srch-lint', 'srch-unit']);

@@ -62,7 +62,9 @@ afterAll(async () => t?.close());
 describe('auth matrix', () => {
   it('covers every authenticated route the app registers', () => {
     expect(routes.length).toBeGreaterThanOrEqual(14);
-    for (const route of t.app.apiRoutes) expect(route.auth, `${route.method} ${route.url}`).toBeDefined();
+    for (const route of t.app.apiRoutes) {
+      expect(route.auth, `${route.method} ${route.url}`).toBeDefined();
+    }
   });
 
   const requestAs = (route: ApiRoute, org: string, key: string | undefined) =>
@@ -141,7 +143,9 @@ describe('role matrix: write paths that check more than the route permission', (
   beforeAll(async () => {
     m = await createTestApp();
     as = {} as typeof as;
-    for (const role of ROLES_UNDER_TEST) as[role] = client(m.app, await m.seedKey('matrix', role));
+    for (const role of ROLES_UNDER_TEST) {
+      as[role] = client(m.app, await m.seedKey('matrix', role));
+    }
     const policy = await putPolicy(
       m.app,
       await m.seedKey('matrix', 'member'),
@@ -194,12 +198,16 @@ describe('role matrix: write paths that check more than the route permission', (
         await resetProd();
         const before = await prod();
         const res = await as[role].put(envs, body);
-        if (res.status === 400) expect(body.type, role).not.toBe(existing.type);
-        else expect(res.status, `${role}: ${res.body}`).toBe(expected[role]);
+        if (res.status === 400) {
+          expect(body.type, role).not.toBe(existing.type);
+        } else {
+          expect(res.status, `${role}: ${res.body}`).toBe(expected[role]);
+        }
         if (expected[role] === 403) {
           expect(res.status, role).toBe(403);
-          if (role === 'snapshotter')
+          if (role === 'snapshotter') {
             expect(res.json.message).toMatch(/needs the environment:write permission/);
+          }
           expect(await prod(), role).toEqual(before);
         }
       }
@@ -258,7 +266,9 @@ describe('role matrix: write paths that check more than the route permission', (
           (await as[creator].delete(`${accounts}/${name}`, null)).status,
         ];
         expect(statuses, label).toEqual(allowed ? [201, 201, 200, 200, 200] : [403, 403, 403, 403, 403]);
-        if (!allowed) expect((await as.admin.get(`${accounts}/${name}`)).json.description, label).toBe('');
+        if (!allowed) {
+          expect((await as.admin.get(`${accounts}/${name}`)).json.description, label).toBe('');
+        }
       }
     }
   });

@@ -63,18 +63,24 @@ describe.skipIf(onPostgres)('backup and restore of the embedded database', () =>
       while (writing) {
         const name = `flow-${++n}`;
         const res = await writer.put('/api/v2/flows/default', { name, description: `written ${n}` });
-        if (res.status < 300) acknowledged.push({ name, at: performance.now() });
+        if (res.status < 300) {
+          acknowledged.push({ name, at: performance.now() });
+        }
       }
     };
     const writers = [load(), load(), load()];
-    while (acknowledged.length < 30) await new Promise((r) => setTimeout(r, 10));
+    while (acknowledged.length < 30) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
 
     const file = join(dir, 'verity.tar');
     const began = performance.now();
     const lines = await backupCommand(['backup', file], { VERITY_URL: url, VERITY_API_KEY: admin });
     expect(lines).toEqual([`backup written to ${file}`]);
     const during = acknowledged.length;
-    while (acknowledged.length < during + 10) await new Promise((r) => setTimeout(r, 10));
+    while (acknowledged.length < during + 10) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
     writing = false;
     await Promise.all(writers);
     const before = acknowledged.filter((w) => w.at < began).map((w) => w.name);

@@ -13,6 +13,7 @@ import { client, testConfig } from '../helpers/app.js';
 import {
   adminQuery,
   createTestDatabase,
+  dropSchema,
   newSchemaName,
   onPostgres,
   TEST_DATABASE_URL,
@@ -21,7 +22,9 @@ import {
 const KEY = 'bootstrap-key-0123456789-abcdefghij';
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
+  while (cleanups.length) {
+    await cleanups.pop()!();
+  }
 });
 
 describe('bootstrap', () => {
@@ -94,12 +97,14 @@ describe.runIf(onPostgres)('migrations on PostgreSQL', () => {
   it('run once when two app instances start on one database at the same moment', async () => {
     const schema = newSchemaName();
     await adminQuery(`create schema ${schema}`);
-    cleanups.push(() => adminQuery(`drop schema if exists ${schema} cascade`));
+    cleanups.push(() => dropSchema(schema));
     const handles = await Promise.all(
       [0, 1, 2].map(() => openDatabase({ databaseUrl: TEST_DATABASE_URL, searchPath: schema, poolMax: 4 })),
     );
     cleanups.push(async () => {
-      for (const h of handles) await h.close();
+      for (const h of handles) {
+        await h.close();
+      }
     });
     const applied = await Promise.all(handles.map((h) => migrateToLatest(h)));
     const total = applied.reduce((n, a) => n + a.length, 0);

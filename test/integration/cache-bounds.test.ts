@@ -127,13 +127,17 @@ describe.skipIf(!onPostgres)('a change listener connection dropped silently', ()
       await revoke(kid);
       const deadline = Date.now() + ms;
       while (Date.now() < deadline) {
-        if ((await status(replica, k)) === 401) return true;
+        if ((await status(replica, k)) === 401) {
+          return true;
+        }
         await new Promise((r) => setTimeout(r, 20));
       }
       return false;
     };
     let heard = false;
-    while (!heard && Date.now() - resumedAt < 12_000) heard = await heardWithin(1_000);
+    while (!heard && Date.now() - resumedAt < 12_000) {
+      heard = await heardWithin(1_000);
+    }
     expect(heard).toBe(true);
     console.log(
       `silently dropped listener: revocations heard again ${Date.now() - resumedAt} ms after resuming`,

@@ -278,7 +278,9 @@ describe('a kosli CLI pipeline against Verity', () => {
         description: 'manual risk review',
       }),
     ];
-    for (const r of results) expect(r.status, r.body).toBe(201);
+    for (const r of results) {
+      expect(r.status, r.body).toBe(201);
+    }
   });
 
   it('kosli attest override (hidden): plain JSON, 200 "OK"', async () => {
@@ -516,7 +518,9 @@ describe('a kosli CLI pipeline against Verity', () => {
     expect(Array.isArray(artifacts.json)).toBe(true);
     const a = artifacts.json[0];
     expect(a.git_commit.length).toBeGreaterThanOrEqual(7);
-    for (const f of ['filename', 'fingerprint', 'state', 'created_at']) expect(typeof a[f]).toBe('string');
+    for (const f of ['filename', 'fingerprint', 'state', 'created_at']) {
+      expect(typeof a[f]).toBe('string');
+    }
   });
 
   it('kosli search: fingerprint prefix and commit', async () => {
@@ -532,7 +536,9 @@ describe('a kosli CLI pipeline against Verity', () => {
       has_provenance: true,
       compliance_state: 'COMPLIANT',
     });
-    for (const f of ['name', 'commit_url', 'build_url', 'html_url']) expect(typeof a[f]).toBe('string');
+    for (const f of ['name', 'commit_url', 'build_url', 'html_url']) {
+      expect(typeof a[f]).toBe('string');
+    }
     expect(a.running_in).toEqual([]);
     expect(a.exited_from).toEqual([]);
     expect(Array.isArray(a.history)).toBe(true);

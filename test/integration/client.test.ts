@@ -38,11 +38,12 @@ describe('shared client', () => {
   it('carries Retry-After of a 429 and classifies it as retryable', async () => {
     const client = createClient({ baseUrl, org: 'acme', token: await t.seedKey('acme', 'reader') });
     let caught: unknown;
-    for (let i = 0; i < 5 && !caught; i++)
+    for (let i = 0; i < 5 && !caught; i++) {
       caught = await client.organizations.get().then(
         () => undefined,
         (e: unknown) => e,
       );
+    }
     expect((caught as VerityApiError).status).toBe(429);
     expect(isRetryable(caught)).toBe(true);
     expect(retryAfterMs(caught)).toBeGreaterThan(0);

@@ -3,9 +3,11 @@
  * attestation against the version in force, with a time bound per evaluation; versions and
  * archiving; invalid definitions refused with the reason.
  */
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
+import { changeElsewhere } from '../helpers/elsewhere.js';
 
 let t: TestApp;
 let cli: ReturnType<typeof cliClient>;
@@ -103,6 +105,28 @@ describe('evaluation', () => {
       '.age >= 65',
     ]);
     expect((await cli.get(`${base}/person?version=9`)).status).toBe(404);
+  });
+
+  it('evaluates a version added elsewhere (another replica) once its change is heard', async () => {
+    const adult = { content_type: 'jq', rules: ['.age >= 18'] };
+    expect((await createType({ name: 'grown', evaluator: adult })).status).toBe(201);
+    expect((await attestCustom('grown', { age: 40 }, 'grown')).status).toBe(201);
+    expect((await latest('grown')).evaluation.type_version).toBe(1);
+    await changeElsewhere(t, 'acme', () =>
+      sql`
+        insert into custom_attestation_type_versions
+          (org_id, type_id, version, description, comment, type_schema, evaluator, summary, created_by, created_at)
+        select org_id, type_id, 2, description, comment, type_schema,
+               ${JSON.stringify({ content_type: 'jq', rules: ['.age >= 65'] })}::jsonb, summary, created_by, created_at
+        from custom_attestation_type_versions v
+        where v.type_id = (select id from custom_attestation_types where name = 'grown') and v.version = 1`.execute(
+        t.db.db,
+      ),
+    );
+    expect((await attestCustom('grown', { age: 40 }, 'grown')).status).toBe(201);
+    const a = await latest('grown');
+    expect(a.evaluation.type_version).toBe(2);
+    expect(a.is_compliant).toBe(false);
   });
 
   it('refuses an attestation of an unknown or archived type with 400', async () => {

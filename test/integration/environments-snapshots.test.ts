@@ -505,7 +505,9 @@ describe('reports', () => {
     const names = [...rules.matchAll(/"(verity_[a-z_]+)"/g)].map((m) => m[1]!);
     expect(names.length).toBeGreaterThanOrEqual(4);
     const res = await t.app.metrics.server.inject({ url: '/metrics' });
-    for (const name of names) expect(res.body, name).toContain(`# TYPE ${name} `);
+    for (const name of names) {
+      expect(res.body, name).toContain(`# TYPE ${name} `);
+    }
   });
 });
 
@@ -553,7 +555,9 @@ describe('rename, archive, logical environments', () => {
       if (got.status === 404) {
         const body = { name: env, type: 'K8S', description: 'Auto-created by kosli snapshot' };
         const put = await client.put(`/api/v2/environments/${ORG}`, body);
-        if (put.status >= 300) return put;
+        if (put.status >= 300) {
+          return put;
+        }
       }
       return report(env, []);
     };

@@ -113,8 +113,9 @@ describe('rate limit', () => {
     const keyA = await limited.seedKey('acme', 'reader');
     const keyB = await limited.seedKey('acme', 'reader');
     const replies = [];
-    for (let i = 0; i < 8; i++)
+    for (let i = 0; i < 8; i++) {
       replies.push(await client(limited.app, keyA).get('/api/v2/organizations/acme'));
+    }
     const statuses = replies.map((r) => r.status);
     expect(statuses.slice(0, 5)).toEqual([200, 200, 200, 200, 200]);
     expect(statuses.slice(5)).toEqual([429, 429, 429]);
@@ -124,7 +125,9 @@ describe('rate limit', () => {
     // another key has its own budget
     expect((await client(limited.app, keyB).get('/api/v2/organizations/acme')).status).toBe(200);
     // health probes are never limited
-    for (let i = 0; i < 10; i++) expect((await limited.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+    for (let i = 0; i < 10; i++) {
+      expect((await limited.app.inject({ url: '/healthz' })).statusCode).toBe(200);
+    }
   });
 
   it('counts one key in one bucket however the Authorization header spells it', async () => {
@@ -145,7 +148,9 @@ describe('rate limit', () => {
     const from = (remoteAddress: string, authorization: string) =>
       limited.app.inject({ url: '/api/v2/organizations/acme', remoteAddress, headers: { authorization } });
     const statuses = [];
-    for (let i = 0; i < 6; i++) statuses.push((await from('203.0.113.7', `Bearer junk${i}`)).statusCode);
+    for (let i = 0; i < 6; i++) {
+      statuses.push((await from('203.0.113.7', `Bearer junk${i}`)).statusCode);
+    }
     expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
     const limitedReply = await from('203.0.113.7', 'Bearer junk-again');
     expect(Number(limitedReply.headers['retry-after'])).toBeGreaterThan(0);

@@ -86,7 +86,7 @@ async function beginTrail(name: string, sha: string, flow = FLOW) {
   expect(r.status, r.body).toBe(201);
 }
 
-async function reportArtifact(fingerprint: string, trailName: string, sha: string, name = 'backend') {
+async function recordArtifact(fingerprint: string, trailName: string, sha: string, name = 'backend') {
   const r = await cli.json('POST', `/api/v2/artifacts/${ORG}/${FLOW}`, {
     fingerprint,
     filename: `registry.example/acme/${name}:${sha.slice(0, 7)}`,
@@ -182,7 +182,7 @@ afterAll(async () => {
 describe('a reported artifact that starts running', () => {
   it('shows its flow, trail, compliance and provenance in the snapshot as the reference does', async () => {
     await beginTrail('build-1', commit('1'));
-    await reportArtifact(V1, 'build-1', commit('1'));
+    await recordArtifact(V1, 'build-1', commit('1'));
     await attestTests('build-1', V1, true);
     const record = await artifact(V1);
     expect(record).toMatchObject({ state: 'COMPLIANT', trail_name: 'build-1', running: [], exited: [] });
@@ -324,7 +324,7 @@ describe('start and stop written back to the evidence', () => {
 
     // V2 replaces V1: one snapshot where V1 exits and V2 starts.
     await beginTrail('build-2', commit('2'));
-    await reportArtifact(V2, 'build-2', commit('2'));
+    await recordArtifact(V2, 'build-2', commit('2'));
     await attestTests('build-2', V2, true);
     expect((await report(deployment('backend', 'registry.example/acme/backend:2222222', V2, 1))).json).toBe(
       'Snapshot #2 created',
@@ -398,7 +398,7 @@ describe('an artifact running before it is reported', () => {
 
     // CI reports it now: its provenance arrives (still missing its tests).
     await beginTrail('worker-1', commit('3'));
-    await reportArtifact(V3, 'worker-1', commit('3'));
+    await recordArtifact(V3, 'worker-1', commit('3'));
     snap = await snapshotAt(4);
     expect(snap).toMatchObject({
       index: 4,

@@ -37,11 +37,15 @@ const spdx = (purls: string[]) => ({
 /** A gzipped tar as the CLI builds `evidence.tgz` from several attachments. */
 async function tgz(files: Record<string, string>): Promise<Buffer> {
   const pack = tar.pack();
-  for (const [name, content] of Object.entries(files)) pack.entry({ name }, content);
+  for (const [name, content] of Object.entries(files)) {
+    pack.entry({ name }, content);
+  }
   pack.finalize();
   const chunks: Buffer[] = [];
   const gz = pack.pipe(createGzip());
-  for await (const c of gz) chunks.push(c as Buffer);
+  for await (const c of gz) {
+    chunks.push(c as Buffer);
+  }
   return Buffer.concat(chunks);
 }
 
@@ -51,7 +55,7 @@ let reader: ReturnType<typeof cliClient>;
 let other: ReturnType<typeof cliClient>;
 let t0: number;
 
-async function reportArtifact(
+async function recordArtifact(
   c: ReturnType<typeof cliClient>,
   org: string,
   fingerprint: string,
@@ -108,7 +112,7 @@ beforeAll(async () => {
   other = cliClient(t.app, await t.seedKey(OTHER, 'admin'));
 
   // A: CycloneDX attached raw to the artifact (nested components, a qualifier, a bad purl).
-  await reportArtifact(cli, ORG, A, 'build-a');
+  await recordArtifact(cli, ORG, A, 'build-a');
   await attest(
     cli,
     ORG,
@@ -125,7 +129,7 @@ beforeAll(async () => {
     A,
   );
   // B: SPDX as a trail-level custom attestation's data: bound to the trail's artifacts.
-  await reportArtifact(cli, ORG, B, 'build-b');
+  await recordArtifact(cli, ORG, B, 'build-b');
   expect(
     (
       await cli.multipart('POST', `/api/v2/custom-attestation-types/${ORG}`, [
@@ -145,7 +149,7 @@ beforeAll(async () => {
   ]);
   expect(custom.status, custom.body).toBe(201);
   // C: CycloneDX 1.6 inside the CLI's evidence.tgz, next to a file that is no SBOM.
-  await reportArtifact(cli, ORG, C, 'build-c');
+  await recordArtifact(cli, ORG, C, 'build-c');
   await attest(
     cli,
     ORG,
@@ -161,7 +165,7 @@ beforeAll(async () => {
     C,
   );
   // Another organization holds the same package and the same fingerprint.
-  await reportArtifact(other, OTHER, A, 'build-x');
+  await recordArtifact(other, OTHER, A, 'build-x');
   await attest(
     other,
     OTHER,
@@ -295,7 +299,7 @@ describe('SBOM indexing', () => {
     expect(r.status, r.body).toBe(201);
     expect((await attestation('build-d', 'sbom')).sbom_index).toMatchObject({ indexed: true, components: 1 });
     expect((await exposure('purl=pkg:npm/express')).json.artifacts).toEqual([]);
-    await reportArtifact(cli, ORG, D, 'build-d');
+    await recordArtifact(cli, ORG, D, 'build-d');
     expect((await exposure('purl=pkg:npm/express')).json.artifacts).toEqual([
       expect.objectContaining({
         fingerprint: D,

@@ -98,6 +98,8 @@ describe.skipIf(onPostgres)('the API process', () => {
     });
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('Invalid configuration:');
-    for (const name of ['PORT', 'LOG_LEVEL', 'DATABASE_URL']) expect(result.stderr).toContain(`- ${name}:`);
+    for (const name of ['PORT', 'LOG_LEVEL', 'DATABASE_URL']) {
+      expect(result.stderr).toContain(`- ${name}:`);
+    }
   }, 60_000);
 });

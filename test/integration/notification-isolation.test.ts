@@ -53,13 +53,17 @@ beforeAll(async () => {
     const head = Buffer.from('HTTP/1.1 200 OK\r\nx-slow: ' + 'y'.repeat(10_000));
     let i = 0;
     const timer = setInterval(() => {
-      if (socket.destroyed) return clearInterval(timer);
+      if (socket.destroyed) {
+        return clearInterval(timer);
+      }
       socket.write(head.subarray(i, i + 1));
       i = (i + 1) % head.length;
     }, 100);
     timers.push(timer);
   });
-  for (const s of [good, endless, trickle]) await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  for (const s of [good, endless, trickle]) {
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  }
   t = await createTestApp({
     env: {
       VERITY_NOTIFIER_ENABLED: 'true',
@@ -95,10 +99,16 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
-  for (const timer of timers) clearInterval(timer);
-  for (const s of sockets) s.destroy();
+  for (const timer of timers) {
+    clearInterval(timer);
+  }
+  for (const s of sockets) {
+    s.destroy();
+  }
   await t?.close();
-  for (const s of [good, endless, trickle]) await new Promise((r) => s?.close(r));
+  for (const s of [good, endless, trickle]) {
+    await new Promise((r) => s?.close(r));
+  }
 });
 
 describe('a slow or hostile receiver', () => {

@@ -263,7 +263,9 @@ describe('delivery', () => {
     let a: any;
     for (let i = 0; i < 100; i++) {
       a = (await api.get(`/api/v2/actions/${ORG}`)).json.find((x: any) => x.name === 'internal');
-      if (a.targets[0].last_failure_at !== null) break;
+      if (a.targets[0].last_failure_at !== null) {
+        break;
+      }
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(a.is_failing).toBe(true);

@@ -38,18 +38,29 @@ describe('OpenAPI document', () => {
         missing.push(`${label}: not in the document`);
         continue;
       }
-      if (!op.operationId) missing.push(`${label}: no operationId`);
-      else if (ids.has(op.operationId)) missing.push(`${label}: duplicate operationId ${op.operationId}`);
+      if (!op.operationId) {
+        missing.push(`${label}: no operationId`);
+      } else if (ids.has(op.operationId)) {
+        missing.push(`${label}: duplicate operationId ${op.operationId}`);
+      }
       ids.add(op.operationId);
-      if (!op.summary) missing.push(`${label}: no summary`);
+      if (!op.summary) {
+        missing.push(`${label}: no summary`);
+      }
       const successes = Object.keys(op.responses ?? {}).filter((s) => s.startsWith('2'));
-      if (successes.length === 0) missing.push(`${label}: no success response schema`);
-      if (!op.responses?.['401'] || !op.responses?.['400'])
+      if (successes.length === 0) {
+        missing.push(`${label}: no success response schema`);
+      }
+      if (!op.responses?.['401'] || !op.responses?.['400']) {
         missing.push(`${label}: error responses not documented`);
+      }
       const pathParams = [...route.url.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]);
       const documented = (op.parameters ?? []).filter((p: any) => p.in === 'path').map((p: any) => p.name);
-      for (const p of pathParams)
-        if (!documented.includes(p)) missing.push(`${label}: path parameter ${p} undocumented`);
+      for (const p of pathParams) {
+        if (!documented.includes(p)) {
+          missing.push(`${label}: path parameter ${p} undocumented`);
+        }
+      }
       const schema = route.schema as { body?: unknown; consumes?: string[] } | undefined;
       if (BODY_METHODS.has(route.method) && !schema?.body && !schema?.consumes) {
         missing.push(`${label}: no body schema`);
@@ -66,6 +77,8 @@ describe('OpenAPI document', () => {
   it('serves a docs page', async () => {
     const res = await t.app.inject({ url: '/api/v2/doc/' });
     expect([200, 302]).toContain(res.statusCode);
-    if (res.statusCode === 200) expect(res.body).toMatch(/swagger/i);
+    if (res.statusCode === 200) {
+      expect(res.body).toMatch(/swagger/i);
+    }
   });
 });

@@ -15,8 +15,9 @@ const fingerprint = (i: number) => i.toString(16).padStart(2, '0').repeat(32);
 beforeAll(async () => {
   t = await createTestApp();
   api = client(t.app, await t.seedKey(ORG, 'member'));
-  for (let e = 0; e < 10; e++)
+  for (let e = 0; e < 10; e++) {
     await api.put(`/api/v2/environments/${ORG}`, { name: `env-${e}`, type: 'K8S', description: '' });
+  }
   await api.put(`/api/v2/environments/${ORG}`, { name: 'busy', type: 'K8S', description: '' });
 });
 afterAll(async () => t?.close());
@@ -74,6 +75,8 @@ describe('concurrent reports', () => {
       ),
     );
     expect(results.map((r) => r.status)).toEqual(Array(20).fill(200));
-    for (let e = 0; e < 10; e++) expect(await snapshotsOf(`env-${e}`)).toEqual([1, 2]);
+    for (let e = 0; e < 10; e++) {
+      expect(await snapshotsOf(`env-${e}`)).toEqual([1, 2]);
+    }
   });
 });

@@ -64,7 +64,9 @@ describe.skipIf(onPostgres)('a policy regular expression on a running server', (
 
   afterAll(() => {
     // SIGKILL: a process stuck in a regular expression never handles SIGTERM.
-    if (child?.pid) process.kill(-child.pid, 'SIGKILL');
+    if (child?.pid) {
+      process.kill(-child.pid, 'SIGKILL');
+    }
     rmSync(dir, { recursive: true, force: true });
   });
 

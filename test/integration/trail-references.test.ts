@@ -51,9 +51,12 @@ beforeAll(async () => {
   t = await createTestApp();
   cli = cliClient(t.app, await t.seedKey('acme', 'admin'));
   expect((await cli.json('PUT', '/api/v2/flows/acme', { name: 'refs', description: '' })).status).toBe(201);
-  for (const name of ['kept', 'doomed'])
+  for (const name of ['kept', 'doomed']) {
     expect((await cli.json('PUT', '/api/v2/trails/acme/refs', { name })).status).toBe(201);
-  for (const trail of ['kept', 'doomed']) expect((await attest(trail, 'lint')).status).toBe(201);
+  }
+  for (const trail of ['kept', 'doomed']) {
+    expect((await attest(trail, 'lint')).status).toBe(201);
+  }
   ids = await trailIds('kept');
 });
 afterAll(async () => t?.close());
@@ -112,11 +115,13 @@ describe('references from evidence to its trail', () => {
 
   it("deletes a trail's evidence with the trail", async () => {
     const doomed = await trailIds('doomed');
-    for (const table of ['attestations', 'trail_events', 'trail_facts'] as const)
+    for (const table of ['attestations', 'trail_events', 'trail_facts'] as const) {
       expect(await count(table, doomed.trail)).toBeGreaterThan(0);
+    }
     await sql`delete from trails where id = ${doomed.trail}`.execute(t.db.db);
-    for (const table of ['attestations', 'trail_events', 'trail_facts'] as const)
+    for (const table of ['attestations', 'trail_events', 'trail_facts'] as const) {
       expect(await count(table, doomed.trail)).toBe(0);
+    }
     expect(await count('attestations', ids.trail)).toBeGreaterThan(0);
   });
 });

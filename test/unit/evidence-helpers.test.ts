@@ -65,7 +65,9 @@ describe('flow templates: the v1 schema, with the line of each problem', () => {
   ])('%#', ({ yaml, ok, line }) => {
     const r = parseFlowTemplate(yaml);
     expect(r.ok).toBe(ok);
-    if (!r.ok) expect(r.problems[0]).toMatch(new RegExp(`^line ${line}:`));
+    if (!r.ok) {
+      expect(r.problems[0]).toMatch(new RegExp(`^line ${line}:`));
+    }
   });
 
   it('names the unsupported attestation type', () => {
@@ -73,6 +75,8 @@ describe('flow templates: the v1 schema, with the line of each problem', () => {
       'version: 1\ntrail:\n  attestations:\n  - name: foo\n    type: not-supported\n',
     );
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.problems.join()).toMatch(/'not-supported' is not supported/);
+    if (!r.ok) {
+      expect(r.problems.join()).toMatch(/'not-supported' is not supported/);
+    }
   });
 });

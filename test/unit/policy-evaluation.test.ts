@@ -12,7 +12,9 @@ const artifact = { name: 'registry/payments:1.2', fingerprint: FP };
 
 function policy(yaml: string, name = 'prod', version = 1): PolicyVersion {
   const parsed = parsePolicyYaml(`_schema: https://docs.kosli.com/schemas/policy/v1\n${yaml}`);
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+  if (!parsed.ok) {
+    throw new Error(JSON.stringify(parsed.problems));
+  }
   return { id: `id-${name}`, name, version, policy: parsed.policy };
 }
 

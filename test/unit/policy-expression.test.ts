@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { evaluateExpression } from '../../services/api/src/domain/policy-expression-evaluate.js';
 import {
-  evaluateExpression,
   ExpressionError,
   parseExpression,
   type ExpressionContext,

@@ -39,7 +39,9 @@ describe('policy files: schema and conditions (section 6)', () => {
 `;
     const result = parsePolicyYaml(text);
     expect(result.ok).toBe(true);
-    if (!result.ok) return;
+    if (!result.ok) {
+      return;
+    }
     expect(result.policy.provenance).toEqual({
       required: true,
       exceptions: [{ text: 'matches(artifact.name, "^datadog:.*")' }],
@@ -115,7 +117,9 @@ describe('policy files: schema and conditions (section 6)', () => {
   ])('reports $case with its line', ({ text, line, message }) => {
     const result = parsePolicyYaml(text);
     expect(result.ok).toBe(false);
-    if (result.ok) return;
+    if (result.ok) {
+      return;
+    }
     const hit = result.problems.find((p) => p.message.includes(message));
     expect(hit, JSON.stringify(result.problems)).toBeDefined();
     expect(hit!.line).toBe(line);

@@ -1,6 +1,6 @@
-/** Stored evaluations compare by content (usecases/evaluation.ts `sameEvaluation`). */
+/** Stored evaluations compare by content (domain/trail-evaluation.ts `sameEvaluation`). */
 import { describe, expect, it } from 'vitest';
-import { sameEvaluation } from '../../services/api/src/usecases/evaluation.js';
+import { sameEvaluation } from '../../services/api/src/domain/trail-evaluation.js';
 
 describe('sameEvaluation', () => {
   it.each([

@@ -6,10 +6,14 @@ import { readSbom } from '../../services/api/src/usecases/sbom-evidence.js';
 /** A gzipped tar of these members, as the CLI packs `evidence.tgz`. */
 async function tgz(files: Record<string, Buffer | string>): Promise<Buffer> {
   const pack = tar.pack();
-  for (const [name, content] of Object.entries(files)) pack.entry({ name }, content);
+  for (const [name, content] of Object.entries(files)) {
+    pack.entry({ name }, content);
+  }
   pack.finalize();
   const chunks: Buffer[] = [];
-  for await (const c of pack.pipe(createGzip())) chunks.push(c as Buffer);
+  for await (const c of pack.pipe(createGzip())) {
+    chunks.push(c as Buffer);
+  }
   return Buffer.concat(chunks);
 }
 

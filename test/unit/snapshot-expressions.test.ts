@@ -29,7 +29,9 @@ describe('snapshot expressions (section 5)', () => {
   ])('$text resolves to $expected', ({ text, latest, expected }) => {
     const parsed = parseSnapshotExpression(text);
     expect(parsed.ok).toBe(true);
-    if (parsed.ok) expect(resolveSnapshotExpression(parsed.value, latest, NOW)).toEqual(expected);
+    if (parsed.ok) {
+      expect(resolveSnapshotExpression(parsed.value, latest, NOW)).toEqual(expected);
+    }
   });
 
   it.each([
@@ -45,7 +47,9 @@ describe('snapshot expressions (section 5)', () => {
   ])('refuses %s with a reason', (text) => {
     const parsed = parseSnapshotExpression(text);
     expect(parsed.ok).toBe(false);
-    if (!parsed.ok) expect(parsed.reason.length).toBeGreaterThan(5);
+    if (!parsed.ok) {
+      expect(parsed.reason.length).toBeGreaterThan(5);
+    }
   });
 
   it('moves months on the calendar and clamps the day', () => {

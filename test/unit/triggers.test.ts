@@ -111,7 +111,9 @@ describe('triggers (section 7)', () => {
 
 describe('outbound addresses (section 7)', () => {
   const none = parseOutboundAllowList('');
-  if (!none.ok) throw new Error('parse');
+  if (!none.ok) {
+    throw new Error('parse');
+  }
   it.each([
     ['93.184.216.34', null],
     ['2606:4700::1111', null],
@@ -127,14 +129,19 @@ describe('outbound addresses (section 7)', () => {
     ['100.64.0.1', 'carrierGradeNat'],
   ])('%s is refused for %s', (address, range) => {
     const reason = refusedAddress(address, 'hooks.example', none.value);
-    if (range === null) expect(reason).toBeNull();
-    else expect(reason).toContain(range);
+    if (range === null) {
+      expect(reason).toBeNull();
+    } else {
+      expect(reason).toContain(range);
+    }
   });
 
   it('lets the operator allow hosts and ranges', () => {
     const allow = parseOutboundAllowList('127.0.0.1, 10.0.0.0/8, hooks.internal');
     expect(allow.ok).toBe(true);
-    if (!allow.ok) return;
+    if (!allow.ok) {
+      return;
+    }
     expect(refusedAddress('127.0.0.1', 'localhost', allow.value)).toBeNull();
     expect(refusedAddress('10.9.9.9', 'x', allow.value)).toBeNull();
     expect(refusedAddress('192.168.0.1', 'hooks.internal', allow.value)).toBeNull();

@@ -27,10 +27,14 @@ export async function backupCommand(
     options: { url: { type: 'string' }, 'api-key': { type: 'string' } },
   });
   const file = positionals[1];
-  if (!file) throw new AdminUsageError('missing the file to write the backup to');
+  if (!file) {
+    throw new AdminUsageError('missing the file to write the backup to');
+  }
   const url = (values.url ?? env.VERITY_URL ?? 'http://localhost:8080').replace(/\/+$/, '');
   const key = values['api-key'] ?? env.VERITY_API_KEY;
-  if (!key) throw new AdminUsageError('an admin API key is needed: --api-key or VERITY_API_KEY');
+  if (!key) {
+    throw new AdminUsageError('an admin API key is needed: --api-key or VERITY_API_KEY');
+  }
   let res: Response;
   try {
     res = await fetch(`${url}/api/v2/admin/backup`, { headers: { authorization: `Bearer ${key}` } });
@@ -66,7 +70,9 @@ export async function restoreCommand(argv: string[], defaultDataDir: string): Pr
     options: { 'data-dir': { type: 'string' }, force: { type: 'boolean', default: false } },
   });
   const file = positionals[1];
-  if (!file) throw new AdminUsageError('missing the backup file to restore');
+  if (!file) {
+    throw new AdminUsageError('missing the backup file to restore');
+  }
   const dataDir = values['data-dir'] ?? defaultDataDir;
   let archive: Blob;
   try {

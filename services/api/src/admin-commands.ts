@@ -1,7 +1,8 @@
 /** The admin commands: organizations, users, memberships and keys, without the HTTP API. */
 import { parseArgs } from 'node:util';
 import { ROLES, type Role } from './domain/roles.js';
-import { epochSeconds, newId } from './ids.js';
+import { newId } from './ids.js';
+import { epochSeconds } from './time.js';
 import type { DatabaseHandle } from './storage/create-db.js';
 import { orgsRepository } from './storage/repositories/orgs.js';
 import { serviceAccountsRepository } from './storage/repositories/service-accounts.js';
@@ -33,9 +34,153 @@ function role(value: string | undefined): Role {
 
 function positional(args: string[], index: number, what: string): string {
   const v = args[index];
-  if (!v) throw new AdminUsageError(`missing ${what}`);
+  if (!v) {
+    throw new AdminUsageError(`missing ${what}`);
+  }
   return v;
 }
+
+const OPTIONS = {
+  'display-name': { type: 'string' },
+  email: { type: 'string' },
+  role: { type: 'string' },
+  description: { type: 'string' },
+  'expires-at': { type: 'string' },
+  user: { type: 'string' },
+  org: { type: 'string' },
+  'service-account': { type: 'string' },
+} as const;
+
+/** One command's input: the database, its options, its positional arguments and the time. */
+interface AdminCall {
+  db: DatabaseHandle['db'];
+  values: ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
+  rest: string[];
+  now: Date;
+}
+
+function expires({ values, now }: AdminCall): Date | null {
+  const raw = values['expires-at'];
+  if (raw === undefined) {
+    return null;
+  }
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) {
+    throw new AdminUsageError('--expires-at must be epoch seconds');
+  }
+  return parseExpiresAt(n, now);
+}
+
+async function findOrg(db: DatabaseHandle['db'], name: string) {
+  const org = await orgsRepository.findByName(db, name);
+  if (!org) {
+    throw new AdminUsageError(`organization '${name}' does not exist`);
+  }
+  return org;
+}
+
+async function createOrg({ db, values, rest }: AdminCall): Promise<string[]> {
+  const name = positional(rest, 0, 'organization name');
+  const { created } = await orgsRepository.ensure(db, {
+    id: newId(),
+    name,
+    display_name: values['display-name'] ?? name,
+  });
+  return [created ? `created organization '${name}'` : `organization '${name}' already exists`];
+}
+
+async function listOrgs({ db }: AdminCall): Promise<string[]> {
+  const orgs = await orgsRepository.list(db);
+  return orgs.length === 0 ? ['no organizations'] : orgs.map((o) => `${o.name}\t${o.display_name}`);
+}
+
+async function createUser({ db, values, rest }: AdminCall): Promise<string[]> {
+  const name = positional(rest, 0, 'user name');
+  if (await usersRepository.findByName(db, name)) {
+    return [`user '${name}' already exists`];
+  }
+  await usersRepository.create(db, { id: newId(), name, email: values.email ?? null });
+  return [`created user '${name}'`];
+}
+
+async function addMember({ db, values, rest }: AdminCall): Promise<string[]> {
+  const org = await findOrg(db, positional(rest, 0, 'organization name'));
+  const userName = positional(rest, 1, 'user name');
+  const user = await usersRepository.findByName(db, userName);
+  if (!user) {
+    throw new AdminUsageError(`user '${userName}' does not exist`);
+  }
+  const r = role(values.role);
+  await usersRepository.upsertMembership(db, org.id, user.id, r);
+  if (!user.default_org_id) {
+    await usersRepository.setDefaultOrg(db, user.id, org.id);
+  }
+  return [`'${userName}' is ${r} in '${org.name}'`];
+}
+
+async function createServiceAccount({ db, values, rest }: AdminCall): Promise<string[]> {
+  const org = await findOrg(db, positional(rest, 0, 'organization name'));
+  const name = positional(rest, 1, 'service account name');
+  const inserted = await serviceAccountsRepository.insert(db, {
+    org_id: org.id,
+    id: newId(),
+    name,
+    description: values.description ?? '',
+    privilege: role(values.role),
+    created_by_principal: 'system',
+    created_by_name: 'admin-cli',
+  });
+  return [
+    inserted
+      ? `created service account '${name}' in '${org.name}'`
+      : `service account '${name}' already exists`,
+  ];
+}
+
+async function createKey(call: AdminCall): Promise<string[]> {
+  const { db, values, now } = call;
+  const description = values.description ?? 'created with the admin command';
+  if (values.user) {
+    const user = await usersRepository.findByName(db, values.user);
+    if (!user) {
+      throw new AdminUsageError(`user '${values.user}' does not exist`);
+    }
+    const { row, key } = await createUserKey(db, {
+      userId: user.id,
+      description,
+      expiresAt: expires(call),
+      now,
+    });
+    return keyLines(row.id, key, row.expires_at);
+  }
+  if (values.org && values['service-account']) {
+    const org = await findOrg(db, values.org);
+    const account = await serviceAccountsRepository.findByName(db, org.id, values['service-account']);
+    if (!account) {
+      throw new AdminUsageError(
+        `service account '${values['service-account']}' does not exist in '${org.name}'`,
+      );
+    }
+    const { row, key } = await createServiceAccountKey(db, {
+      orgId: org.id,
+      serviceAccountId: account.id,
+      description,
+      expiresAt: expires(call),
+      now,
+    });
+    return keyLines(row.id, key, row.expires_at);
+  }
+  throw new AdminUsageError('key create needs --user, or --org and --service-account');
+}
+
+const COMMANDS: Record<string, (call: AdminCall) => Promise<string[]>> = {
+  'org create': createOrg,
+  'org list': listOrgs,
+  'user create': createUser,
+  'member add': addMember,
+  'service-account create': createServiceAccount,
+  'key create': createKey,
+};
 
 /** Runs one admin command; returns the lines to print. */
 export async function runAdmin(
@@ -43,117 +188,13 @@ export async function runAdmin(
   argv: string[],
   now = new Date(),
 ): Promise<string[]> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      'display-name': { type: 'string' },
-      email: { type: 'string' },
-      role: { type: 'string' },
-      description: { type: 'string' },
-      'expires-at': { type: 'string' },
-      user: { type: 'string' },
-      org: { type: 'string' },
-      'service-account': { type: 'string' },
-    },
-  });
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
   const [noun, verb] = positionals;
-  const rest = positionals.slice(2);
-  const expires = () => {
-    const raw = values['expires-at'];
-    if (raw === undefined) return null;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 0) throw new AdminUsageError('--expires-at must be epoch seconds');
-    return parseExpiresAt(n, now);
-  };
-  const findOrg = async (name: string) => {
-    const org = await orgsRepository.findByName(db, name);
-    if (!org) throw new AdminUsageError(`organization '${name}' does not exist`);
-    return org;
-  };
-
-  switch (`${noun ?? ''} ${verb ?? ''}`) {
-    case 'org create': {
-      const name = positional(rest, 0, 'organization name');
-      const { created } = await orgsRepository.ensure(db, {
-        id: newId(),
-        name,
-        display_name: values['display-name'] ?? name,
-      });
-      return [created ? `created organization '${name}'` : `organization '${name}' already exists`];
-    }
-    case 'org list': {
-      const orgs = await orgsRepository.list(db);
-      return orgs.length === 0 ? ['no organizations'] : orgs.map((o) => `${o.name}\t${o.display_name}`);
-    }
-    case 'user create': {
-      const name = positional(rest, 0, 'user name');
-      if (await usersRepository.findByName(db, name)) return [`user '${name}' already exists`];
-      await usersRepository.create(db, { id: newId(), name, email: values.email ?? null });
-      return [`created user '${name}'`];
-    }
-    case 'member add': {
-      const org = await findOrg(positional(rest, 0, 'organization name'));
-      const userName = positional(rest, 1, 'user name');
-      const user = await usersRepository.findByName(db, userName);
-      if (!user) throw new AdminUsageError(`user '${userName}' does not exist`);
-      const r = role(values.role);
-      await usersRepository.upsertMembership(db, org.id, user.id, r);
-      if (!user.default_org_id) await usersRepository.setDefaultOrg(db, user.id, org.id);
-      return [`'${userName}' is ${r} in '${org.name}'`];
-    }
-    case 'service-account create': {
-      const org = await findOrg(positional(rest, 0, 'organization name'));
-      const name = positional(rest, 1, 'service account name');
-      const inserted = await serviceAccountsRepository.insert(db, {
-        org_id: org.id,
-        id: newId(),
-        name,
-        description: values.description ?? '',
-        privilege: role(values.role),
-        created_by_principal: 'system',
-        created_by_name: 'admin-cli',
-      });
-      return [
-        inserted
-          ? `created service account '${name}' in '${org.name}'`
-          : `service account '${name}' already exists`,
-      ];
-    }
-    case 'key create': {
-      const description = values.description ?? 'created with the admin command';
-      if (values.user) {
-        const user = await usersRepository.findByName(db, values.user);
-        if (!user) throw new AdminUsageError(`user '${values.user}' does not exist`);
-        const { row, key } = await createUserKey(db, {
-          userId: user.id,
-          description,
-          expiresAt: expires(),
-          now,
-        });
-        return keyLines(row.id, key, row.expires_at);
-      }
-      if (values.org && values['service-account']) {
-        const org = await findOrg(values.org);
-        const account = await serviceAccountsRepository.findByName(db, org.id, values['service-account']);
-        if (!account)
-          throw new AdminUsageError(
-            `service account '${values['service-account']}' does not exist in '${org.name}'`,
-          );
-        const { row, key } = await createServiceAccountKey(db, {
-          orgId: org.id,
-          serviceAccountId: account.id,
-          description,
-          expiresAt: expires(),
-          now,
-        });
-        return keyLines(row.id, key, row.expires_at);
-      }
-      throw new AdminUsageError('key create needs --user, or --org and --service-account');
-    }
-    default:
-      throw new AdminUsageError(USAGE);
+  const command = COMMANDS[`${noun ?? ''} ${verb ?? ''}`];
+  if (!command) {
+    throw new AdminUsageError(USAGE);
   }
+  return command({ db, values, rest: positionals.slice(2), now });
 }
 
 function keyLines(id: string, key: string, expiresAt: Date | null): string[] {

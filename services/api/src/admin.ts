@@ -23,8 +23,9 @@ async function main(): Promise<void> {
   }
   const config = loadConfig();
   if (argv[0] === 'restore') {
-    if (config.databaseUrl)
+    if (config.databaseUrl) {
       throw new AdminUsageError('restore is for the embedded database; restore PostgreSQL with pg_restore');
+    }
     process.stdout.write(`${(await restoreCommand(argv, config.dataDir)).join('\n')}\n`);
     return;
   }
@@ -39,8 +40,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof AdminUsageError || err instanceof ConfigError || err instanceof RestoreRefusedError)
+  if (err instanceof AdminUsageError || err instanceof ConfigError || err instanceof RestoreRefusedError) {
     process.stderr.write(`error: ${err.message}\n`);
-  else process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+  } else {
+    process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+  }
   process.exit(1);
 });

@@ -26,6 +26,7 @@ import multipartPlugin from './plugins/multipart.js';
 import openapiPlugin from './plugins/openapi.js';
 import provenancePlugin from './plugins/provenance.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
+import runtimeMetricsPlugin from './plugins/runtime-metrics.js';
 import runtimePlugin from './plugins/runtime.js';
 import routes from './routes/index.js';
 import { openDatabase, type DatabaseHandle } from './storage/create-db.js';
@@ -54,20 +55,23 @@ const validatorCompiler: FastifySchemaCompiler<ZodType> =
       : { error: new RequestValidationError(result.error.issues) };
   };
 
+/** The database of the configuration: PostgreSQL at DATABASE_URL, else embedded in the data directory. */
+export function openConfiguredDatabase(config: Config): Promise<DatabaseHandle> {
+  return openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolMax: config.dbPoolMax,
+    preparedStatements: config.dbPreparedStatements,
+    statementTimeoutMs: config.dbStatementTimeoutMs,
+    connectTimeoutMs: config.dbConnectTimeoutMs,
+  });
+}
+
 /** Builds the API. The caller owns `listen`/`close`. */
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const { config } = options;
   const owned = options.database === undefined;
-  const handle =
-    options.database ??
-    (await openDatabase({
-      databaseUrl: config.databaseUrl,
-      dataDir: config.dataDir,
-      poolMax: config.dbPoolMax,
-      preparedStatements: config.dbPreparedStatements,
-      statementTimeoutMs: config.dbStatementTimeoutMs,
-      connectTimeoutMs: config.dbConnectTimeoutMs,
-    }));
+  const handle = options.database ?? (await openConfiguredDatabase(config));
 
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel),
@@ -100,6 +104,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(evidencePlugin);
   await app.register(metricsPlugin);
   await app.register(runtimePlugin);
+  await app.register(runtimeMetricsPlugin);
   await app.register(openapiPlugin);
   await app.register(authPlugin);
   await app.register(rateLimitPlugin);

@@ -96,8 +96,11 @@ export class RequestValidationError extends Error {
 export function formatIssuePath(path: ReadonlyArray<PropertyKey>): string {
   let out = '';
   for (const part of path) {
-    if (typeof part === 'number') out += `[${part}]`;
-    else out += out === '' ? String(part) : `.${String(part)}`;
+    if (typeof part === 'number') {
+      out += `[${part}]`;
+    } else {
+      out += out === '' ? String(part) : `.${String(part)}`;
+    }
   }
   return out;
 }
@@ -113,7 +116,9 @@ export function issuesToFieldErrors(issues: z.core.$ZodIssue[], context?: string
   };
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) add([...issue.path, key], 'Extra inputs are not permitted');
+      for (const key of issue.keys) {
+        add([...issue.path, key], 'Extra inputs are not permitted');
+      }
     } else if (issue.code === 'invalid_union' && issue.errors.length > 0) {
       // Report the branch that got furthest rather than "invalid input".
       const best = issue.errors.reduce((a, b) => (deepest(b) > deepest(a) ? b : a));

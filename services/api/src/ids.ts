@@ -5,13 +5,3 @@ import { randomUUID } from 'node:crypto';
 export function newId(): string {
   return randomUUID().slice(0, 32);
 }
-
-/** Epoch seconds (fractional) of a date, the wire form of timestamps. */
-export function epochSeconds(date: Date): number {
-  return date.getTime() / 1000;
-}
-
-/** Epoch seconds, or 0 when there is no date (the interface's "never"). */
-export function epochOrZero(date: Date | null | undefined): number {
-  return date ? epochSeconds(date) : 0;
-}

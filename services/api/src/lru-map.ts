@@ -13,7 +13,9 @@ export class LruMap<V> {
   set(key: string, value: V): void {
     this.map.delete(key);
     this.map.set(key, value);
-    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string);
+    if (this.map.size > this.max) {
+      this.map.delete(this.map.keys().next().value as string);
+    }
   }
   delete(key: string): void {
     this.map.delete(key);

@@ -3,10 +3,11 @@
  */
 import closeWithGrace from 'close-with-grace';
 import { pino } from 'pino';
-import { buildApp } from './app.js';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { buildApp, openConfiguredDatabase } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { loggerOptions } from './logger.js';
-import { openDatabase } from './storage/create-db.js';
+import { openDatabase, type DatabaseHandle } from './storage/create-db.js';
 import { isDatabaseUnavailable, isUniqueViolation } from './storage/errors.js';
 import { migrateToLatest } from './storage/migrate.js';
 import { ensureBootstrap, type BootstrapResult } from './usecases/bootstrap.js';
@@ -23,60 +24,66 @@ function readConfig(): Config {
   }
 }
 
-async function main(): Promise<void> {
-  const config = readConfig();
-  const log = pino(loggerOptions(config.logLevel));
+type Log = Pick<FastifyBaseLogger, 'info'>;
+
+/** Opens the configured database, migrated to the latest schema. */
+async function openMigrated(config: Config, log: Log): Promise<DatabaseHandle> {
+  const migrate = async (handle: DatabaseHandle) => {
+    const applied = await migrateToLatest(handle);
+    if (applied.length > 0) {
+      log.info({ migrations: applied }, 'migrations applied');
+    }
+  };
   if (config.databaseUrl) {
     // Migrations may wait for another replica's and may run long: on connections of their own,
     // without the statement timeout of requests.
     const setup = await openDatabase({ databaseUrl: config.databaseUrl, poolMax: 2 });
     try {
-      const applied = await migrateToLatest(setup);
-      if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
+      await migrate(setup);
     } finally {
       await setup.close();
     }
   }
-  const handle = await openDatabase({
-    databaseUrl: config.databaseUrl,
-    dataDir: config.dataDir,
-    poolMax: config.dbPoolMax,
-    preparedStatements: config.dbPreparedStatements,
-    statementTimeoutMs: config.dbStatementTimeoutMs,
-    connectTimeoutMs: config.dbConnectTimeoutMs,
-  });
+  const handle = await openConfiguredDatabase(config);
   log.info(
     { database: handle.dialect === 'postgres' ? 'postgresql' : `embedded (${config.dataDir})` },
     'database opened',
   );
   if (handle.dialect === 'pglite') {
-    const applied = await migrateToLatest(handle);
-    if (applied.length > 0) log.info({ migrations: applied }, 'migrations applied');
+    await migrate(handle);
   }
+  return handle;
+}
 
+/** The first organization and key, when the configuration or a first start asks for them. */
+async function bootstrap(handle: DatabaseHandle, config: Config, log: Log): Promise<BootstrapResult> {
+  const ensure = () =>
+    ensureBootstrap(handle.db, {
+      orgName: config.bootstrapOrg,
+      apiKey: config.bootstrapApiKey,
+      now: new Date(),
+    });
   let boot: BootstrapResult;
   try {
-    boot = await ensureBootstrap(handle.db, {
-      orgName: config.bootstrapOrg,
-      apiKey: config.bootstrapApiKey,
-      now: new Date(),
-    });
+    boot = await ensure();
   } catch (err) {
     // Another replica bootstrapped in the same instant: its result is ours.
-    if (!isUniqueViolation(err)) throw err;
-    boot = await ensureBootstrap(handle.db, {
-      orgName: config.bootstrapOrg,
-      apiKey: config.bootstrapApiKey,
-      now: new Date(),
-    });
+    if (!isUniqueViolation(err)) {
+      throw err;
+    }
+    boot = await ensure();
   }
-  if (boot.orgCreated) log.info({ org: boot.org }, 'bootstrap organization created');
-  if (boot.configuredKeyCreated)
+  if (boot.orgCreated) {
+    log.info({ org: boot.org }, 'bootstrap organization created');
+  }
+  if (boot.configuredKeyCreated) {
     log.info({ org: boot.org }, 'bootstrap API key registered (VERITY_BOOTSTRAP_API_KEY)');
+  }
+  return boot;
+}
 
-  const app = await buildApp({ config, database: handle, logger: loggerOptions(config.logLevel) });
-  app.addHook('onClose', async () => handle.close());
-
+/** Closes the app on SIGTERM and SIGINT, and decides what an error nothing caught does. */
+function handleShutdown(app: FastifyInstance, config: Config): void {
   const grace = closeWithGrace(
     { delay: config.shutdownTimeoutMs, skip: ['uncaughtException', 'unhandledRejection'] },
     async ({ signal }) => {
@@ -94,7 +101,9 @@ async function main(): Promise<void> {
       app.log.warn({ err }, 'database connection lost');
       return;
     }
-    if (failing) process.exit(1);
+    if (failing) {
+      process.exit(1);
+    }
     failing = true;
     grace.uninstall();
     app.log.error({ err }, 'shutting down after an error');
@@ -103,29 +112,44 @@ async function main(): Promise<void> {
   };
   process.on('uncaughtException', onUnexpected);
   process.on('unhandledRejection', onUnexpected);
+}
+
+/** The key a first start generated, shown once on the terminal; only its hash is stored. */
+function showGeneratedKey(config: Config, org: string | undefined, key: string): void {
+  const url = `${config.publicUrl}/api/v2/organizations/${org}`;
+  process.stdout.write(
+    [
+      '',
+      '  Verity is ready. A first organization and admin API key were created:',
+      '',
+      `    organization: ${org}`,
+      `    API key:      ${key}`,
+      '',
+      '  The key is shown only this once. Try it:',
+      '',
+      `    curl -H 'Authorization: Bearer ${key}' ${url}`,
+      '',
+      '',
+    ].join('\n'),
+  );
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  const log = pino(loggerOptions(config.logLevel));
+  const handle = await openMigrated(config, log);
+  const boot = await bootstrap(handle, config, log);
+
+  const app = await buildApp({ config, database: handle, logger: loggerOptions(config.logLevel) });
+  app.addHook('onClose', async () => handle.close());
+  handleShutdown(app, config);
 
   await app.listen({ port: config.port, host: config.host });
   // Metrics name every organization: their own port, which the Service of the API does not expose.
   await app.metrics.server.listen({ port: config.metricsPort, host: config.host });
   app.log.info({ port: config.metricsPort }, 'metrics listening');
   if (boot.generatedKey) {
-    // Shown once, on the terminal and in the log of the first start; only its hash is stored.
-    const url = `${config.publicUrl}/api/v2/organizations/${boot.org}`;
-    process.stdout.write(
-      [
-        '',
-        '  Verity is ready. A first organization and admin API key were created:',
-        '',
-        `    organization: ${boot.org}`,
-        `    API key:      ${boot.generatedKey}`,
-        '',
-        '  The key is shown only this once. Try it:',
-        '',
-        `    curl -H 'Authorization: Bearer ${boot.generatedKey}' ${url}`,
-        '',
-        '',
-      ].join('\n'),
-    );
+    showGeneratedKey(config, boot.org, boot.generatedKey);
   }
 }
 

@@ -102,7 +102,9 @@ export function bindAttestation(
       : { scope: 'unbound', reason: `no artifact with fingerprint ${att.artifactFingerprint} in this trail` };
   }
   const targets = att.targetArtifacts ?? [];
-  if (targets.length === 0) return { scope: 'trail' };
+  if (targets.length === 0) {
+    return { scope: 'trail' };
+  }
   if (!att.gitCommit) {
     return { scope: 'unbound', reason: 'artifact attestation without a fingerprint or a git commit' };
   }
@@ -112,7 +114,9 @@ export function bindAttestation(
       targets.includes(a.templateReferenceName) &&
       a.gitCommit === att.gitCommit,
   );
-  if (found.length > 0) return { scope: 'artifacts', artifacts: found };
+  if (found.length > 0) {
+    return { scope: 'artifacts', artifacts: found };
+  }
   return {
     scope: 'unbound',
     reason: `pending: no artifact named ${targets.map((t) => `'${t}'`).join(' or ')} with commit ${att.gitCommit} has been reported to this trail`,
@@ -142,8 +146,11 @@ export function slotStatuses(
   const byName = new Map<string, AttestationFact[]>();
   for (const r of reports) {
     const list = byName.get(r.name);
-    if (list) list.push(r);
-    else byName.set(r.name, [r]);
+    if (list) {
+      list.push(r);
+    } else {
+      byName.set(r.name, [r]);
+    }
   }
   const out: SlotStatus[] = [];
   const expectedNames = new Set(expected.map((e) => e.name));
@@ -166,7 +173,9 @@ export function slotStatuses(
   const extras = [...byName.entries()]
     .filter(([name]) => !expectedNames.has(name))
     .sort((a, b) => Math.min(...a[1].map((r) => r.seq)) - Math.min(...b[1].map((r) => r.seq)));
-  for (const [, list] of extras) out.push(complete(list, true));
+  for (const [, list] of extras) {
+    out.push(complete(list, true));
+  }
   return out;
 }
 
@@ -201,26 +210,23 @@ export function combineStates(
   return 'COMPLIANT';
 }
 
-/** Evaluates a trail: every rule of this module, at `evaluatedAt` (epoch seconds). */
-export function evaluateTrail(input: {
-  template: FlowTemplate;
-  templateId: string | null;
-  artifacts: readonly ArtifactFact[];
-  attestations: readonly AttestationFact[];
-  evaluatedAt: number;
-}): TrailEvaluation {
-  const { template, artifacts, attestations, evaluatedAt } = input;
+/** Binds every attestation (rule 4.4): to the trail, to artifacts, or to nothing (unbound). */
+function bindAll(attestations: readonly AttestationFact[], artifacts: readonly ArtifactFact[]) {
   const trailReports: AttestationFact[] = [];
   const artifactReports = new Map<string, AttestationFact[]>();
   const unbound: UnboundRecord[] = [];
   for (const att of attestations) {
     const binding = bindAttestation(att, artifacts);
-    if (binding.scope === 'trail') trailReports.push(att);
-    else if (binding.scope === 'artifacts') {
+    if (binding.scope === 'trail') {
+      trailReports.push(att);
+    } else if (binding.scope === 'artifacts') {
       for (const a of binding.artifacts) {
         const list = artifactReports.get(a.id);
-        if (list) list.push(att);
-        else artifactReports.set(a.id, [att]);
+        if (list) {
+          list.push(att);
+        } else {
+          artifactReports.set(a.id, [att]);
+        }
       }
     } else {
       unbound.push({
@@ -233,7 +239,19 @@ export function evaluateTrail(input: {
       });
     }
   }
+  return { trailReports, artifactReports, unbound };
+}
 
+/** Evaluates a trail: every rule of this module, at `evaluatedAt` (epoch seconds). */
+export function evaluateTrail(input: {
+  template: FlowTemplate;
+  templateId: string | null;
+  artifacts: readonly ArtifactFact[];
+  attestations: readonly AttestationFact[];
+  evaluatedAt: number;
+}): TrailEvaluation {
+  const { template, artifacts, attestations, evaluatedAt } = input;
+  const { trailReports, artifactReports, unbound } = bindAll(attestations, artifacts);
   const trailSlots = slotStatuses(template.trail.attestations, trailReports);
   const expectedArtifacts = new Map(template.trail.artifacts.map((a) => [a.name, a]));
 
@@ -256,7 +274,9 @@ export function evaluateTrail(input: {
 
   // The map shows the latest report under each name; a rebuild replaces the earlier artifact.
   const latestByKey = new Map<string, ArtifactFact>();
-  for (const a of [...artifacts].sort((x, y) => x.seq - y.seq)) latestByKey.set(artifactKey(a), a);
+  for (const a of [...artifacts].sort((x, y) => x.seq - y.seq)) {
+    latestByKey.set(artifactKey(a), a);
+  }
   const artifactsStatuses: Record<string, ArtifactStatusRecord> = {};
   for (const expected of template.trail.artifacts) {
     const reported = latestByKey.get(expected.name);
@@ -274,7 +294,9 @@ export function evaluateTrail(input: {
         };
   }
   for (const [key, a] of latestByKey) {
-    if (!(key in artifactsStatuses)) artifactsStatuses[key] = byArtifactId[a.id]!;
+    if (!(key in artifactsStatuses)) {
+      artifactsStatuses[key] = byArtifactId[a.id]!;
+    }
   }
 
   const status = combineStates(

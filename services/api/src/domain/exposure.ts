@@ -61,14 +61,18 @@ export function exposureIntervals(
   const out: Interval[] = [];
   for (const run of runs) {
     const inRun = sorted.filter((s) => s.index >= run.start && (run.end === null || s.index < run.end));
-    if (inRun.length === 0) continue;
+    if (inRun.length === 0) {
+      continue;
+    }
     const segments: Array<{ facts: SnapshotFact[]; endAt: number | null; endIndex: number | null }> = [];
     let current: SnapshotFact[] = [inRun[0]!];
     for (const s of inRun.slice(1)) {
       if (s.compliant !== current[0]!.compliant) {
         segments.push({ facts: current, endAt: s.at, endIndex: s.index });
         current = [s];
-      } else current.push(s);
+      } else {
+        current.push(s);
+      }
     }
     const endFact = run.end === null ? undefined : byIndex.get(run.end);
     segments.push({
@@ -79,8 +83,12 @@ export function exposureIntervals(
     });
     for (const seg of segments) {
       const first = seg.facts[0]!;
-      if (window.to !== undefined && first.at > window.to) continue;
-      if (window.from !== undefined && seg.endAt !== null && seg.endAt <= window.from) continue;
+      if (window.to !== undefined && first.at > window.to) {
+        continue;
+      }
+      if (window.from !== undefined && seg.endAt !== null && seg.endAt <= window.from) {
+        continue;
+      }
       const inEffect = (t: number) => seg.facts.filter((f) => f.at <= t).pop() ?? first;
       const clipFrom = window.from !== undefined && window.from > first.at;
       const clipTo = window.to !== undefined && (seg.endAt === null || seg.endAt > window.to);

@@ -59,7 +59,9 @@ export function parseFlowTemplate(yamlText: string): TemplateParseResult {
   const nodeLine = (path: Array<string | number>) => {
     for (let n = path.length; n >= 0; n--) {
       const node = doc.getIn(path.slice(0, n), true);
-      if (isNode(node)) return lineOf(node.range?.[0]);
+      if (isNode(node)) {
+        return lineOf(node.range?.[0]);
+      }
     }
     return 1;
   };
@@ -88,7 +90,9 @@ export function parseFlowTemplate(yamlText: string): TemplateParseResult {
       const where = pathToString(path) || '(template)';
       const key = `${nodeLine(path)}:${where}`;
       // anyOf reports every branch; keep the first, most readable reason per place.
-      if (!problems.has(key)) problems.set(key, `line ${nodeLine(path)}: ${where}: ${reason}`);
+      if (!problems.has(key)) {
+        problems.set(key, `line ${nodeLine(path)}: ${where}: ${reason}`);
+      }
     }
     return { ok: false, problems: [...problems.values()] };
   }
@@ -131,7 +135,9 @@ function findDuplicateNames(t: FlowTemplate): Array<{ path: Array<string | numbe
   const check = (names: string[], base: Array<string | number>) => {
     const seen = new Set<string>();
     names.forEach((name, i) => {
-      if (seen.has(name)) out.push({ path: [...base, i, 'name'], name });
+      if (seen.has(name)) {
+        out.push({ path: [...base, i, 'name'], name });
+      }
       seen.add(name);
     });
   };
@@ -155,12 +161,18 @@ function findDuplicateNames(t: FlowTemplate): Array<{ path: Array<string | numbe
 function findEmptyNames(t: FlowTemplate): Array<Array<string | number>> {
   const out: Array<Array<string | number>> = [];
   t.trail.attestations.forEach((a, i) => {
-    if (a.name.trim() === '') out.push(['trail', 'attestations', i, 'name']);
+    if (a.name.trim() === '') {
+      out.push(['trail', 'attestations', i, 'name']);
+    }
   });
   t.trail.artifacts.forEach((a, i) => {
-    if (a.name.trim() === '') out.push(['trail', 'artifacts', i, 'name']);
+    if (a.name.trim() === '') {
+      out.push(['trail', 'artifacts', i, 'name']);
+    }
     a.attestations.forEach((x, j) => {
-      if (x.name.trim() === '') out.push(['trail', 'artifacts', i, 'attestations', j, 'name']);
+      if (x.name.trim() === '') {
+        out.push(['trail', 'artifacts', i, 'attestations', j, 'name']);
+      }
     });
   });
   return out;
@@ -168,6 +180,8 @@ function findEmptyNames(t: FlowTemplate): Array<Array<string | number>> {
 
 /** Reads a stored template back; anything malformed behaves as no template. */
 export function templateOrEmpty(stored: unknown): FlowTemplate {
-  if (stored && typeof stored === 'object' && 'trail' in stored) return stored as FlowTemplate;
+  if (stored && typeof stored === 'object' && 'trail' in stored) {
+    return stored as FlowTemplate;
+  }
   return EMPTY_TEMPLATE;
 }

@@ -18,7 +18,9 @@ export function parseOutboundAllowList(
   const value: OutboundAllowList = { hosts: [], cidrs: [] };
   for (const raw of (text ?? '').split(',')) {
     const item = raw.trim().toLowerCase();
-    if (item === '') continue;
+    if (item === '') {
+      continue;
+    }
     if (item.includes('/')) {
       try {
         value.cidrs.push(ipaddr.parseCIDR(item));
@@ -39,14 +41,22 @@ export function parseOutboundAllowList(
 
 /** Why an address may not be reached, or null when it may. `host` is the name it was resolved from. */
 export function refusedAddress(address: string, host: string, allow: OutboundAllowList): string | null {
-  if (!ipaddr.isValid(address)) return `'${address}' is not an IP address`;
+  if (!ipaddr.isValid(address)) {
+    return `'${address}' is not an IP address`;
+  }
   // ::ffff:127.0.0.1 is 127.0.0.1.
   const addr = ipaddr.process(address);
-  if (allow.hosts.includes(host.toLowerCase().replace(/\.$/, ''))) return null;
+  if (allow.hosts.includes(host.toLowerCase().replace(/\.$/, ''))) {
+    return null;
+  }
   for (const [range, bits] of allow.cidrs) {
-    if (range.kind() === addr.kind() && addr.match([range, bits] as never)) return null;
+    if (range.kind() === addr.kind() && addr.match([range, bits] as never)) {
+      return null;
+    }
   }
   const range = addr.range();
-  if (range === 'unicast') return null;
+  if (range === 'unicast') {
+    return null;
+  }
   return `${host} resolves to ${address}, a ${range} address; set VERITY_OUTBOUND_ALLOW to permit it`;
 }

@@ -6,12 +6,8 @@
  * unknown (null) when no policy is attached. The environment is compliant iff every running
  * artifact is; unknown without policies.
  */
-import {
-  evaluateExpression,
-  parseExpression,
-  type Expr,
-  type ExpressionContext,
-} from './policy-expression.js';
+import { evaluateExpression } from './policy-expression-evaluate.js';
+import { parseExpression, type Expr, type ExpressionContext } from './policy-expression.js';
 import type { AttestationRule, BooleanRule, Condition, ParsedPolicy } from './policy.js';
 
 /**
@@ -66,12 +62,13 @@ export interface RuleEvaluation {
   resolutions: RuleResolution[];
 }
 
-export interface PolicyDecision {
+/** One policy's decision on an artifact (a type, not an interface: it is stored as a JSON object). */
+export type PolicyDecision = {
   policy_name: string;
   policy_version: number;
   status: 'COMPLIANT' | 'NON-COMPLIANT';
   rule_evaluations: RuleEvaluation[];
-}
+};
 
 /** The verdict on one running fingerprint in one environment. */
 export interface ArtifactVerdict {
@@ -89,7 +86,9 @@ function compiled(condition: Condition): Expr {
     // Stored policies were validated when saved, so this parse succeeds; a pattern saved before
     // patterns ran with RE2 and that RE2 cannot run never matches instead of failing the report.
     expr = parseExpression(condition.text, { lenientPatterns: true });
-    if (parsed.size > 5000) parsed.clear();
+    if (parsed.size > 5000) {
+      parsed.clear();
+    }
     parsed.set(condition.text, expr);
   }
   return expr;
@@ -143,7 +142,9 @@ function resolution(
 /** Verdict from per-context resolutions: satisfied if any applicable context is; ignored if none applies. */
 function verdict(resolutions: RuleResolution[]): { satisfied: boolean | null; ignored: boolean } {
   const applicable = resolutions.filter((r) => r.type !== 'rule_not_applicable');
-  if (applicable.length === 0) return { satisfied: null, ignored: true };
+  if (applicable.length === 0) {
+    return { satisfied: null, ignored: true };
+  }
   return { satisfied: applicable.some((r) => r.type === 'rule_satisfied'), ignored: false };
 }
 
@@ -158,12 +159,19 @@ function evaluateBooleanRule(
     kind === 'trail-compliance' && r ? r.artifactCompliance : null;
   const contexts: Array<ProvenanceLike | null> = records.length > 0 ? [...records] : [null];
   const resolutions = contexts.map((record): RuleResolution => {
-    if (!rule.required) return resolution('rule_not_applicable', record, status(record));
-    const ctx = contextOf(artifact, record);
-    if (rule.exceptions.some((e) => holds(e, ctx)))
+    if (!rule.required) {
       return resolution('rule_not_applicable', record, status(record));
-    if (!record) return resolution('no_provenance', null, null);
-    if (kind === 'provenance') return resolution('rule_satisfied', record, null);
+    }
+    const ctx = contextOf(artifact, record);
+    if (rule.exceptions.some((e) => holds(e, ctx))) {
+      return resolution('rule_not_applicable', record, status(record));
+    }
+    if (!record) {
+      return resolution('no_provenance', null, null);
+    }
+    if (kind === 'provenance') {
+      return resolution('rule_satisfied', record, null);
+    }
     return record.trailCompliance === 'COMPLIANT'
       ? resolution('rule_satisfied', record, record.artifactCompliance)
       : resolution('non_compliant_in_trail', record, record.artifactCompliance);
@@ -172,9 +180,15 @@ function evaluateBooleanRule(
 }
 
 function matchesAttestation(rule: AttestationRule, a: ProvenanceLike['attestations'][number]): boolean {
-  if (rule.name !== '*' && a.name !== rule.name) return false;
-  if (rule.type !== '*' && a.type !== rule.type) return false;
-  if (rule.forControl && (a.control ?? null) !== rule.forControl) return false;
+  if (rule.name !== '*' && a.name !== rule.name) {
+    return false;
+  }
+  if (rule.type !== '*' && a.type !== rule.type) {
+    return false;
+  }
+  if (rule.forControl && (a.control ?? null) !== rule.forControl) {
+    return false;
+  }
   return true;
 }
 
@@ -189,7 +203,9 @@ function evaluateAttestationRule(
       return resolution('rule_not_applicable', record, null, rule.forControl);
     }
     const candidates = record ? record.attestations.filter((a) => matchesAttestation(rule, a)) : [];
-    if (candidates.length === 0) return resolution('missing_attestation', record, null, rule.forControl);
+    if (candidates.length === 0) {
+      return resolution('missing_attestation', record, null, rule.forControl);
+    }
     if (rule.mustBeCompliant && !candidates.some((a) => a.isCompliant === true)) {
       return resolution('non_compliant_attestation', record, null, rule.forControl);
     }
@@ -225,7 +241,9 @@ export function evaluatePolicy(
 function reasonsOf(decision: PolicyDecision): string[] {
   const out: string[] = [];
   for (const r of decision.rule_evaluations) {
-    if (r.satisfied !== false) continue;
+    if (r.satisfied !== false) {
+      continue;
+    }
     const def = r.rule.definition as { name?: string; type?: string };
     const what = r.rule.type === 'attestation' ? `attestation '${def.name}' (${def.type})` : r.rule.type;
     const why = r.resolutions
@@ -248,8 +266,12 @@ export function evaluateArtifactAgainstPolicies(
   allowlisted: boolean,
 ): ArtifactVerdict {
   const decisions = policies.map((p) => evaluatePolicy(artifact, records, p));
-  if (policies.length === 0) return { compliant: null, allowlisted, decisions, reasons: [] };
-  if (allowlisted) return { compliant: true, allowlisted, decisions, reasons: [] };
+  if (policies.length === 0) {
+    return { compliant: null, allowlisted, decisions, reasons: [] };
+  }
+  if (allowlisted) {
+    return { compliant: true, allowlisted, decisions, reasons: [] };
+  }
   const reasons = decisions.flatMap(reasonsOf);
   return { compliant: decisions.every((d) => d.status === 'COMPLIANT'), allowlisted, decisions, reasons };
 }
@@ -259,6 +281,8 @@ export function environmentCompliance(
   policiesAttached: number,
   artifactCompliance: ReadonlyArray<boolean | null>,
 ): boolean | null {
-  if (policiesAttached === 0) return null;
+  if (policiesAttached === 0) {
+    return null;
+  }
   return artifactCompliance.every((c) => c === true);
 }

@@ -2,7 +2,8 @@
  * The expression language of policy conditions (semantics.md section 6): `${{ ... }}` over
  * `flow.name`, `flow.tags.<key>`, `artifact.name`, `artifact.fingerprint`, with
  * `== != < > <= >= and or not in`, lists, parentheses, `exists(x)` and `matches(s, regex)`.
- * A small recursive-descent parser builds a tree; evaluation walks it. User text is never run
+ * A small recursive-descent parser builds a tree over the tokens of policy-expression-lexer.ts;
+ * policy-expression-evaluate.ts walks it. User text is never run
  * as code. `matches()` runs with RE2 semantics (see user-pattern.ts).
  *
  *   expr    := or
@@ -21,6 +22,10 @@ import {
   UserPatternError,
   type UserPattern,
 } from './user-pattern.js';
+
+import { ExpressionError, tokenize, type Token } from './policy-expression-lexer.js';
+
+export { ExpressionError } from './policy-expression-lexer.js';
 
 export type Value = string | number | boolean | null | Value[];
 
@@ -41,83 +46,8 @@ export interface ExpressionContext {
   artifact: { name: string; fingerprint: string };
 }
 
-/** A parse failure with the column (1-based) where it was found. */
-export class ExpressionError extends Error {
-  constructor(
-    message: string,
-    readonly column: number,
-  ) {
-    super(`${message} (at column ${column})`);
-    this.name = 'ExpressionError';
-  }
-}
-
-type Token =
-  | { kind: 'string'; value: string; pos: number }
-  | { kind: 'number'; value: number; pos: number }
-  | { kind: 'word'; value: string; pos: number }
-  | { kind: 'op'; value: string; pos: number }
-  | { kind: 'end'; pos: number };
-
 /** The longest expression text accepted. */
 export const MAX_EXPRESSION_LENGTH = 2000;
-
-const WORD = /[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)*/y;
-const NUMBER = /-?\d+(?:\.\d+)?/y;
-
-function tokenize(text: string): Token[] {
-  const tokens: Token[] = [];
-  let i = 0;
-  while (i < text.length) {
-    const c = text[i]!;
-    if (/\s/.test(c)) {
-      i++;
-      continue;
-    }
-    if (c === '"' || c === "'") {
-      let value = '';
-      let j = i + 1;
-      for (; j < text.length && text[j] !== c; j++) {
-        if (text[j] === '\\' && j + 1 < text.length) {
-          const next = text[++j]!;
-          value += next === 'n' ? '\n' : next === 't' ? '\t' : next;
-        } else value += text[j];
-      }
-      if (j >= text.length) throw new ExpressionError('unterminated string', i + 1);
-      tokens.push({ kind: 'string', value, pos: i });
-      i = j + 1;
-      continue;
-    }
-    const two = text.slice(i, i + 2);
-    if (['==', '!=', '<=', '>='].includes(two)) {
-      tokens.push({ kind: 'op', value: two, pos: i });
-      i += 2;
-      continue;
-    }
-    if ('<>()[],'.includes(c)) {
-      tokens.push({ kind: 'op', value: c, pos: i });
-      i++;
-      continue;
-    }
-    NUMBER.lastIndex = i;
-    const num = NUMBER.exec(text);
-    if (num && (c !== '-' || /\d/.test(text[i + 1] ?? ''))) {
-      tokens.push({ kind: 'number', value: Number(num[0]), pos: i });
-      i += num[0].length;
-      continue;
-    }
-    WORD.lastIndex = i;
-    const word = WORD.exec(text);
-    if (word) {
-      tokens.push({ kind: 'word', value: word[0], pos: i });
-      i += word[0].length;
-      continue;
-    }
-    throw new ExpressionError(`unexpected character '${c}'`, i + 1);
-  }
-  tokens.push({ kind: 'end', pos: text.length });
-  return tokens;
-}
 
 const KEYWORDS = new Set(['and', 'or', 'not', 'in', 'true', 'false', 'null']);
 const COMPARE_OPS = new Set(['==', '!=', '<', '>', '<=', '>=']);
@@ -145,13 +75,17 @@ class Parser {
   }
   private expectOp(value: string): void {
     const t = this.next();
-    if (t.kind !== 'op' || t.value !== value) throw new ExpressionError(`expected '${value}'`, t.pos + 1);
+    if (t.kind !== 'op' || t.value !== value) {
+      throw new ExpressionError(`expected '${value}'`, t.pos + 1);
+    }
   }
 
   parseAll(): Expr {
     const expr = this.parseOr();
     const t = this.peek();
-    if (t.kind !== 'end') throw new ExpressionError('unexpected input after the expression', t.pos + 1);
+    if (t.kind !== 'end') {
+      throw new ExpressionError('unexpected input after the expression', t.pos + 1);
+    }
     return expr;
   }
 
@@ -250,9 +184,15 @@ class Parser {
   }
 
   private parseWord(t: Extract<Token, { kind: 'word' }>): Expr {
-    if (t.value === 'true' || t.value === 'false') return { type: 'literal', value: t.value === 'true' };
-    if (t.value === 'null') return { type: 'literal', value: null };
-    if (KEYWORDS.has(t.value)) throw new ExpressionError(`unexpected '${t.value}'`, t.pos + 1);
+    if (t.value === 'true' || t.value === 'false') {
+      return { type: 'literal', value: t.value === 'true' };
+    }
+    if (t.value === 'null') {
+      return { type: 'literal', value: null };
+    }
+    if (KEYWORDS.has(t.value)) {
+      throw new ExpressionError(`unexpected '${t.value}'`, t.pos + 1);
+    }
     if (this.isOp('(')) {
       this.next();
       const args: Expr[] = [];
@@ -278,12 +218,14 @@ function call(name: string, args: Expr[], pos: number, options: ParseOptions): E
     return { type: 'exists', arg: args[0]! };
   }
   if (name === 'matches') {
-    if (args.length !== 2)
+    if (args.length !== 2) {
       throw new ExpressionError('matches() takes two arguments: matches(value, "regex")', pos + 1);
+    }
     const [subject, pattern] = args as [Expr, Expr];
     if (pattern.type === 'literal') {
-      if (typeof pattern.value !== 'string')
+      if (typeof pattern.value !== 'string') {
         throw new ExpressionError('the pattern of matches() must be a string', pos + 1);
+      }
       const regex = options.lenientPatterns
         ? tryCompileUserPattern(pattern.value)
         : compilePattern(pattern.value, pos);
@@ -307,7 +249,9 @@ function compilePattern(pattern: string, pos: number): UserPattern {
 
 function path(text: string, pos: number): Expr {
   const [root, field, ...rest] = text.split('.');
-  if (root === 'flow' && field === 'name' && rest.length === 0) return { type: 'path', root, field };
+  if (root === 'flow' && field === 'name' && rest.length === 0) {
+    return { type: 'path', root, field };
+  }
   if (root === 'flow' && field === 'tags' && rest.length > 0) {
     return { type: 'path', root, field, key: rest.join('.') };
   }
@@ -333,7 +277,9 @@ function isBooleanNode(e: Expr): boolean {
 }
 
 function requireBoolean(e: Expr, pos: number): Expr {
-  if (!isBooleanNode(e)) throw new ExpressionError('operands of and, or and not must be conditions', pos + 1);
+  if (!isBooleanNode(e)) {
+    throw new ExpressionError('operands of and, or and not must be conditions', pos + 1);
+  }
   return e;
 }
 
@@ -356,104 +302,15 @@ export interface ParseOptions {
 /** Parses an expression (with or without `${{ }}`); throws ExpressionError when it is invalid or not a condition. */
 export function parseExpression(text: string, options: ParseOptions = {}): Expr {
   const inner = unwrapExpression(text);
-  if (inner.length === 0) throw new ExpressionError('the expression is empty', 1);
+  if (inner.length === 0) {
+    throw new ExpressionError('the expression is empty', 1);
+  }
   if (inner.length > MAX_EXPRESSION_LENGTH) {
     throw new ExpressionError(`the expression is longer than ${MAX_EXPRESSION_LENGTH} characters`, 1);
   }
   const expr = new Parser(tokenize(inner), options).parseAll();
-  if (!isBooleanNode(expr))
+  if (!isBooleanNode(expr)) {
     throw new ExpressionError('the expression must be a condition (true or false)', 1);
+  }
   return expr;
-}
-
-// Patterns read from flow tags at evaluation time, compiled once per distinct text.
-const dynamicPatterns = new Map<string, UserPattern | null>();
-function dynamicPattern(source: string): UserPattern | null {
-  let compiled = dynamicPatterns.get(source);
-  if (compiled === undefined) {
-    compiled = tryCompileUserPattern(source);
-    if (dynamicPatterns.size >= 1000) dynamicPatterns.clear();
-    dynamicPatterns.set(source, compiled);
-  }
-  return compiled;
-}
-
-function read(e: Extract<Expr, { type: 'path' }>, ctx: ExpressionContext): Value {
-  if (e.root === 'artifact') return e.field === 'name' ? ctx.artifact.name : ctx.artifact.fingerprint;
-  if (!ctx.flow) return null;
-  if (e.field === 'name') return ctx.flow.name;
-  return Object.prototype.hasOwnProperty.call(ctx.flow.tags, e.key!) ? ctx.flow.tags[e.key!]! : null;
-}
-
-function equal(a: Value, b: Value): boolean {
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return (
-      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => equal(v, b[i]!))
-    );
-  }
-  return a === b;
-}
-
-function order(op: '<' | '>' | '<=' | '>=', a: Value, b: Value): boolean {
-  const comparable =
-    (typeof a === 'number' && typeof b === 'number') || (typeof a === 'string' && typeof b === 'string');
-  if (!comparable) return false;
-  switch (op) {
-    case '<':
-      return a < b;
-    case '>':
-      return a > b;
-    case '<=':
-      return a <= b;
-    case '>=':
-      return a >= b;
-  }
-}
-
-function value(e: Expr, ctx: ExpressionContext): Value {
-  switch (e.type) {
-    case 'literal':
-      return e.value;
-    case 'list':
-      return e.items.map((item) => value(item, ctx));
-    case 'path':
-      return read(e, ctx);
-    case 'exists':
-      return value(e.arg, ctx) !== null;
-    case 'matches': {
-      const subject = value(e.subject, ctx);
-      if (typeof subject !== 'string') return false;
-      if (e.regex !== undefined) return e.regex !== null && e.regex.test(subject);
-      const pattern = value(e.pattern, ctx);
-      const regex = typeof pattern === 'string' ? dynamicPattern(pattern) : null;
-      return regex !== null && regex.test(subject);
-    }
-    case 'not':
-      return value(e.operand, ctx) !== true;
-    case 'logical': {
-      const left = value(e.left, ctx) === true;
-      if (e.op === 'and') return left && value(e.right, ctx) === true;
-      return left || value(e.right, ctx) === true;
-    }
-    case 'compare': {
-      const a = value(e.left, ctx);
-      const b = value(e.right, ctx);
-      if (e.op === '==') return equal(a, b);
-      if (e.op === '!=') return !equal(a, b);
-      return order(e.op, a, b);
-    }
-    case 'in': {
-      const needle = value(e.left, ctx);
-      const haystack = value(e.right, ctx);
-      let found = false;
-      if (Array.isArray(haystack)) found = haystack.some((v) => equal(v, needle));
-      else if (typeof haystack === 'string' && typeof needle === 'string') found = haystack.includes(needle);
-      return e.negated ? !found : found;
-    }
-  }
-}
-
-/** Evaluates a parsed condition; a missing value reads as null, so the answer is always true or false. */
-export function evaluateExpression(expr: Expr, ctx: ExpressionContext): boolean {
-  return value(expr, ctx) === true;
 }

@@ -1,7 +1,22 @@
 /**
  * The JSON Schema of environment policy files, version 1, as published with the interface
- * (reference/schemas/environment-policy-v1.schema.json), copied verbatim.
+ * (reference/schemas/environment-policy-v1.schema.json): the same content, with the repeated
+ * `if` property named once.
  */
+
+/** An `if` property: a condition, or null for none. */
+const OptionalCondition = {
+  anyOf: [
+    {
+      $ref: '#/$defs/PolicyExpression',
+    },
+    {
+      type: 'null',
+    },
+  ],
+  default: null,
+} as const;
+
 export const ENVIRONMENT_POLICY_SCHEMA_V1 = {
   $defs: {
     BooleanRule: {
@@ -27,17 +42,7 @@ export const ENVIRONMENT_POLICY_SCHEMA_V1 = {
     ConditionalRule: {
       additionalProperties: false,
       properties: {
-        if: {
-          anyOf: [
-            {
-              $ref: '#/$defs/PolicyExpression',
-            },
-            {
-              type: 'null',
-            },
-          ],
-          default: null,
-        },
+        if: OptionalCondition,
       },
       title: 'ConditionalRule',
       type: 'object',
@@ -89,17 +94,7 @@ export const ENVIRONMENT_POLICY_SCHEMA_V1 = {
     RequiredAttestationRule: {
       additionalProperties: false,
       properties: {
-        if: {
-          anyOf: [
-            {
-              $ref: '#/$defs/PolicyExpression',
-            },
-            {
-              type: 'null',
-            },
-          ],
-          default: null,
-        },
+        if: OptionalCondition,
         name: {
           default: '*',
           description: 'Attestation name; default * matches any.',

@@ -59,20 +59,26 @@ type PathPart = string | number;
 
 function renderPath(path: PathPart[]): string {
   let out = '';
-  for (const p of path) out += typeof p === 'number' ? `[${p}]` : out === '' ? p : `.${p}`;
+  for (const p of path) {
+    out += typeof p === 'number' ? `[${p}]` : out === '' ? p : `.${p}`;
+  }
   return out || '(document)';
 }
 
 function lineOf(doc: Document, counter: LineCounter, path: PathPart[]): number | null {
   for (let n = path.length; n >= 0; n--) {
     const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
-    if (isNode(node) && node.range) return counter.linePos(node.range[0]).line;
+    if (isNode(node) && node.range) {
+      return counter.linePos(node.range[0]).line;
+    }
   }
   return null;
 }
 
 function pointerToPath(pointer: string): PathPart[] {
-  if (pointer === '') return [];
+  if (pointer === '') {
+    return [];
+  }
   return pointer
     .slice(1)
     .split('/')
@@ -95,33 +101,65 @@ function describeSchemaError(e: ErrorObject): string {
 
 /** Turns YAML `if: ${{ ... }}` strings into the schema's `{text}` form. */
 function normaliseConditions(value: unknown): void {
-  if (typeof value !== 'object' || value === null) return;
+  if (typeof value !== 'object' || value === null) {
+    return;
+  }
   const artifacts = (value as Record<string, unknown>).artifacts;
-  if (typeof artifacts !== 'object' || artifacts === null) return;
+  if (typeof artifacts !== 'object' || artifacts === null) {
+    return;
+  }
   const fix = (holder: unknown) => {
-    if (typeof holder !== 'object' || holder === null) return;
+    if (typeof holder !== 'object' || holder === null) {
+      return;
+    }
     const h = holder as Record<string, unknown>;
-    if (typeof h.if === 'string') h.if = { text: unwrapExpression(h.if) };
+    if (typeof h.if === 'string') {
+      h.if = { text: unwrapExpression(h.if) };
+    }
   };
   const a = artifacts as Record<string, unknown>;
   for (const key of ['provenance', 'trail-compliance']) {
     const rule = a[key];
     if (typeof rule === 'object' && rule !== null) {
       const exceptions = (rule as Record<string, unknown>).exceptions;
-      if (Array.isArray(exceptions)) exceptions.forEach(fix);
+      if (Array.isArray(exceptions)) {
+        exceptions.forEach(fix);
+      }
     }
   }
-  if (Array.isArray(a.attestations)) a.attestations.forEach(fix);
+  if (Array.isArray(a.attestations)) {
+    a.attestations.forEach(fix);
+  }
 }
 
 /** The longest policy file accepted. */
 export const MAX_POLICY_BYTES = 1024 * 1024;
 
-/** Parses and validates a policy file (section 6); every problem is reported with its line. */
-export function parsePolicyYaml(text: string): PolicyParseResult {
+/** The stored policy file as the schema accepts it, before its conditions are parsed. */
+interface RawPolicy {
+  _schema: string;
+  artifacts?: {
+    provenance?: { required?: boolean; exceptions?: Array<{ if?: Condition | null }> };
+    'trail-compliance'?: { required?: boolean; exceptions?: Array<{ if?: Condition | null }> };
+    attestations?: Array<{
+      name?: string;
+      type: string;
+      if?: Condition | null;
+      must_be_compliant?: boolean;
+      for_control?: string | null;
+    }>;
+  };
+}
+
+/** Records a problem at a path of the document. */
+type ReportAt = (path: PathPart[], message: string) => void;
+
+/** The YAML document and its value when the text is a YAML mapping; the problems otherwise. */
+function readMapping(
+  text: string,
+): { doc: Document; counter: LineCounter; value: object } | { problems: PolicyProblem[] } {
   if (text.length > MAX_POLICY_BYTES) {
     return {
-      ok: false,
       problems: [{ line: null, path: '(document)', message: 'the policy file is larger than 1 MiB' }],
     };
   }
@@ -129,7 +167,6 @@ export function parsePolicyYaml(text: string): PolicyParseResult {
   const doc = parseDocument(text, { lineCounter: counter, prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     return {
-      ok: false,
       problems: doc.errors.map((e) => ({
         line: e.linePos?.[0]?.line ?? null,
         path: '(document)',
@@ -139,52 +176,41 @@ export function parsePolicyYaml(text: string): PolicyParseResult {
   }
   const value: unknown = doc.toJS({ maxAliasCount: 50 });
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return {
-      ok: false,
-      problems: [{ line: 1, path: '(document)', message: 'a policy must be a YAML mapping' }],
-    };
+    return { problems: [{ line: 1, path: '(document)', message: 'a policy must be a YAML mapping' }] };
   }
-  normaliseConditions(value);
-  const problems: PolicyProblem[] = [];
-  const at = (path: PathPart[], message: string) =>
-    problems.push({ line: lineOf(doc, counter, path), path: renderPath(path), message });
+  return { doc, counter, value };
+}
 
-  if (!validateSchema(value)) {
-    // anyOf reports every branch it tried at the same place: one line per place is clearer.
-    const errors = validateSchema.errors ?? [];
-    const anyOfAt = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
-    const seen = new Set<string>();
-    for (const e of errors) {
-      if (anyOfAt.has(e.instancePath) && e.keyword !== 'anyOf') continue;
-      const message = describeSchemaError(e);
-      const key = `${e.instancePath}|${message}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      at(pointerToPath(e.instancePath), message);
+/** Reports the schema's errors, one line per place (anyOf reports every branch it tried there). */
+function reportSchemaErrors(errors: ErrorObject[], at: ReportAt): void {
+  const anyOfAt = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+  const seen = new Set<string>();
+  for (const e of errors) {
+    if (anyOfAt.has(e.instancePath) && e.keyword !== 'anyOf') {
+      continue;
     }
-    return { ok: false, problems };
+    const message = describeSchemaError(e);
+    const key = `${e.instancePath}|${message}`;
+    if (seen.has(key)) {
+      continue;
+    }
+    seen.add(key);
+    at(pointerToPath(e.instancePath), message);
   }
+}
 
-  const raw = value as {
-    _schema: string;
-    artifacts?: {
-      provenance?: { required?: boolean; exceptions?: Array<{ if?: Condition | null }> };
-      'trail-compliance'?: { required?: boolean; exceptions?: Array<{ if?: Condition | null }> };
-      attestations?: Array<{
-        name?: string;
-        type: string;
-        if?: Condition | null;
-        must_be_compliant?: boolean;
-        for_control?: string | null;
-      }>;
-    };
-  };
+/** The parsed rules of a schema-valid policy; problems in its conditions and rules go to `at`. */
+function buildPolicy(raw: RawPolicy, at: ReportAt): ParsedPolicy {
   const version = /\/v(\d+)\/?$/.exec(raw._schema);
-  if (!version) at(['_schema'], `'${raw._schema}' must end with /v1 (e.g. ${POLICY_SCHEMA_URLS[0]})`);
-  else if (version[1] !== '1') at(['_schema'], `schema version v${version[1]} is not supported; use v1`);
-
+  if (!version) {
+    at(['_schema'], `'${raw._schema}' must end with /v1 (e.g. ${POLICY_SCHEMA_URLS[0]})`);
+  } else if (version[1] !== '1') {
+    at(['_schema'], `schema version v${version[1]} is not supported; use v1`);
+  }
   const condition = (c: Condition | null | undefined, path: PathPart[]): Condition | null => {
-    if (c === null || c === undefined) return null;
+    if (c === null || c === undefined) {
+      return null;
+    }
     try {
       parseExpression(c.text);
     } catch (err) {
@@ -197,7 +223,9 @@ export function parsePolicyYaml(text: string): PolicyParseResult {
     const exceptions: Condition[] = [];
     (rule?.exceptions ?? []).forEach((e, i) => {
       const c = condition(e.if, ['artifacts', key, 'exceptions', i, 'if']);
-      if (c) exceptions.push(c);
+      if (c) {
+        exceptions.push(c);
+      }
     });
     return { required: rule?.required ?? false, exceptions };
   };
@@ -219,8 +247,26 @@ export function parsePolicyYaml(text: string): PolicyParseResult {
       forControl: a.for_control ?? null,
     };
   });
-  if (problems.length > 0) return { ok: false, problems };
-  return { ok: true, policy: { schemaVersion: '1', provenance, trailCompliance, attestations } };
+  return { schemaVersion: '1', provenance, trailCompliance, attestations };
+}
+
+/** Parses and validates a policy file (section 6); every problem is reported with its line. */
+export function parsePolicyYaml(text: string): PolicyParseResult {
+  const read = readMapping(text);
+  if ('problems' in read) {
+    return { ok: false, problems: read.problems };
+  }
+  const { doc, counter, value } = read;
+  normaliseConditions(value);
+  const problems: PolicyProblem[] = [];
+  const at: ReportAt = (path, message) =>
+    problems.push({ line: lineOf(doc, counter, path), path: renderPath(path), message });
+  if (!validateSchema(value)) {
+    reportSchemaErrors(validateSchema.errors ?? [], at);
+    return { ok: false, problems };
+  }
+  const policy = buildPolicy(value, at);
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, policy };
 }
 
 /** One-line text of a problem, e.g. `line 7: artifacts.attestations[0].type: is not one of the allowed values`. */

@@ -27,8 +27,11 @@ export function runtimePlaces(events: readonly RuntimeEventFact[]): RuntimePlace
   const exited: RuntimePlaces['exited'] = [];
   for (const e of [...last.values()].sort((a, b) => a.environmentName.localeCompare(b.environmentName))) {
     const place = { environment_name: e.environmentName, snapshot_index: e.snapshotIndex };
-    if (e.type === 'artifact_started_running') running.push(place);
-    else exited.push(place);
+    if (e.type === 'artifact_started_running') {
+      running.push(place);
+    } else {
+      exited.push(place);
+    }
   }
   return { running, exited };
 }

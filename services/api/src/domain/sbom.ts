@@ -52,9 +52,15 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 
 /** The SBOM format a parsed JSON value claims by its content, if any. */
 export function sbomFormatOf(doc: unknown): 'CycloneDX' | 'SPDX' | null {
-  if (!isObject(doc)) return null;
-  if (doc.bomFormat === 'CycloneDX') return 'CycloneDX';
-  if (typeof doc.spdxVersion === 'string') return 'SPDX';
+  if (!isObject(doc)) {
+    return null;
+  }
+  if (doc.bomFormat === 'CycloneDX') {
+    return 'CycloneDX';
+  }
+  if (typeof doc.spdxVersion === 'string') {
+    return 'SPDX';
+  }
   return null;
 }
 
@@ -67,7 +73,9 @@ const notIndexed = (
 /** The package URLs of a CycloneDX or SPDX document, or why it cannot be indexed. */
 export function extractSbomComponents(doc: unknown): SbomDocumentResult {
   const format = sbomFormatOf(doc);
-  if (!format || !isObject(doc)) return notIndexed(null, null, 'not a CycloneDX or SPDX JSON document');
+  if (!format || !isObject(doc)) {
+    return notIndexed(null, null, 'not a CycloneDX or SPDX JSON document');
+  }
   const purls: string[] = [];
   if (format === 'CycloneDX') {
     const version = typeof doc.specVersion === 'string' ? doc.specVersion : null;
@@ -85,10 +93,13 @@ export function extractSbomComponents(doc: unknown): SbomDocumentResult {
     const stack: unknown[] = [...((doc.components as unknown[] | undefined) ?? [])];
     while (stack.length > 0) {
       const c = stack.pop();
-      if (!isObject(c)) return notIndexed(format, version, 'a CycloneDX component is not an object');
+      if (!isObject(c)) {
+        return notIndexed(format, version, 'a CycloneDX component is not an object');
+      }
       if (c.purl !== undefined) {
-        if (typeof c.purl !== 'string')
+        if (typeof c.purl !== 'string') {
           return notIndexed(format, version, 'a component "purl" is not a string');
+        }
         purls.push(c.purl);
       }
       if (c.components !== undefined) {
@@ -97,7 +108,9 @@ export function extractSbomComponents(doc: unknown): SbomDocumentResult {
         }
         stack.push(...(c.components as unknown[]));
       }
-      if (purls.length > MAX_SBOM_COMPONENTS) break;
+      if (purls.length > MAX_SBOM_COMPONENTS) {
+        break;
+      }
     }
     return collect(format, version, purls);
   }
@@ -113,19 +126,27 @@ export function extractSbomComponents(doc: unknown): SbomDocumentResult {
     return notIndexed(format, version, 'SPDX "packages" is not an array');
   }
   for (const p of (doc.packages as unknown[] | undefined) ?? []) {
-    if (!isObject(p)) return notIndexed(format, version, 'an SPDX package is not an object');
-    if (p.externalRefs === undefined) continue;
+    if (!isObject(p)) {
+      return notIndexed(format, version, 'an SPDX package is not an object');
+    }
+    if (p.externalRefs === undefined) {
+      continue;
+    }
     if (!Array.isArray(p.externalRefs)) {
       return notIndexed(format, version, 'an SPDX package\'s "externalRefs" is not an array');
     }
     for (const ref of p.externalRefs as unknown[]) {
-      if (!isObject(ref) || ref.referenceType !== 'purl') continue;
+      if (!isObject(ref) || ref.referenceType !== 'purl') {
+        continue;
+      }
       if (typeof ref.referenceLocator !== 'string') {
         return notIndexed(format, version, 'an SPDX purl reference has no "referenceLocator" string');
       }
       purls.push(ref.referenceLocator);
     }
-    if (purls.length > MAX_SBOM_COMPONENTS) break;
+    if (purls.length > MAX_SBOM_COMPONENTS) {
+      break;
+    }
   }
   return collect(format, version, purls);
 }

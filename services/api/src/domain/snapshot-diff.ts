@@ -58,7 +58,9 @@ export function groupReport(entries: readonly ReportEntry[]): ReportedArtifact[]
   for (const entry of entries) {
     const seen = new Set<string>();
     for (const [name, fingerprint] of Object.entries(entry.digests)) {
-      if (fingerprint === '') continue;
+      if (fingerprint === '') {
+        continue;
+      }
       let group = byFingerprint.get(fingerprint);
       if (!group) {
         group = { names: new Set(), instances: [] };
@@ -66,7 +68,9 @@ export function groupReport(entries: readonly ReportEntry[]): ReportedArtifact[]
       }
       group.names.add(name);
       // Two containers of one pod with the same image are one instance.
-      if (seen.has(fingerprint)) continue;
+      if (seen.has(fingerprint)) {
+        continue;
+      }
       seen.add(fingerprint);
       group.instances.push(instanceOf(entry));
     }
@@ -130,9 +134,13 @@ export function diffRuntime(
   for (const artifact of reported) {
     now.add(artifact.fingerprint);
     const was = before.get(artifact.fingerprint);
-    if (!was) started.push(artifact.fingerprint);
-    else if (was.instanceCount !== artifact.instanceCount) scaled.push(artifact.fingerprint);
-    else if (was.detailKey !== artifact.detailKey) redetailed.push(artifact.fingerprint);
+    if (!was) {
+      started.push(artifact.fingerprint);
+    } else if (was.instanceCount !== artifact.instanceCount) {
+      scaled.push(artifact.fingerprint);
+    } else if (was.detailKey !== artifact.detailKey) {
+      redetailed.push(artifact.fingerprint);
+    }
   }
   const exited = live.filter((a) => !now.has(a.fingerprint)).map((a) => a.fingerprint);
   const snapshotDue = started.length > 0 || exited.length > 0;
@@ -165,6 +173,44 @@ export function startedAnnotation(compliant: boolean | null): AnnotationType {
       : 'started-unknown';
 }
 
+/** A state as its annotation reads it. */
+export interface AnnotatedState {
+  exited: boolean;
+  to_index: number | null;
+  exit_count: number | null;
+  from_index: number;
+  instance_count: number;
+  was_count: number;
+  change: Exclude<AnnotationType, 'exited' | `started-${string}`> | 'started';
+  compliant: boolean | null;
+}
+
+/**
+ * How a state shows in snapshot `index` (section 5): exited there, unchanged since an earlier
+ * snapshot, or the change it began with.
+ */
+export function annotate<S extends AnnotatedState>(
+  s: S,
+  index: number,
+): { state: S; exited: boolean; annotation: { type: AnnotationType; was: number; now: number } } {
+  if (s.exited && s.to_index === index) {
+    return {
+      state: s,
+      exited: true,
+      annotation: { type: 'exited', was: s.exit_count ?? s.instance_count, now: 0 },
+    };
+  }
+  if (s.from_index !== index) {
+    return {
+      state: s,
+      exited: false,
+      annotation: { type: 'unchanged', was: s.instance_count, now: s.instance_count },
+    };
+  }
+  const type: AnnotationType = s.change === 'started' ? startedAnnotation(s.compliant) : s.change;
+  return { state: s, exited: false, annotation: { type, was: s.was_count, now: s.instance_count } };
+}
+
 /**
  * How a running fingerprint changed on re-evaluation (section 5): compliance first, then
  * provenance; null when neither changed and no new snapshot is due for it.
@@ -174,23 +220,41 @@ export function reevaluationChange(
   after: { compliant: boolean | null; provenanceKey: string },
 ): 'became-compliant' | 'became-non-compliant' | 'updated-provenance' | null {
   if (before.compliant !== after.compliant) {
-    if (after.compliant === true) return 'became-compliant';
-    if (after.compliant === false) return 'became-non-compliant';
+    if (after.compliant === true) {
+      return 'became-compliant';
+    }
+    if (after.compliant === false) {
+      return 'became-non-compliant';
+    }
     // Back to unknown (policies detached) is a change of provenance-free state, not a verdict.
     return 'updated-provenance';
   }
-  if (before.provenanceKey !== after.provenanceKey) return 'updated-provenance';
+  if (before.provenanceKey !== after.provenanceKey) {
+    return 'updated-provenance';
+  }
   return null;
 }
 
 /** The human text of an environment event, as the interface words it. */
 export function describeChange(type: AnnotationType | 'exited', was: number, now: number): string {
   const plural = (n: number) => (n === 1 ? 'instance' : 'instances');
-  if (type.startsWith('started')) return `${now} ${plural(now)} started running (from ${was} to ${now})`;
-  if (type === 'exited') return `${was} ${plural(was)} stopped running (from ${was} to 0)`;
-  if (type === 'became-compliant') return 'Artifact became compliant';
-  if (type === 'became-non-compliant') return 'Artifact became non-compliant';
-  if (type === 'updated-provenance') return 'Artifact provenance updated';
-  if (was !== now) return `scaled from ${was} to ${now} ${plural(now)}`;
+  if (type.startsWith('started')) {
+    return `${now} ${plural(now)} started running (from ${was} to ${now})`;
+  }
+  if (type === 'exited') {
+    return `${was} ${plural(was)} stopped running (from ${was} to 0)`;
+  }
+  if (type === 'became-compliant') {
+    return 'Artifact became compliant';
+  }
+  if (type === 'became-non-compliant') {
+    return 'Artifact became non-compliant';
+  }
+  if (type === 'updated-provenance') {
+    return 'Artifact provenance updated';
+  }
+  if (was !== now) {
+    return `scaled from ${was} to ${now} ${plural(now)}`;
+  }
   return 'unchanged';
 }

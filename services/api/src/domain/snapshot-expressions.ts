@@ -83,7 +83,9 @@ const ISO_PATTERN =
 /** Parses an ISO 8601 date or date-time (UTC unless an offset is given) to epoch ms. */
 export function parseIsoTime(text: string): Parsed<number> {
   const m = ISO_PATTERN.exec(text.trim());
-  if (!m) return { ok: false, reason: `'${text}' is not a time of the form YYYY-MM-DDTHH:MM:SS` };
+  if (!m) {
+    return { ok: false, reason: `'${text}' is not a time of the form YYYY-MM-DDTHH:MM:SS` };
+  }
   const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map((v) =>
     v === undefined ? 0 : Number(v),
   ) as [number, number, number, number, number, number];
@@ -99,7 +101,9 @@ export function parseIsoTime(text: string): Parsed<number> {
     offsetMs = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4))) * 60_000;
   }
   const days = daysFromCivil(year, month, day);
-  if (civilFromDays(days).day !== day) return { ok: false, reason: `'${text}' is not a valid date` };
+  if (civilFromDays(days).day !== day) {
+    return { ok: false, reason: `'${text}' is not a valid date` };
+  }
   return {
     ok: true,
     value: days * 86_400_000 + ((hour * 60 + minute) * 60 + second) * 1000 + fraction - offsetMs,
@@ -125,9 +129,13 @@ export function subtractTime(nowMs: number, amount: number, unit: TimeUnit): num
 function parseAgo(text: string): Parsed<{ amount: number; unit: TimeUnit }> | undefined {
   // 3.weeks.ago, 3 weeks ago, 2.hours.ago
   const m = /^(\d+)[.\s]+([a-z]+)[.\s]+ago$/i.exec(text.trim());
-  if (!m) return undefined;
+  if (!m) {
+    return undefined;
+  }
   const unit = UNIT_ALIASES[m[2]!.toLowerCase()];
-  if (!unit) return { ok: false, reason: `unknown time unit '${m[2]}'` };
+  if (!unit) {
+    return { ok: false, reason: `unknown time unit '${m[2]}'` };
+  }
   return { ok: true, value: { amount: Number(m[1]), unit } };
 }
 
@@ -149,13 +157,19 @@ export function parseSnapshotExpression(text: string): Parsed<SnapshotExpression
     return n >= 1 ? { ok: true, value: { kind: 'fromLatest', back: n - 1 } } : bad();
   }
   m = /^~(\d+)$/.exec(t);
-  if (m) return { ok: true, value: { kind: 'fromLatest', back: Number(m[1]) } };
+  if (m) {
+    return { ok: true, value: { kind: 'fromLatest', back: Number(m[1]) } };
+  }
   m = /^@\{(.*)\}$/.exec(t);
   if (m) {
     const inner = m[1]!.trim();
-    if (inner.toLowerCase() === 'now') return { ok: true, value: { kind: 'fromLatest', back: 0 } };
+    if (inner.toLowerCase() === 'now') {
+      return { ok: true, value: { kind: 'fromLatest', back: 0 } };
+    }
     const ago = parseAgo(inner);
-    if (ago) return ago.ok ? { ok: true, value: { kind: 'ago', ...ago.value } } : ago;
+    if (ago) {
+      return ago.ok ? { ok: true, value: { kind: 'ago', ...ago.value } } : ago;
+    }
     const at = parseIsoTime(inner);
     return at.ok ? { ok: true, value: { kind: 'at', atMs: at.value } } : at;
   }
@@ -194,23 +208,37 @@ export function parseInterval(
   text: string | undefined,
 ): Parsed<{ from: IntervalEnd; to: IntervalEnd } | null> {
   const t = (text ?? '').trim();
-  if (t === '') return { ok: true, value: null };
+  if (t === '') {
+    return { ok: true, value: null };
+  }
   const parts = t.split('..');
-  if (parts.length !== 2) return { ok: false, reason: `Invalid interval value: ${t}` };
+  if (parts.length !== 2) {
+    return { ok: false, reason: `Invalid interval value: ${t}` };
+  }
   const end = (s: string): IntervalEnd | undefined => {
     const v = s.trim();
-    if (v === '' || v.toUpperCase() === 'NOW') return { kind: 'fromLatest', back: 0 };
+    if (v === '' || v.toUpperCase() === 'NOW') {
+      return { kind: 'fromLatest', back: 0 };
+    }
     let m = /^#?(\d+)$/.exec(v);
-    if (m && Number(m[1]) >= 1) return { kind: 'index', index: Number(m[1]) };
+    if (m && Number(m[1]) >= 1) {
+      return { kind: 'index', index: Number(m[1]) };
+    }
     m = /^~(\d+)$/.exec(v);
-    if (m) return { kind: 'fromLatest', back: Number(m[1]) };
+    if (m) {
+      return { kind: 'fromLatest', back: Number(m[1]) };
+    }
     m = /^-(\d+)$/.exec(v);
-    if (m && Number(m[1]) >= 1) return { kind: 'fromLatest', back: Number(m[1]) - 1 };
+    if (m && Number(m[1]) >= 1) {
+      return { kind: 'fromLatest', back: Number(m[1]) - 1 };
+    }
     return undefined;
   };
   const from = end(parts[0]!);
   const to = end(parts[1]!);
-  if (!from || !to) return { ok: false, reason: `Invalid interval value: ${t}` };
+  if (!from || !to) {
+    return { ok: false, reason: `Invalid interval value: ${t}` };
+  }
   return { ok: true, value: { from, to } };
 }
 
@@ -227,15 +255,23 @@ export function parseEventBound(
   text: string,
 ): Parsed<IntervalEnd | { kind: 'ago'; amount: number; unit: TimeUnit }> {
   const t = text.trim();
-  if (t.toUpperCase() === 'NOW') return { ok: true, value: { kind: 'fromLatest', back: 0 } };
+  if (t.toUpperCase() === 'NOW') {
+    return { ok: true, value: { kind: 'fromLatest', back: 0 } };
+  }
   let m = /^(\d+)$/.exec(t);
-  if (m && Number(m[1]) >= 1) return { ok: true, value: { kind: 'index', index: Number(m[1]) } };
+  if (m && Number(m[1]) >= 1) {
+    return { ok: true, value: { kind: 'index', index: Number(m[1]) } };
+  }
   m = /^-(\d+)$/.exec(t);
-  if (m && Number(m[1]) >= 1) return { ok: true, value: { kind: 'fromLatest', back: Number(m[1]) - 1 } };
+  if (m && Number(m[1]) >= 1) {
+    return { ok: true, value: { kind: 'fromLatest', back: Number(m[1]) - 1 } };
+  }
   m = /^(\d+)\s*([a-z]+)$/i.exec(t);
   if (m) {
     const unit = UNIT_ALIASES[m[2]!.toLowerCase()];
-    if (unit) return { ok: true, value: { kind: 'ago', amount: Number(m[1]), unit } };
+    if (unit) {
+      return { ok: true, value: { kind: 'ago', amount: Number(m[1]), unit } };
+    }
   }
   return { ok: false, reason: `Invalid interval value: ${t}` };
 }
@@ -247,6 +283,8 @@ export function parseEventBound(
  */
 export function splitSnappish(text: string): { environment: string; expression: string } {
   const m = /^(.+?)(#\d+|~\d+|@\{[^}]*\})$/.exec(text.trim());
-  if (m) return { environment: m[1]!, expression: m[2]! };
+  if (m) {
+    return { environment: m[1]!, expression: m[2]! };
+  }
   return { environment: text.trim(), expression: '-1' };
 }

@@ -37,7 +37,9 @@ export function invalidTriggers(type: 'env' | 'flow', triggers: readonly string[
  * A move to a known verdict fires; staying, or becoming unknown (policies detached), does not.
  */
 export function complianceTrigger(before: boolean | null, after: boolean | null): EnvTrigger | null {
-  if (after === before || after === null) return null;
+  if (after === before || after === null) {
+    return null;
+  }
   return after ? 'ON_COMPLIANT_ENV' : 'ON_NON_COMPLIANT_ENV';
 }
 
@@ -87,11 +89,16 @@ export function actionsFor<T extends ActionSubscription>(
   actions: readonly T[],
   event: NotificationEvent,
 ): T[] {
-  if (event.trigger === 'ON_APPROVAL') return [];
+  if (event.trigger === 'ON_APPROVAL') {
+    return [];
+  }
   return actions.filter((a) => {
-    if (!a.triggers.includes(event.trigger)) return false;
-    if (a.type === 'env')
+    if (!a.triggers.includes(event.trigger)) {
+      return false;
+    }
+    if (a.type === 'env') {
       return event.environment !== undefined && a.environments.includes(event.environment);
+    }
     return event.flow !== undefined && a.flows.includes(event.flow);
   });
 }
@@ -122,12 +129,19 @@ function facts(event: NotificationEvent): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   if (event.artifact) {
     out.push(['Artifact', event.artifact.name], ['Fingerprint', event.artifact.fingerprint]);
-    if (event.artifact.provenance)
+    if (event.artifact.provenance) {
       out.push(['Flow', event.artifact.provenance.flow], ['Trail', event.artifact.provenance.trail]);
+    }
   }
-  if (event.trail && !event.artifact) out.push(['Trail', event.trail]);
-  if (event.attestation) out.push(['Attestation', `${event.attestation.name} (${event.attestation.type})`]);
-  if (event.snapshot) out.push(['Snapshot', `#${event.snapshot.index} (${event.snapshot.status})`]);
+  if (event.trail && !event.artifact) {
+    out.push(['Trail', event.trail]);
+  }
+  if (event.attestation) {
+    out.push(['Attestation', `${event.attestation.name} (${event.attestation.type})`]);
+  }
+  if (event.snapshot) {
+    out.push(['Snapshot', `#${event.snapshot.index} (${event.snapshot.status})`]);
+  }
   return out;
 }
 

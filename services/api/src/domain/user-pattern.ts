@@ -58,7 +58,9 @@ export function tryCompileUserPattern(source: string): UserPattern | null {
   try {
     return compileUserPattern(source);
   } catch (err) {
-    if (err instanceof UserPatternError) return null;
+    if (err instanceof UserPatternError) {
+      return null;
+    }
     throw err;
   }
 }

@@ -25,20 +25,26 @@ export class Loop {
   }
 
   private schedule(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) {
+      clearTimeout(this.timer);
+    }
     this.timer = setTimeout(() => this.tick(), ms);
     this.timer.unref();
   }
 
   private tick(): void {
-    if (!this.running) return;
+    if (!this.running) {
+      return;
+    }
     if (this.busy) {
       this.pending = true;
       return;
     }
     this.busy = this.task()
       .then(() => {
-        if (this.failures > 0) this.log.info({ task: this.name }, 'background task recovered');
+        if (this.failures > 0) {
+          this.log.info({ task: this.name }, 'background task recovered');
+        }
         this.failures = 0;
       })
       .catch((err: unknown) => {
@@ -47,8 +53,9 @@ export class Loop {
       })
       .finally(() => {
         this.busy = null;
-        if (this.running)
+        if (this.running) {
           this.schedule(this.pending ? 0 : this.failures > 0 ? this.backoff() : this.intervalMs);
+        }
         this.pending = false;
       });
   }
@@ -65,15 +72,22 @@ export class Loop {
 
   /** Runs the task as soon as possible (after the round in flight, if any). */
   kick(): void {
-    if (!this.running) return;
-    if (this.busy) this.pending = true;
-    else this.schedule(0);
+    if (!this.running) {
+      return;
+    }
+    if (this.busy) {
+      this.pending = true;
+    } else {
+      this.schedule(0);
+    }
   }
 
   /** Stops and waits for the round in flight. */
   async stop(): Promise<void> {
     this.running = false;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) {
+      clearTimeout(this.timer);
+    }
     await this.busy;
   }
 }

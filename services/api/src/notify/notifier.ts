@@ -83,12 +83,17 @@ export class Notifier {
   }
 
   private transport(): Transporter {
-    if (!this.o.smtpUrl) throw new RefusedError('no SMTP server configured (SMTP_URL)');
+    if (!this.o.smtpUrl) {
+      throw new RefusedError('no SMTP server configured (SMTP_URL)');
+    }
     if (!this.mailer) {
       // Idle bounds on the SMTP exchange too, so a connection given up at the deadline ends.
       const url = new URL(this.o.smtpUrl);
-      for (const k of ['connectionTimeout', 'greetingTimeout', 'socketTimeout'])
-        if (!url.searchParams.has(k)) url.searchParams.set(k, String(this.o.timeoutMs));
+      for (const k of ['connectionTimeout', 'greetingTimeout', 'socketTimeout']) {
+        if (!url.searchParams.has(k)) {
+          url.searchParams.set(k, String(this.o.timeoutMs));
+        }
+      }
       this.mailer = nodemailer.createTransport(url.toString());
     }
     return this.mailer;
@@ -96,8 +101,12 @@ export class Notifier {
 
   /** The keys that sign a webhook to `target`: its own, else the server-wide one, else the org's. */
   private async signingKeys(orgId: string, target: ActionTargetRow): Promise<string[]> {
-    if (target.secret) return [target.secret];
-    if (this.o.webhookSecret) return [this.o.webhookSecret];
+    if (target.secret) {
+      return [target.secret];
+    }
+    if (this.o.webhookSecret) {
+      return [this.o.webhookSecret];
+    }
     const now = this.o.clock();
     return activeSigningKeys(await orgSigningKey(this.o.db, orgId, now), now);
   }
@@ -120,7 +129,9 @@ export class Notifier {
       );
       return;
     }
-    if (!target.webhook) throw new RefusedError('target has no URL');
+    if (!target.webhook) {
+      throw new RefusedError('target has no URL');
+    }
     if (target.type === 'SLACK') {
       await postJson(target.webhook, JSON.stringify(slackMessage(event)), {}, this.o.allow, timeout);
       return;
@@ -143,7 +154,9 @@ export class Notifier {
     let started = 0;
     for (;;) {
       const free = this.capacity - this.inFlight.size;
-      if (free <= 0) return started;
+      if (free <= 0) {
+        return started;
+      }
       const loads = [...this.perOrg];
       const skip = loads.filter(([, n]) => n >= this.perOrgCap).map(([org]) => org);
       const busiest = Math.max(0, ...loads.filter(([, n]) => n < this.perOrgCap).map(([, n]) => n));
@@ -157,9 +170,13 @@ export class Notifier {
         limit,
         skip,
       );
-      for (const row of rows) this.start(row);
+      for (const row of rows) {
+        this.start(row);
+      }
       started += rows.length;
-      if (rows.length < limit) return started;
+      if (rows.length < limit) {
+        return started;
+      }
     }
   }
 
@@ -170,8 +187,11 @@ export class Notifier {
       .finally(() => {
         this.inFlight.delete(row.id);
         const n = (this.perOrg.get(row.org_id) ?? 1) - 1;
-        if (n > 0) this.perOrg.set(row.org_id, n);
-        else this.perOrg.delete(row.org_id);
+        if (n > 0) {
+          this.perOrg.set(row.org_id, n);
+        } else {
+          this.perOrg.delete(row.org_id);
+        }
         this.settled?.();
       });
     this.inFlight.set(row.id, done);
@@ -223,8 +243,12 @@ export class Notifier {
     for (;;) {
       const n = await this.dispatch();
       total += n;
-      if (this.inFlight.size === 0 && n === 0) return total;
-      if (this.inFlight.size > 0) await Promise.race(this.inFlight.values());
+      if (this.inFlight.size === 0 && n === 0) {
+        return total;
+      }
+      if (this.inFlight.size > 0) {
+        await Promise.race(this.inFlight.values());
+      }
     }
   }
 

@@ -36,6 +36,126 @@ export async function withDeadline<T>(promise: Promise<T>, ms: number, late: () 
   }
 }
 
+/** The URL as a target; RefusedError unless it is an http(s) URL. */
+function httpTarget(url: string): URL {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    throw new RefusedError('not a URL');
+  }
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+    throw new RefusedError(`${target.protocol} is not http(s)`);
+  }
+  return target;
+}
+
+type Address = { address: string; family: number };
+
+/** The address to connect to; RefusedError when any address the host resolves to is refused. */
+async function checkedAddress(
+  host: string,
+  allow: OutboundAllowList,
+  timeoutMs: number,
+  late: () => Error,
+): Promise<Address> {
+  const addresses = isIP(host)
+    ? [{ address: host, family: isIP(host) }]
+    : await withDeadline(lookup(host, { all: true, verbatim: true }), timeoutMs, late);
+  if (addresses.length === 0) {
+    throw new Error(`${host} does not resolve`);
+  }
+  for (const a of addresses) {
+    const reason = refusedAddress(a.address, host, allow);
+    if (reason) {
+      throw new RefusedError(`refused: ${reason}`);
+    }
+  }
+  return addresses[0]!;
+}
+
+/** A lookup that answers every name with the one checked address. */
+function pinnedLookup(pinned: Address): LookupFunction {
+  return (_hostname, options, callback) => {
+    if ((options as { all?: boolean }).all) {
+      (callback as unknown as (e: null, a: Address[]) => void)(null, [pinned]);
+    } else {
+      callback(null, pinned.address, pinned.family);
+    }
+  };
+}
+
+/** One POST over a connection pinned to `pinned`, settled by the status within `remaining` ms. */
+function post(
+  target: URL,
+  pinned: Address,
+  body: string,
+  headers: Record<string, string>,
+  limits: { remaining: number; maxResponseBytes: number; late: () => Error },
+): Promise<void> {
+  const client = target.protocol === 'https:' ? https : http;
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const settle = (err?: Error) => {
+      if (settled) {
+        return;
+      }
+      settled = true;
+      if (err) {
+        reject(err);
+      } else {
+        resolve();
+      }
+    };
+    const req = client.request(
+      target,
+      {
+        method: 'POST',
+        lookup: pinnedLookup(pinned),
+        // One connection per delivery: a pinned address must not be reused for another host.
+        agent: false,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'user-agent': 'Verity-Notifier/1',
+          ...headers,
+        },
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        if (status >= 200 && status < 300) {
+          settle();
+        } else {
+          settle(new Error(`HTTP ${status} from ${target.host}`));
+        }
+        let read = 0;
+        res.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > limits.maxResponseBytes) {
+            req.destroy();
+          }
+        });
+        res.on('error', () => undefined);
+        res.on('close', () => clearTimeout(deadline));
+      },
+    );
+    // The deadline covers the rest of the exchange, body included: the socket goes with it.
+    const deadline = setTimeout(() => req.destroy(limits.late()), limits.remaining);
+    req.on('error', (err) => {
+      clearTimeout(deadline);
+      settle(err);
+    });
+    req.on('close', () => {
+      if (settled) {
+        return;
+      }
+      clearTimeout(deadline);
+      settle(new Error(`${target.host} closed the connection without an answer`));
+    });
+    req.end(body);
+  });
+}
+
 /**
  * POSTs a JSON body; resolves on 2xx, rejects with the reason otherwise. The whole call (name
  * lookup, connect, send, response head) has one deadline of `timeoutMs`; the status decides, and
@@ -51,81 +171,13 @@ export async function postJson(
   maxResponseBytes = MAX_RESPONSE_BYTES,
 ): Promise<void> {
   const started = Date.now();
-  let target: URL;
-  try {
-    target = new URL(url);
-  } catch {
-    throw new RefusedError('not a URL');
-  }
-  if (target.protocol !== 'http:' && target.protocol !== 'https:')
-    throw new RefusedError(`${target.protocol} is not http(s)`);
+  const target = httpTarget(url);
   const late = () => new Error(`no answer from ${target.host} within ${timeoutMs} ms`);
   const host = target.hostname.replace(/^\[|\]$/g, '');
-  const addresses = isIP(host)
-    ? [{ address: host, family: isIP(host) }]
-    : await withDeadline(lookup(host, { all: true, verbatim: true }), timeoutMs, late);
-  if (addresses.length === 0) throw new Error(`${host} does not resolve`);
-  for (const a of addresses) {
-    const reason = refusedAddress(a.address, host, allow);
-    if (reason) throw new RefusedError(`refused: ${reason}`);
-  }
-  const pinned = addresses[0]!;
-  const pin: LookupFunction = (_hostname, options, callback) => {
-    if ((options as { all?: boolean }).all) {
-      (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [
-        pinned,
-      ]);
-    } else callback(null, pinned.address, pinned.family);
-  };
+  const pinned = await checkedAddress(host, allow, timeoutMs, late);
   const remaining = timeoutMs - (Date.now() - started);
-  if (remaining <= 0) throw late();
-  const client = target.protocol === 'https:' ? https : http;
-  await new Promise<void>((resolve, reject) => {
-    let settled = false;
-    const settle = (err?: Error) => {
-      if (settled) return;
-      settled = true;
-      if (err) reject(err);
-      else resolve();
-    };
-    const req = client.request(
-      target,
-      {
-        method: 'POST',
-        lookup: pin,
-        // One connection per delivery: a pinned address must not be reused for another host.
-        agent: false,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-          'user-agent': 'Verity-Notifier/1',
-          ...headers,
-        },
-      },
-      (res) => {
-        const status = res.statusCode ?? 0;
-        if (status >= 200 && status < 300) settle();
-        else settle(new Error(`HTTP ${status} from ${target.host}`));
-        let read = 0;
-        res.on('data', (chunk: Buffer) => {
-          read += chunk.length;
-          if (read > maxResponseBytes) req.destroy();
-        });
-        res.on('error', () => undefined);
-        res.on('close', () => clearTimeout(deadline));
-      },
-    );
-    // The deadline covers the rest of the exchange, body included: the socket goes with it.
-    const deadline = setTimeout(() => req.destroy(late()), remaining);
-    req.on('error', (err) => {
-      clearTimeout(deadline);
-      settle(err);
-    });
-    req.on('close', () => {
-      if (settled) return;
-      clearTimeout(deadline);
-      settle(new Error(`${target.host} closed the connection without an answer`));
-    });
-    req.end(body);
-  });
+  if (remaining <= 0) {
+    throw late();
+  }
+  await post(target, pinned, body, headers, { remaining, maxResponseBytes, late });
 }

@@ -5,14 +5,15 @@
  * A key never reaches another organization: such requests get 403 before any handler runs.
  */
 import fp from 'fastify-plugin';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { PERMISSIONS, roleAllows, type Permission, type Role } from '../domain/roles.js';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
 import { isDatabaseUnavailable } from '../storage/errors.js';
 import { apiKeysRepository, type ApiKeyWithOwner } from '../storage/repositories/api-keys.js';
 import { usersRepository } from '../storage/repositories/users.js';
 import { hashKey, hashesEqual } from '../usecases/api-keys.js';
-import type { OrgContext, Principal } from '../usecases/principal.js';
+import type { RequestOrg } from '../usecases/org-scope.js';
+import type { Principal } from '../usecases/principal.js';
 
 export type RouteAuth = 'public' | { permission: Permission; basic?: boolean };
 
@@ -22,7 +23,7 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     principal: Principal | null;
-    org: OrgContext | null;
+    org: RequestOrg | null;
     role: Role | null;
   }
 }
@@ -31,30 +32,48 @@ declare module 'fastify' {
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** The organization of an org-scoped request; throws if the route has none. */
-export function requireOrg(request: FastifyRequest): OrgContext {
-  if (!request.org) throw new Error(`route ${request.routeOptions.url} has no organization context`);
+export function requireOrg(request: FastifyRequest): RequestOrg {
+  if (!request.org) {
+    throw new Error(`route ${request.routeOptions.url} has no organization context`);
+  }
   return request.org;
 }
 
 /** The authenticated caller; throws on a public route. */
 export function requirePrincipal(request: FastifyRequest): Principal {
-  if (!request.principal) throw new Error(`route ${request.routeOptions.url} is not authenticated`);
+  if (!request.principal) {
+    throw new Error(`route ${request.routeOptions.url} is not authenticated`);
+  }
   return request.principal;
+}
+
+/** The organization of an org-scoped request, as use cases take it. */
+export function orgRef(request: FastifyRequest): { id: string; name: string } {
+  const org = requireOrg(request);
+  return { id: org.id, name: org.name };
 }
 
 /** The caller's role in the request's organization. */
 export function requireRole(request: FastifyRequest): Role {
-  if (!request.role) throw new Error(`route ${request.routeOptions.url} has no role context`);
+  if (!request.role) {
+    throw new Error(`route ${request.routeOptions.url} has no role context`);
+  }
   return request.role;
 }
 
 /** Candidate keys in an Authorization header: the bearer token, or Basic username then password. */
 function presentedKeys(header: string | undefined, allowBasic: boolean): string[] {
-  if (!header) return [];
+  if (!header) {
+    return [];
+  }
   const [scheme, ...rest] = header.trim().split(/\s+/);
   const value = rest.join(' ');
-  if (!scheme || !value) return [];
-  if (scheme.toLowerCase() === 'bearer') return [value];
+  if (!scheme || !value) {
+    return [];
+  }
+  if (scheme.toLowerCase() === 'bearer') {
+    return [value];
+  }
   if (scheme.toLowerCase() === 'basic' && allowBasic) {
     const decoded = Buffer.from(value, 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
@@ -65,117 +84,173 @@ function presentedKeys(header: string | undefined, allowBasic: boolean): string[
   return [];
 }
 
+/** Refuses to register an `/api/v2` route whose `config.auth` is missing or inconsistent. */
+function checkRouteAuth(route: RouteOptions): void {
+  if (!route.url.startsWith('/api/v2')) {
+    return;
+  }
+  const auth = route.config?.auth;
+  if (auth === undefined) {
+    throw new Error(`Route ${String(route.method)} ${route.url} declares no config.auth`);
+  }
+  if (auth === 'public') {
+    return;
+  }
+  if (!PERMISSIONS.includes(auth.permission)) {
+    throw new Error(`Route ${String(route.method)} ${route.url} names unknown permission ${auth.permission}`);
+  }
+  if (!route.url.includes(':org') && auth.permission !== 'authenticated') {
+    throw new Error(`Route ${String(route.method)} ${route.url} has no :org but requires ${auth.permission}`);
+  }
+}
+
+/** The stored key matching one of the presented keys, read through the key cache. */
+async function findKey(app: FastifyInstance, candidates: string[]): Promise<ApiKeyWithOwner | undefined> {
+  for (const key of candidates) {
+    const hash = hashKey(key);
+    // Found keys are cached; change notifications evict them on revocation, expiry changes
+    // and account changes, on every replica.
+    let row = app.caches.keys.get(hash);
+    if (!row) {
+      const generation = app.caches.keys.generation();
+      row = await apiKeysRepository.findByHash(app.db, hash);
+      if (row) {
+        app.caches.keys.set(hash, row, generation);
+      }
+    }
+    if (row && hashesEqual(row.key_hash, hash)) {
+      return row;
+    }
+  }
+  return undefined;
+}
+
+/** Writes `last_used_at` when the stored one is older than the resolution. */
+async function recordUse(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  found: ApiKeyWithOwner,
+  now: Date,
+): Promise<void> {
+  if (found.last_used_at && now.getTime() - found.last_used_at.getTime() <= LAST_USED_RESOLUTION_MS) {
+    return;
+  }
+  const keyId = found.id;
+  // Awaited (once a minute per key) so a read right after a request sees its use.
+  await apiKeysRepository.touchLastUsed(app.db, keyId, now).catch((err: unknown) => {
+    // The database is away: the request would only wait for it a second time.
+    if (isDatabaseUnavailable(err)) {
+      throw err;
+    }
+    request.log.warn({ err, keyId }, 'could not record key use');
+  });
+  found.last_used_at = now;
+}
+
+/** The valid key the request presents; UnauthorizedError when there is none. */
+async function authenticate(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  allowBasic: boolean,
+): Promise<ApiKeyWithOwner> {
+  const candidates = presentedKeys(request.headers.authorization, allowBasic);
+  if (candidates.length === 0) {
+    throw new UnauthorizedError("Missing API key: send the header 'Authorization: Bearer <API key>'");
+  }
+  const now = app.clock();
+  const found = await findKey(app, candidates);
+  if (!found) {
+    throw new UnauthorizedError('Invalid API key');
+  }
+  if (found.revoked_at !== null) {
+    throw new UnauthorizedError('API key has been revoked');
+  }
+  if (found.expires_at !== null && found.expires_at.getTime() <= now.getTime()) {
+    throw new UnauthorizedError('API key has expired');
+  }
+  await recordUse(app, request, found, now);
+  return found;
+}
+
+/** Who holds a key: its service account (with its home organization) or its user. */
+function principalOf(key: ApiKeyWithOwner): Principal {
+  if (key.service_account_id === null) {
+    return { kind: 'user', id: key.user_id ?? '', name: key.user_name ?? 'unknown', keyId: key.id };
+  }
+  return {
+    kind: 'service_account',
+    id: key.service_account_id,
+    name: key.sa_name ?? 'unknown',
+    keyId: key.id,
+    homeOrg: {
+      id: key.org_id ?? '',
+      name: key.org_name ?? '',
+      experimentalFeaturesEnabled: key.org_experimental_features_enabled === true,
+    },
+    privilege: key.sa_privilege ?? 'reader',
+  };
+}
+
+/** Sets the request's organization and role, and returns the role; 403 for a non-member. */
+async function enterOrg(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  principal: Principal,
+  orgName: string,
+): Promise<Role> {
+  const denied = () => new ForbiddenError(`Access denied to ${request.url.split('?')[0]}`);
+  if (principal.kind === 'service_account') {
+    if (principal.homeOrg?.name !== orgName) {
+      throw denied();
+    }
+    request.org = principal.homeOrg;
+    request.role = principal.privilege ?? 'reader';
+    return request.role;
+  }
+  const membership = await usersRepository.membershipByOrgName(app.db, principal.id, orgName);
+  if (!membership) {
+    throw denied();
+  }
+  request.org = {
+    id: membership.org_id,
+    name: membership.org_name,
+    experimentalFeaturesEnabled: membership.experimental_features_enabled,
+  };
+  request.role = membership.role;
+  return request.role;
+}
+
 export default fp(
   (app, _opts, done) => {
     app.decorateRequest('principal', null);
     app.decorateRequest('org', null);
     app.decorateRequest('role', null);
 
-    app.addHook('onRoute', (route) => {
-      if (!route.url.startsWith('/api/v2')) return;
-      const auth = route.config?.auth;
-      if (auth === undefined) {
-        throw new Error(`Route ${String(route.method)} ${route.url} declares no config.auth`);
-      }
-      if (auth === 'public') return;
-      if (!PERMISSIONS.includes(auth.permission)) {
-        throw new Error(
-          `Route ${String(route.method)} ${route.url} names unknown permission ${auth.permission}`,
-        );
-      }
-      if (!route.url.includes(':org') && auth.permission !== 'authenticated') {
-        throw new Error(
-          `Route ${String(route.method)} ${route.url} has no :org but requires ${auth.permission}`,
-        );
-      }
-    });
-
-    const authenticate = async (request: FastifyRequest, allowBasic: boolean): Promise<ApiKeyWithOwner> => {
-      const candidates = presentedKeys(request.headers.authorization, allowBasic);
-      if (candidates.length === 0) {
-        throw new UnauthorizedError("Missing API key: send the header 'Authorization: Bearer <API key>'");
-      }
-      const now = app.clock();
-      let found: ApiKeyWithOwner | undefined;
-      for (const key of candidates) {
-        const hash = hashKey(key);
-        // Found keys are cached; change notifications evict them on revocation, expiry changes
-        // and account changes, on every replica.
-        let row = app.caches.keys.get(hash);
-        if (!row) {
-          const generation = app.caches.keys.generation();
-          row = await apiKeysRepository.findByHash(app.db, hash);
-          if (row) app.caches.keys.set(hash, row, generation);
-        }
-        if (row && hashesEqual(row.key_hash, hash)) {
-          found = row;
-          break;
-        }
-      }
-      if (!found) throw new UnauthorizedError('Invalid API key');
-      if (found.revoked_at !== null) throw new UnauthorizedError('API key has been revoked');
-      if (found.expires_at !== null && found.expires_at.getTime() <= now.getTime()) {
-        throw new UnauthorizedError('API key has expired');
-      }
-      if (!found.last_used_at || now.getTime() - found.last_used_at.getTime() > LAST_USED_RESOLUTION_MS) {
-        const keyId = found.id;
-        // Awaited (once a minute per key) so a read right after a request sees its use.
-        await apiKeysRepository.touchLastUsed(app.db, keyId, now).catch((err: unknown) => {
-          // The database is away: the request would only wait for it a second time.
-          if (isDatabaseUnavailable(err)) throw err;
-          request.log.warn({ err, keyId }, 'could not record key use');
-        });
-        found.last_used_at = now;
-      }
-      return found;
-    };
+    app.addHook('onRoute', checkRouteAuth);
 
     app.addHook('onRequest', async (request) => {
       const auth = request.routeOptions.config.auth;
-      if (auth === undefined || auth === 'public') return;
-      const key = await authenticate(request, auth.basic === true).catch(async (err: unknown) => {
+      if (auth === undefined || auth === 'public') {
+        return;
+      }
+      const key = await authenticate(app, request, auth.basic === true).catch(async (err: unknown) => {
         // Guessing keys or flooding junk headers is limited per client address (rate-limit.ts).
         if (err instanceof UnauthorizedError && app.hasDecorator('countFailedAuthentication')) {
           await app.countFailedAuthentication(request);
         }
         throw err;
       });
-
-      const principal: Principal =
-        key.service_account_id !== null
-          ? {
-              kind: 'service_account',
-              id: key.service_account_id,
-              name: key.sa_name ?? 'unknown',
-              keyId: key.id,
-              homeOrg: {
-                id: key.org_id ?? '',
-                name: key.org_name ?? '',
-                experimentalFeaturesEnabled: key.org_experimental_features_enabled === true,
-              },
-              privilege: key.sa_privilege ?? 'reader',
-            }
-          : { kind: 'user', id: key.user_id ?? '', name: key.user_name ?? 'unknown', keyId: key.id };
+      const principal = principalOf(key);
       request.principal = principal;
 
       const orgName = (request.params as Record<string, string | undefined>).org;
-      if (orgName === undefined) return;
-      const denied = () => new ForbiddenError(`Access denied to ${request.url.split('?')[0]}`);
-      if (principal.kind === 'service_account') {
-        if (principal.homeOrg?.name !== orgName) throw denied();
-        request.org = principal.homeOrg;
-        request.role = principal.privilege ?? 'reader';
-      } else {
-        const membership = await usersRepository.membershipByOrgName(app.db, principal.id, orgName);
-        if (!membership) throw denied();
-        request.org = {
-          id: membership.org_id,
-          name: membership.org_name,
-          experimentalFeaturesEnabled: membership.experimental_features_enabled,
-        };
-        request.role = membership.role;
+      if (orgName === undefined) {
+        return;
       }
-      if (!roleAllows(request.role, auth.permission)) throw new ForbiddenError();
+      const role = await enterOrg(app, request, principal, orgName);
+      if (!roleAllows(role, auth.permission)) {
+        throw new ForbiddenError();
+      }
     });
     done();
   },

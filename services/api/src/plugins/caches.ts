@@ -2,9 +2,10 @@
  * In-process caches that every replica keeps correct: API keys by hash (one database round trip
  * less on every request), evidence read views per organization, valid only for the
  * organization's current epoch, and per organization what the domain-event subscriber needs to
- * know before it writes anything (its name and actions), valid for the epoch of the
- * organization's actions. Credential and action changes arrive as notifications (migrations 0300
- * and 0301), evidence changes through the change log (migration 0302, storage/change-feed.ts),
+ * know before it writes anything (its name and actions) and what attestations look up (repos,
+ * custom types), valid for the epoch of the organization's configuration. Credential, action,
+ * repo and custom-type changes arrive as notifications (migrations 0300, 0301 and 0371),
+ * evidence changes through the change log (migration 0302, storage/change-feed.ts),
  * within one poll. The replica that wrote bumps at once: every write request bumps its org's
  * evidence epoch before it answers. While the listener is not hearing its heartbeat (PostgreSQL
  * connection lost, or silently dropped) or the change log cannot be read, nothing is used longer
@@ -32,7 +33,9 @@ export class KeyCache {
   ) {}
   get(hash: string): ApiKeyWithOwner | undefined {
     const e = this.entries.get(hash);
-    if (!e || Date.now() - e.at > (this.usable() ? this.ttlMs : this.untrustedTtlMs)) return undefined;
+    if (!e || Date.now() - e.at > (this.usable() ? this.ttlMs : this.untrustedTtlMs)) {
+      return undefined;
+    }
     return e.row;
   }
   /**
@@ -43,7 +46,9 @@ export class KeyCache {
     return this.clears;
   }
   set(hash: string, row: ApiKeyWithOwner, generation: number): void {
-    if (generation === this.clears) this.entries.set(hash, { row, at: Date.now() });
+    if (generation === this.clears) {
+      this.entries.set(hash, { row, at: Date.now() });
+    }
   }
   /** Forgets every key: credentials changed somewhere. */
   clear(): void {
@@ -67,13 +72,18 @@ export class EpochCache {
   }
   get<T>(orgId: string, key: string): T | undefined {
     const e = this.entries.get(`${orgId}\u0000${key}`);
-    if (!e || e.epoch !== this.epoch(orgId)) return undefined;
-    if (!this.usable() && Date.now() - e.at > this.untrustedTtlMs) return undefined;
+    if (!e || e.epoch !== this.epoch(orgId)) {
+      return undefined;
+    }
+    if (!this.usable() && Date.now() - e.at > this.untrustedTtlMs) {
+      return undefined;
+    }
     return e.value as T;
   }
   set(orgId: string, key: string, value: unknown, epoch: number): void {
-    if (epoch === this.epoch(orgId))
+    if (epoch === this.epoch(orgId)) {
       this.entries.set(`${orgId}\u0000${key}`, { epoch, value, at: Date.now() });
+    }
   }
   /** The organization's evidence changed: its cached views are stale. */
   bump(orgId: string): void {
@@ -106,7 +116,9 @@ export default fp<{ handle: DatabaseHandle; changePollMs?: number }>(
           // Organizations changed too (their names are part of the config views).
           keys.clear();
           config.reset();
-        } else if (channel === 'verity_config') config.bump(payload);
+        } else if (channel === 'verity_config') {
+          config.bump(payload);
+        }
       },
       onReset() {
         keys.clear();
@@ -128,8 +140,12 @@ export default fp<{ handle: DatabaseHandle; changePollMs?: number }>(
     app.decorate('caches', { keys, evidence, config });
     // This replica's own writes: stale before the answer leaves, whatever the next poll brings.
     app.addHook('onSend', async (request) => {
-      if (request.method === 'GET' || request.method === 'HEAD') return;
-      if (request.org) evidence.bump(request.org.id);
+      if (request.method === 'GET' || request.method === 'HEAD') {
+        return;
+      }
+      if (request.org) {
+        evidence.bump(request.org.id);
+      }
     });
     app.addHook('onClose', async () => {
       await state.feed?.close();

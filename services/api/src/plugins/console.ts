@@ -83,7 +83,9 @@ export default fp<ConsolePluginOptions>(
     const sendIndex = async (reply: FastifyReply) => {
       void reply.headers(SECURITY_HEADERS).header('cache-control', 'no-cache');
       const html = await loadIndex();
-      if (!html) return reply.code(503).type('text/html; charset=utf-8').send(NOT_BUILT);
+      if (!html) {
+        return reply.code(503).type('text/html; charset=utf-8').send(NOT_BUILT);
+      }
       return reply.type('text/html; charset=utf-8').send(html);
     };
 

@@ -28,7 +28,9 @@ export default fp<DbPluginOptions>(
     app.decorate('dialect', opts.handle.dialect);
     app.decorate('config', opts.config);
     app.decorate('clock', opts.clock);
-    if (opts.owned) app.addHook('onClose', async () => opts.handle.close());
+    if (opts.owned) {
+      app.addHook('onClose', async () => opts.handle.close());
+    }
     done();
   },
   { name: 'db' },

@@ -31,7 +31,9 @@ export default fp(
         });
       }
       if (error instanceof ApiError) {
-        if (error.headers) void reply.headers(error.headers);
+        if (error.headers) {
+          void reply.headers(error.headers);
+        }
         return reply
           .code(error.statusCode)
           .send(error.errors ? { message: error.message, errors: error.errors } : { message: error.message });

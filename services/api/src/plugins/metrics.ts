@@ -9,8 +9,8 @@
  */
 import Fastify from 'fastify';
 import fp from 'fastify-plugin';
-import { sql } from 'kysely';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { ping } from '../storage/probe.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -58,9 +58,7 @@ export default fp(
       help: `1 when the database answers a trivial query within ${DATABASE_PROBE_TIMEOUT_MS} ms at scrape time, else 0`,
       registers: [registry],
       async collect() {
-        this.set(
-          (await answersWithin(() => sql`select 1`.execute(app.db), DATABASE_PROBE_TIMEOUT_MS)) ? 1 : 0,
-        );
+        this.set((await answersWithin(() => ping(app.db), DATABASE_PROBE_TIMEOUT_MS)) ? 1 : 0);
       },
     });
 

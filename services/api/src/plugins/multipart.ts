@@ -58,13 +58,17 @@ export async function readMultipartForm(
   try {
     for await (const part of request.parts({ limits: { fileSize: maxFileBytes } })) {
       if (!spec.allowed.includes(part.fieldname)) {
-        if (part.type === 'file') part.file.resume();
+        if (part.type === 'file') {
+          part.file.resume();
+        }
         throw new BadRequestError('Input payload validation failed', {
           [part.fieldname]: `unexpected form part; expected one of: ${spec.allowed.join(', ')}`,
         });
       }
       if (parts.has(part.fieldname)) {
-        if (part.type === 'file') part.file.resume();
+        if (part.type === 'file') {
+          part.file.resume();
+        }
         throw new BadRequestError('Input payload validation failed', {
           [part.fieldname]: 'form part sent more than once',
         });
@@ -86,7 +90,9 @@ export async function readMultipartForm(
       });
     }
   } catch (err) {
-    if (err instanceof BadRequestError) throw err;
+    if (err instanceof BadRequestError) {
+      throw err;
+    }
     const code = (err as { code?: string }).code;
     if (code === 'FST_REQ_FILE_TOO_LARGE') {
       throw new PayloadTooLargeError(`A file part is larger than the limit of ${maxFileBytes} bytes`);

@@ -32,14 +32,18 @@ export default fp(
     const routes: ApiRoute[] = [];
     app.decorate('apiRoutes', routes);
     app.addHook('onRoute', (route) => {
-      if (!route.url.startsWith('/api/v2')) return;
+      if (!route.url.startsWith('/api/v2')) {
+        return;
+      }
       if (route.url.startsWith(DOCS_PREFIX)) {
         route.config = { ...route.config, auth: 'public' };
         return;
       }
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       for (const method of methods) {
-        if (method === 'HEAD') continue;
+        if (method === 'HEAD') {
+          continue;
+        }
         routes.push({
           method: method,
           url: route.url,

@@ -47,7 +47,9 @@ export default fp(
           })
         : null;
     app.decorate('countFailedAuthentication', async (request: FastifyRequest) => {
-      if (!failed) return;
+      if (!failed) {
+        return;
+      }
       const limit = await failed(request);
       if (!limit.isAllowed && limit.isExceeded) {
         throw new TooManyRequestsError(Math.max(1, limit.ttlInSeconds));

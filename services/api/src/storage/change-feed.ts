@@ -36,6 +36,68 @@ export interface ChangeFeed {
 
 type Row = { horizon: string; rows: Array<[string, string]> };
 
+/**
+ * The horizon (the oldest running transaction) and the changes at or above `from`; the first poll
+ * starts at the horizon itself: what it finds, the reset covers.
+ */
+async function readChanges(db: Db, from: bigint | undefined): Promise<Row> {
+  const start = from === undefined ? null : from.toString();
+  const result = await sql<Row>`
+      select pg_snapshot_xmin(pg_current_snapshot())::text as horizon,
+        coalesce((select json_agg(json_build_array(xid::text, org_id)) from evidence_changes
+          where xid >= coalesce(${start}::xid8, pg_snapshot_xmin(pg_current_snapshot()))), '[]'::json) as rows`.execute(
+    db,
+  );
+  return result.rows[0]!;
+}
+
+/** Deletes the changes below the newest horizon observed before `before` (every replica read them). */
+async function deleteRead(
+  db: Db,
+  horizons: Array<{ at: number; horizon: bigint }>,
+  before: number,
+): Promise<void> {
+  let cut: bigint | undefined;
+  while (horizons.length > 0 && horizons[0]!.at <= before) {
+    cut = horizons.shift()!.horizon;
+  }
+  if (cut !== undefined) {
+    await sql`delete from evidence_changes where xid < ${cut.toString()}::xid8`.execute(db);
+  }
+}
+
+/** The wait before the next poll: the interval, or a jittered backoff while polls fail. */
+function pollDelay(intervalMs: number, failures: number): number {
+  if (failures === 0) {
+    return intervalMs;
+  }
+  const backoff = Math.min(2_000, intervalMs * 2 ** Math.min(failures, 10)) * (0.5 + Math.random() / 2);
+  return Math.max(intervalMs, backoff);
+}
+
+/**
+ * The organizations of changes not handled yet (in order), and the keys to remember: those at or
+ * above the new horizon, which the next poll reads again.
+ */
+function sortChanges(
+  rows: Row['rows'],
+  next: bigint,
+  seen: ReadonlySet<string>,
+): { fresh: string[]; nextSeen: Set<string> } {
+  const fresh: string[] = [];
+  const nextSeen = new Set<string>();
+  for (const [xid, org] of rows) {
+    const key = `${xid}:${org}`;
+    if (BigInt(xid) >= next) {
+      nextSeen.add(key);
+    }
+    if (!seen.has(key)) {
+      fresh.push(org);
+    }
+  }
+  return { fresh, nextSeen };
+}
+
 export function startChangeFeed(db: Db, options: ChangeFeedOptions): ChangeFeed {
   const intervalMs = options.intervalMs ?? 100;
   const staleAfterMs = options.staleAfterMs ?? Math.max(2_000, intervalMs * 20);
@@ -58,15 +120,7 @@ export function startChangeFeed(db: Db, options: ChangeFeedOptions): ChangeFeed 
   const healthy = () => !closed && now() - lastOk <= staleAfterMs;
 
   const pollOnce = async () => {
-    const from = horizon === undefined ? null : horizon.toString();
-    // The first poll starts at the oldest running transaction: what it finds, the reset covers.
-    const result = await sql<Row>`
-      select pg_snapshot_xmin(pg_current_snapshot())::text as horizon,
-        coalesce((select json_agg(json_build_array(xid::text, org_id)) from evidence_changes
-          where xid >= coalesce(${from}::xid8, pg_snapshot_xmin(pg_current_snapshot()))), '[]'::json) as rows`.execute(
-      db,
-    );
-    const row = result.rows[0]!;
+    const row = await readChanges(db, horizon);
     const next = BigInt(row.horizon);
     const reset = !wasHealthy;
     if (reset) {
@@ -74,11 +128,9 @@ export function startChangeFeed(db: Db, options: ChangeFeedOptions): ChangeFeed 
       options.onReset();
       wasHealthy = true;
     }
-    const nextSeen = new Set<string>();
-    for (const [xid, org] of row.rows) {
-      const key = `${xid}:${org}`;
-      if (BigInt(xid) >= next) nextSeen.add(key);
-      if (!reset && !seen.has(key)) options.onChange(org);
+    const { fresh, nextSeen } = sortChanges(row.rows, next, seen);
+    if (!reset) {
+      fresh.forEach((org) => options.onChange(org));
     }
     seen = nextSeen;
     horizon = next;
@@ -86,16 +138,15 @@ export function startChangeFeed(db: Db, options: ChangeFeedOptions): ChangeFeed 
     horizons.push({ at: lastOk, horizon: next });
     if (lastOk - lastCleanup >= Math.min(10_000, retentionMs)) {
       lastCleanup = lastOk;
-      let cut: bigint | undefined;
-      while (horizons.length > 0 && lastOk - horizons[0]!.at >= retentionMs) cut = horizons.shift()!.horizon;
-      if (cut !== undefined)
-        await sql`delete from evidence_changes where xid < ${cut.toString()}::xid8`.execute(db);
+      await deleteRead(db, horizons, lastOk - retentionMs);
     }
   };
 
   const tick = async () => {
     timer = undefined;
-    if (closed) return;
+    if (closed) {
+      return;
+    }
     running = pollOnce()
       .then(() => {
         failures = 0;
@@ -106,11 +157,11 @@ export function startChangeFeed(db: Db, options: ChangeFeedOptions): ChangeFeed 
       })
       .finally(() => {
         running = undefined;
-        if (!healthy()) wasHealthy = false;
+        if (!healthy()) {
+          wasHealthy = false;
+        }
         if (!closed) {
-          const backoff =
-            Math.min(2_000, intervalMs * 2 ** Math.min(failures, 10)) * (0.5 + Math.random() / 2);
-          timer = setTimeout(() => void tick(), failures > 0 ? Math.max(intervalMs, backoff) : intervalMs);
+          timer = setTimeout(() => void tick(), pollDelay(intervalMs, failures));
           timer.unref();
         }
       });
@@ -124,12 +175,12 @@ export function startChangeFeed(db: Db, options: ChangeFeedOptions): ChangeFeed 
     },
     async poll() {
       await running;
-      if (timer) clearTimeout(timer);
+      clearTimeout(timer);
       await tick();
     },
     async close() {
       closed = true;
-      if (timer) clearTimeout(timer);
+      clearTimeout(timer);
       await running;
     },
   };

@@ -43,10 +43,14 @@ export async function listenPglite(client: PGlite, handlers: ChangeHandlers): Pr
       return !closed && !client.closed;
     },
     async close() {
-      if (closed) return;
+      if (closed) {
+        return;
+      }
       closed = true;
       // The database may already be closed (shutdown order, or lost): nothing left to unsubscribe.
-      if (!client.closed) await Promise.all(unsubscribe.map((u) => u().catch(() => undefined)));
+      if (!client.closed) {
+        await Promise.all(unsubscribe.map((u) => u().catch(() => undefined)));
+      }
     },
   };
 }
@@ -72,6 +76,62 @@ function reconnectDelay(attempt: number): number {
   return Math.round(ms * (0.5 + Math.random() / 2));
 }
 
+/** Gives up on a connection: its socket is destroyed ('end' follows, and a reconnect). */
+function dropConnection(c: pg.Client): void {
+  const stream = (c as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream;
+  if (stream) {
+    stream.destroy();
+  } else {
+    void c.end().catch(() => undefined);
+  }
+}
+
+/** Ends a connection; a goodbye on a dead one is never answered, so it is dropped after `ms`. */
+async function endWithin(c: pg.Client, ms: number): Promise<void> {
+  const giveUp = setTimeout(() => dropConnection(c), ms);
+  await c.end().catch(() => undefined);
+  clearTimeout(giveUp);
+}
+
+/** The listener's own connection, kept alive by TCP so a dead peer is noticed. */
+function listenerClient(options: PostgresListenOptions): pg.Client {
+  return new pg.Client({
+    connectionString: options.connectionString,
+    application_name: 'verity-change-listener',
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
+  });
+}
+
+/**
+ * Listens on every change channel of the connection's schema and on the heartbeat channel; a
+ * change goes to `onChange`, a heartbeat's send time to `onBeat`.
+ */
+async function listenOn(
+  c: pg.Client,
+  beatChannel: string,
+  onChange: ChangeHandlers['onChange'],
+  onBeat: (sentAt: number) => void,
+): Promise<void> {
+  const schema = (await c.query<{ s: string }>('select current_schema() as s')).rows[0]?.s ?? 'public';
+  const names = new Map(CHANNELS.map((ch) => [channelName(ch, schema), ch]));
+  c.on('notification', (msg) => {
+    if (msg.channel === beatChannel) {
+      onBeat(Number(msg.payload));
+      return;
+    }
+    const channel = names.get(msg.channel);
+    if (channel) {
+      onChange(channel, msg.payload ?? '');
+    }
+  });
+  for (const name of [...names.keys(), beatChannel]) {
+    await c.query(`listen "${name.replace(/"/g, '""')}"`);
+  }
+}
+
 /**
  * Listens on PostgreSQL with its own connection, reconnecting with backoff. A connection can die
  * without closing (a server host gone, a NAT or firewall dropping an idle flow): TCP keepalive
@@ -80,6 +140,9 @@ function reconnectDelay(attempt: number): number {
  * proves every change committed before it was heard too. Without one for `staleAfterMs` the
  * listener reports it is not listening and starts over on a new connection.
  */
+// Over the function limit: one connection's life (connect, listen, heartbeat, reconnect, close) as
+// closures over its shared state; its steps are named functions above.
+// eslint-disable-next-line max-lines-per-function -- a state machine over shared closure state
 export function listenPostgres(options: PostgresListenOptions, handlers: ChangeHandlers): ChangeListener {
   const heartbeatMs = options.heartbeatMs ?? 1_000;
   const staleAfterMs = options.staleAfterMs ?? 5_000;
@@ -98,18 +161,13 @@ export function listenPostgres(options: PostgresListenOptions, handlers: ChangeH
 
   const fresh = () => Date.now() - heardSentAt <= staleAfterMs;
 
-  /** Gives up on a connection: its socket is destroyed ('end' follows, and a reconnect). */
-  const drop = (c: pg.Client) => {
-    const stream = (c as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream;
-    if (stream) stream.destroy();
-    else void c.end().catch(() => undefined);
-  };
-
   const heartbeat = (c: pg.Client) => {
-    if (closed || client !== c) return;
+    if (closed || client !== c) {
+      return;
+    }
     if (!fresh()) {
       onError(new Error(`No heartbeat heard on the change listener for ${staleAfterMs} ms`));
-      drop(c);
+      dropConnection(c);
       return;
     }
     // A failed send is the connection's failure: 'error' and 'end' follow.
@@ -119,38 +177,28 @@ export function listenPostgres(options: PostgresListenOptions, handlers: ChangeH
   };
 
   const connect = async () => {
-    if (closed) return;
-    const c = new pg.Client({
-      connectionString: options.connectionString,
-      application_name: 'verity-change-listener',
-      connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
-      keepAlive: true,
-      keepAliveInitialDelayMillis: 10_000,
-      ...(options.searchPath ? { options: `-c search_path=${options.searchPath}` } : {}),
-    });
+    if (closed) {
+      return;
+    }
+    const c = listenerClient(options);
     c.on('error', (err) => onError(err));
     c.on('end', () => {
       if (client === c) {
         client = undefined;
-        if (beat) clearTimeout(beat);
+        clearTimeout(beat);
       }
-      if (!closed) schedule();
+      if (!closed) {
+        schedule();
+      }
     });
     try {
       await c.connect();
-      const schema = (await c.query<{ s: string }>('select current_schema() as s')).rows[0]?.s ?? 'public';
-      const names = new Map(CHANNELS.map((ch) => [channelName(ch, schema), ch]));
-      c.on('notification', (msg) => {
-        if (msg.channel === beatChannel) {
-          const sentAt = Number(msg.payload);
-          if (sentAt > heardSentAt) heardSentAt = sentAt;
-          return;
-        }
-        const channel = names.get(msg.channel);
-        if (channel) handlers.onChange(channel, msg.payload ?? '');
-      });
-      for (const name of [...names.keys(), beatChannel])
-        await c.query(`listen "${name.replace(/"/g, '""')}"`);
+      await listenOn(
+        c,
+        beatChannel,
+        (channel, payload) => handlers.onChange(channel, payload),
+        (sentAt) => (heardSentAt = Math.max(heardSentAt, sentAt)),
+      );
       if (closed) {
         await c.end();
         return;
@@ -164,12 +212,14 @@ export function listenPostgres(options: PostgresListenOptions, handlers: ChangeH
       heartbeat(c);
     } catch (err) {
       onError(err as Error);
-      drop(c);
+      dropConnection(c);
       schedule();
     }
   };
   const schedule = () => {
-    if (closed || timer) return;
+    if (closed || timer) {
+      return;
+    }
     handlers.onReset();
     attempt += 1;
     timer = setTimeout(() => {
@@ -185,14 +235,11 @@ export function listenPostgres(options: PostgresListenOptions, handlers: ChangeH
     },
     async close() {
       closed = true;
-      if (timer) clearTimeout(timer);
-      if (beat) clearTimeout(beat);
-      const c = client;
-      if (!c) return;
-      // A goodbye on a dead connection is never answered: give up on it after a second.
-      const giveUp = setTimeout(() => drop(c), 1_000);
-      await c.end().catch(() => undefined);
-      clearTimeout(giveUp);
+      clearTimeout(timer);
+      clearTimeout(beat);
+      if (client) {
+        await endWithin(client, 1_000);
+      }
     },
   };
 }

@@ -121,13 +121,17 @@ function preparePlans(client: pg.PoolClient, now: () => number = Date.now): void
       name = `v_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
       names.set(text, name);
     }
-    if (!name) return query(text, values) as Promise<unknown>;
+    if (!name) {
+      return query(text, values) as Promise<unknown>;
+    }
     executions += 1;
     return (query({ name, text, values }) as Promise<unknown>).catch(async (err: unknown) => {
       // Another replica migrated a table under this prepared statement (a rolling upgrade):
       // PostgreSQL refuses its old row shape. Run the text unprepared on this connection from now
       // on; outside a transaction the retry answers, inside one the original error stands.
-      if (!isStalePlan(err)) throw err;
+      if (!isStalePlan(err)) {
+        throw err;
+      }
       names.set(text, '');
       return (query(text, values) as Promise<unknown>).catch(() => {
         throw err;
@@ -139,9 +143,12 @@ function preparePlans(client: pg.PoolClient, now: () => number = Date.now): void
     values?: unknown,
     ...rest: unknown[]
   ) => {
-    if (typeof text !== 'string' || !Array.isArray(values) || !PREPARABLE.test(text) || rest.length > 0)
+    if (typeof text !== 'string' || !Array.isArray(values) || !PREPARABLE.test(text) || rest.length > 0) {
       return query(text, values, ...rest);
-    if (!replanDue()) return run(text, values);
+    }
+    if (!replanDue()) {
+      return run(text, values);
+    }
     // In a failed transaction the deallocation fails too: the statements stay, and so does the due replan.
     return replan().then(
       () => run(text, values),
@@ -170,7 +177,9 @@ function boundQueries(client: pg.PoolClient, deadlineMs: number): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
     const result = query(...args);
-    if (!(result instanceof Promise)) return result;
+    if (!(result instanceof Promise)) {
+      return result;
+    }
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -211,9 +220,13 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     pool.on('error', () => undefined);
     pool.on('connect', (client) => {
       client.on('error', () => undefined);
-      if (statementTimeoutMs > 0) boundQueries(client, statementTimeoutMs + QUERY_DEADLINE_GRACE_MS);
+      if (statementTimeoutMs > 0) {
+        boundQueries(client, statementTimeoutMs + QUERY_DEADLINE_GRACE_MS);
+      }
     });
-    if (options.preparedStatements !== false) pool.on('connect', (client) => preparePlans(client));
+    if (options.preparedStatements !== false) {
+      pool.on('connect', (client) => preparePlans(client));
+    }
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const databaseUrl = options.databaseUrl;
     return {
@@ -278,7 +291,9 @@ export function lockDirectory(dir: string): () => void {
       closeSync(fd);
       return () => rmSync(path, { force: true });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw err;
+      }
       const owner = Number(readFileSync(path, 'utf8').trim());
       if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) {
         throw new Error(

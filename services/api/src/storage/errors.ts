@@ -51,14 +51,23 @@ const UNAVAILABLE_MESSAGES =
  * retry later.
  */
 export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
-  if (typeof err !== 'object' || err === null || depth > 3) return false;
+  if (typeof err !== 'object' || err === null || depth > 3) {
+    return false;
+  }
   const { code, message, cause } = err as { code?: unknown; message?: unknown; cause?: unknown };
   if (typeof code === 'string') {
-    if (code.startsWith('08') && code.length === 5) return true;
-    if (UNAVAILABLE_STATES.has(code) || UNAVAILABLE_SOCKET_CODES.has(code)) return true;
+    if (code.startsWith('08') && code.length === 5) {
+      return true;
+    }
+    if (UNAVAILABLE_STATES.has(code) || UNAVAILABLE_SOCKET_CODES.has(code)) {
+      return true;
+    }
   }
-  if (typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message)) return true;
-  if (err instanceof AggregateError && err.errors.some((e) => isDatabaseUnavailable(e, depth + 1)))
+  if (typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message)) {
     return true;
+  }
+  if (err instanceof AggregateError && err.errors.some((e) => isDatabaseUnavailable(e, depth + 1))) {
+    return true;
+  }
   return cause !== undefined && isDatabaseUnavailable(cause, depth + 1);
 }

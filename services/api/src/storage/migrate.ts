@@ -31,7 +31,9 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]>
     return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   };
   // PGlite is one connection in one process; there is nobody to race.
-  if (handle.dialect === 'pglite') return run();
+  if (handle.dialect === 'pglite') {
+    return run();
+  }
   return handle.db.connection().execute(async (conn) => {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(conn);
     try {

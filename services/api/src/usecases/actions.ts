@@ -5,12 +5,13 @@
  */
 import type { Action, ActionTarget } from '../../../shared/contract/actions.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
-import { epochSeconds, newId } from '../ids.js';
+import { newId } from '../ids.js';
+import { epochSeconds } from '../time.js';
 import { invalidTriggers } from '../domain/triggers.js';
 import type { Db } from '../storage/database.js';
 import { actionsRepository, type ActionRow, type TargetInput } from '../storage/repositories/actions.js';
 import { environmentsRepository } from '../storage/repositories/environments.js';
-import type { OrgRef } from './runtime.js';
+import type { OrgRef } from './org-scope.js';
 
 export interface ActionInput {
   name: string;
@@ -72,8 +73,9 @@ export async function putAction(
   return db.transaction().execute(async (tx) => {
     let existing =
       number !== undefined ? await actionsRepository.findByNumber(tx, org.id, number) : undefined;
-    if (number !== undefined && !existing)
+    if (number !== undefined && !existing) {
       throw new NotFoundError(`Action number ${number} does not exist in organization '${org.name}'`);
+    }
     existing ??= await actionsRepository.findByName(tx, org.id, input.name);
     if (existing && existing.type !== input.type) {
       throw new BadRequestError(`Action '${input.name}' is a ${existing.type} action`, {
@@ -109,7 +111,9 @@ export async function putAction(
 
 export async function findAction(db: Db, org: OrgRef, number: number): Promise<ActionRow> {
   const row = await actionsRepository.findByNumber(db, org.id, number);
-  if (!row) throw new NotFoundError(`Action number ${number} does not exist in organization '${org.name}'`);
+  if (!row) {
+    throw new NotFoundError(`Action number ${number} does not exist in organization '${org.name}'`);
+  }
   return row;
 }
 
@@ -180,4 +184,31 @@ export async function presentActions(
       last_modified_at: epochSeconds(r.last_modified_at),
     };
   });
+}
+
+/** The organization's actions (of one type when given), as read back. */
+export async function listActions(
+  db: Db,
+  org: OrgRef,
+  type: 'env' | 'flow' | undefined,
+  fullAddresses: boolean,
+): Promise<Action[]> {
+  return presentActions(db, org, await actionsRepository.list(db, org.id, type), fullAddresses);
+}
+
+/** One action by number, as read back. */
+export async function getAction(
+  db: Db,
+  org: OrgRef,
+  number: number,
+  fullAddresses: boolean,
+): Promise<Action> {
+  const action = await findAction(db, org, number);
+  return (await presentActions(db, org, [action], fullAddresses))[0]!;
+}
+
+/** Deletes an action by number; NotFoundError when there is none. */
+export async function deleteAction(db: Db, org: OrgRef, number: number): Promise<void> {
+  const action = await findAction(db, org, number);
+  await actionsRepository.delete(db, org.id, action.id);
 }

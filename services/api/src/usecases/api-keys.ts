@@ -32,7 +32,9 @@ export function hashesEqual(a: string, b: string): boolean {
 
 /** Converts a wire `expires_at` (epoch seconds, 0 = never) to a date, refusing the past. */
 export function parseExpiresAt(expiresAt: number | null | undefined, now: Date): Date | null {
-  if (expiresAt === undefined || expiresAt === null || expiresAt === 0) return null;
+  if (expiresAt === undefined || expiresAt === null || expiresAt === 0) {
+    return null;
+  }
   if (expiresAt * 1000 <= now.getTime()) {
     throw new BadRequestError('expires_at must be in the future', {
       'body.expires_at': 'must be in the future',
@@ -115,7 +117,9 @@ export async function rotateServiceAccountKey(
       input.serviceAccountId,
       input.keyId,
     );
-    if (!old || !keyIsUsable(old, input.now)) throw new NotFoundError('API key not found');
+    if (!old || !keyIsUsable(old, input.now)) {
+      throw new NotFoundError('API key not found');
+    }
     const key = generateKey();
     const row = await apiKeysRepository.insert(trx, {
       id: newId(),
@@ -129,9 +133,14 @@ export async function rotateServiceAccountKey(
       rotated_from: old.id,
     });
     let graceEndsAt = new Date(input.now.getTime() + input.gracePeriodHours * 3_600_000);
-    if (old.expires_at && old.expires_at < graceEndsAt) graceEndsAt = old.expires_at;
-    if (input.gracePeriodHours === 0) await apiKeysRepository.revoke(trx, old.id, input.now);
-    else await apiKeysRepository.setExpiry(trx, old.id, graceEndsAt);
+    if (old.expires_at && old.expires_at < graceEndsAt) {
+      graceEndsAt = old.expires_at;
+    }
+    if (input.gracePeriodHours === 0) {
+      await apiKeysRepository.revoke(trx, old.id, input.now);
+    } else {
+      await apiKeysRepository.setExpiry(trx, old.id, graceEndsAt);
+    }
     return { row, key, graceEndsAt };
   });
 }

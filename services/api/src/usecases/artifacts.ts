@@ -4,7 +4,8 @@ import type { ArtifactStatusRecord } from '../domain/compliance.js';
 import { resolveFingerprintPrefix } from '../domain/fingerprint-prefix.js';
 import { runtimePlaces } from '../domain/runtime-status.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
-import { epochSeconds, newId } from '../ids.js';
+import { newId } from '../ids.js';
+import { epochSeconds } from '../time.js';
 import type { Db } from '../storage/database.js';
 import { artifactsRepository, type ArtifactRowWithNames } from '../storage/repositories/artifacts.js';
 import {
@@ -15,8 +16,9 @@ import type { FlowRow } from '../storage/repositories/flows.js';
 import { toJson } from '../storage/repositories/json.js';
 import { trailEventsRepository, type TrailEventRow } from '../storage/repositories/trail-events.js';
 import { reevaluateTrail } from './evaluation.js';
-import { seg, type EvidenceContext } from './evidence-context.js';
-import { evidenceDownloadUrl } from './attestation-present.js';
+import type { OrgScope } from './org-scope.js';
+import { attestationDownloadUrl } from './attestation-present.js';
+import { artifactUrls, type LinkBase } from './links.js';
 import { ensureFlow } from './flows.js';
 import { captureRepo } from './repos.js';
 import { ensureTrail } from './trails.js';
@@ -24,17 +26,105 @@ import { ensureTrail } from './trails.js';
 /** How many candidates an ambiguous prefix lists. */
 const MAX_CANDIDATES = 10;
 
-/** Reports an artifact to its trail (created when missing); returns whether it was new. */
-export async function reportArtifact(
-  ctx: EvidenceContext,
+/** Records an artifact in its trail (created when missing); returns whether it was new. */
+export async function recordArtifact(
+  scope: OrgScope,
   flowName: string,
   input: CreateArtifact,
 ): Promise<{ created: boolean }> {
-  const flow = await ensureFlow(ctx, flowName);
+  const flow = await ensureFlow(scope, flowName);
   // The deprecated `report artifact` names no trail: each artifact then gets its own, named by its commit.
   const trailName = input.trail_name ?? input.git_commit ?? input.fingerprint;
-  const trail = await ensureTrail(ctx, flow, trailName);
-  const repoId = await captureRepo(ctx.db, ctx.orgId, input.repo_info, ctx.now);
+  const trail = await ensureTrail(scope, flow, trailName);
+  const repoId = await captureRepo(scope.db, scope.org.id, input.repo_info, scope.now);
+  const fields = artifactFields(scope, input, repoId);
+  const existing = await artifactsRepository.findInTrail(scope.db, scope.org.id, trail.id, input.fingerprint);
+  let artifactId: string;
+  if (existing) {
+    artifactId = existing.id;
+    await artifactsRepository.update(scope.db, scope.org.id, existing.id, fields);
+  } else {
+    artifactId = newId();
+    await artifactsRepository.insert(scope.db, {
+      ...fields,
+      org_id: scope.org.id,
+      id: artifactId,
+      flow_id: flow.id,
+      trail_id: trail.id,
+      fingerprint: input.fingerprint,
+      created_by: scope.actor,
+      created_at: scope.now,
+      state: 'INCOMPLETE',
+      compliance: '{}',
+    });
+  }
+  await trailEventsRepository.insert(scope.db, [
+    creationEvent(scope, trail.id, artifactId, input, fields.git_commit),
+  ]);
+  const { changedFingerprints, evaluation } = await reevaluateTrail(scope.db, {
+    orgId: scope.org.id,
+    flow,
+    trail,
+    now: scope.now,
+  });
+  const status = evaluation.byArtifactId[artifactId]?.status ?? 'INCOMPLETE';
+  const changed = [...new Set([...changedFingerprints, ...(existing ? [] : [input.fingerprint])])];
+  await scope.events.publish(scope.db, [
+    {
+      type: 'artifact.reported',
+      orgId: scope.org.id,
+      flowName: flow.name,
+      trailName: trail.name,
+      fingerprint: input.fingerprint,
+      artifactName: input.filename,
+      artifactId,
+      gitCommit: fields.git_commit,
+      commitUrl: input.commit_url ?? null,
+      buildUrl: input.build_url ?? null,
+      state: status === 'MISSING' ? 'INCOMPLETE' : status,
+      at: scope.now,
+    },
+    ...(changed.length > 0
+      ? [
+          {
+            type: 'artifact.compliance-changed' as const,
+            orgId: scope.org.id,
+            fingerprints: changed,
+            at: scope.now,
+          },
+        ]
+      : []),
+  ]);
+  return { created: !existing };
+}
+
+/** The trail event of an artifact's creation (or repeated report). */
+function creationEvent(
+  scope: OrgScope,
+  trailId: string,
+  artifactId: string,
+  input: CreateArtifact,
+  gitCommit: string | null,
+) {
+  return {
+    org_id: scope.org.id,
+    trail_id: trailId,
+    type: 'artifact_creation_reported',
+    fingerprint: input.fingerprint,
+    occurred_at: scope.now,
+    data: JSON.stringify({
+      artifact_fingerprint: input.fingerprint,
+      artifact_name: input.filename,
+      artifact_id: artifactId,
+      template_reference_name: input.template_reference_name ?? null,
+      git_commit: gitCommit,
+      reported_by: scope.actor,
+    }),
+  };
+}
+
+/** The artifact's columns an input sets, on insert and update alike. */
+function artifactFields(scope: OrgScope, input: CreateArtifact, repoId: string | null) {
   const gitCommit =
     input.git_commit ??
     (input.git_commit_info?.sha1.match(/^[a-f0-9]{40}$/) ? input.git_commit_info.sha1 : null);
@@ -43,7 +133,7 @@ export async function reportArtifact(
     : input.template
       ? input.template.split(/[\s,]+/)
       : null;
-  const fields = {
+  return {
     filename: input.filename,
     template_reference_name: input.template_reference_name ?? null,
     description: input.description ?? null,
@@ -59,79 +149,8 @@ export async function reportArtifact(
     annotations: toJson(input.annotations),
     user_data: toJson(input.user_data),
     legacy_template: toJson(legacy),
-    last_modified_at: ctx.now,
+    last_modified_at: scope.now,
   };
-  const existing = await artifactsRepository.findInTrail(ctx.db, ctx.orgId, trail.id, input.fingerprint);
-  let artifactId: string;
-  if (existing) {
-    artifactId = existing.id;
-    await artifactsRepository.update(ctx.db, ctx.orgId, existing.id, fields);
-  } else {
-    artifactId = newId();
-    await artifactsRepository.insert(ctx.db, {
-      ...fields,
-      org_id: ctx.orgId,
-      id: artifactId,
-      flow_id: flow.id,
-      trail_id: trail.id,
-      fingerprint: input.fingerprint,
-      created_by: ctx.actor,
-      created_at: ctx.now,
-      state: 'INCOMPLETE',
-      compliance: '{}',
-    });
-  }
-  await trailEventsRepository.insert(ctx.db, [
-    {
-      org_id: ctx.orgId,
-      trail_id: trail.id,
-      type: 'artifact_creation_reported',
-      fingerprint: input.fingerprint,
-      occurred_at: ctx.now,
-      data: JSON.stringify({
-        artifact_fingerprint: input.fingerprint,
-        artifact_name: input.filename,
-        artifact_id: artifactId,
-        template_reference_name: input.template_reference_name ?? null,
-        git_commit: gitCommit,
-        reported_by: ctx.actor,
-      }),
-    },
-  ]);
-  const { changedFingerprints, evaluation } = await reevaluateTrail(ctx.db, {
-    orgId: ctx.orgId,
-    flow,
-    trail,
-    now: ctx.now,
-  });
-  const status = evaluation.byArtifactId[artifactId]?.status ?? 'INCOMPLETE';
-  await ctx.events.publish(ctx.db, [
-    {
-      type: 'artifact.reported',
-      orgId: ctx.orgId,
-      flowName: flow.name,
-      trailName: trail.name,
-      fingerprint: input.fingerprint,
-      artifactName: input.filename,
-      artifactId,
-      gitCommit,
-      commitUrl: input.commit_url ?? null,
-      buildUrl: input.build_url ?? null,
-      state: status === 'MISSING' ? 'INCOMPLETE' : status,
-      at: ctx.now,
-    },
-    ...(changedFingerprints.length > 0 || !existing
-      ? [
-          {
-            type: 'artifact.compliance-changed' as const,
-            orgId: ctx.orgId,
-            fingerprints: [...new Set([...changedFingerprints, ...(existing ? [] : [input.fingerprint])])],
-            at: ctx.now,
-          },
-        ]
-      : []),
-  ]);
-  return { created: !existing };
 }
 
 /** Resolves a 5-64 hex prefix to one fingerprint in the flow (or anywhere); 400 when ambiguous. */
@@ -141,7 +160,9 @@ export async function resolvePrefix(
   prefix: string,
   flowId: string | null,
 ): Promise<string | null> {
-  if (prefix.length === 64) return prefix;
+  if (prefix.length === 64) {
+    return prefix;
+  }
   const matches = await artifactsRepository.fingerprintsByPrefix(
     db,
     orgId,
@@ -150,8 +171,12 @@ export async function resolvePrefix(
     MAX_CANDIDATES + 1,
   );
   const r = resolveFingerprintPrefix(prefix, matches);
-  if (r.kind === 'one') return r.fingerprint;
-  if (r.kind === 'none') return null;
+  if (r.kind === 'one') {
+    return r.fingerprint;
+  }
+  if (r.kind === 'none') {
+    return null;
+  }
   throw new BadRequestError(
     `Fingerprint prefix '${prefix}' is ambiguous: it matches ${r.candidates.slice(0, MAX_CANDIDATES).join(', ')}${r.candidates.length > MAX_CANDIDATES ? ', ...' : ''}`,
     { 'path.fingerprint': 'matches more than one artifact; give more characters' },
@@ -160,34 +185,31 @@ export async function resolvePrefix(
 
 /** The artifact in the flow by fingerprint or prefix (its latest trail unless one is named); 404 otherwise. */
 export async function findArtifact(
-  ctx: EvidenceContext,
+  scope: OrgScope,
   flow: FlowRow,
   fingerprintOrPrefix: string,
   trailName?: string,
 ): Promise<ArtifactRowWithNames> {
-  const fingerprint = await resolvePrefix(ctx.db, ctx.orgId, fingerprintOrPrefix, flow.id);
+  const fingerprint = await resolvePrefix(scope.db, scope.org.id, fingerprintOrPrefix, flow.id);
   const row = fingerprint
-    ? await artifactsRepository.findInFlow(ctx.db, ctx.orgId, flow.id, fingerprint, trailName)
+    ? await artifactsRepository.findInFlow(scope.db, scope.org.id, flow.id, fingerprint, trailName)
     : undefined;
   if (!row) {
     throw new NotFoundError(
       trailName === undefined
-        ? `Artifact with fingerprint '${fingerprintOrPrefix}' does not exist in flow '${flow.name}' belonging to organization '${ctx.orgName}'`
-        : `Artifact with fingerprint '${fingerprintOrPrefix}' does not exist in trail '${trailName}' of flow '${flow.name}' belonging to organization '${ctx.orgName}'`,
+        ? `Artifact with fingerprint '${fingerprintOrPrefix}' does not exist in flow '${flow.name}' belonging to organization '${scope.org.name}'`
+        : `Artifact with fingerprint '${fingerprintOrPrefix}' does not exist in trail '${trailName}' of flow '${flow.name}' belonging to organization '${scope.org.name}'`,
     );
   }
   return row;
 }
 
-/** Artifact pages. */
-export function artifactUrls(
-  ctx: Pick<EvidenceContext, 'publicUrl' | 'orgName'>,
+/** The console page and API resource of an artifact row. */
+export function artifactRowUrls(
+  base: LinkBase,
   a: { flow_name: string; fingerprint: string; id: string },
-) {
-  return {
-    html_url: `${ctx.publicUrl}/${seg(ctx.orgName)}/flows/${seg(a.flow_name)}/artifacts/${a.fingerprint}?artifact_id=${a.id}`,
-    api_url: `${ctx.publicUrl}/api/v2/artifacts/${seg(ctx.orgName)}/${seg(a.flow_name)}/fingerprint/${a.fingerprint}`,
-  };
+): { html_url: string; api_url: string } {
+  return artifactUrls(base, { flow: a.flow_name, fingerprint: a.fingerprint, id: a.id });
 }
 
 /** A line of history from a trail event of the artifact. */
@@ -268,23 +290,25 @@ const asString = (d: Date) => String(epochSeconds(d));
 
 /** The artifact records of these rows: evidence, running, exited, history (batched queries). */
 export async function presentArtifacts(
-  ctx: EvidenceContext,
+  scope: OrgScope,
   rows: readonly ArtifactRowWithNames[],
 ): Promise<ArtifactRecord[]> {
   const effectiveIds = new Set<string>();
   for (const r of rows) {
     for (const s of (r.compliance as Partial<ArtifactStatusRecord>).attestations_statuses ?? []) {
-      if (s.attestation_id) effectiveIds.add(s.attestation_id);
+      if (s.attestation_id) {
+        effectiveIds.add(s.attestation_id);
+      }
     }
   }
   const [attestations, runtime] = await Promise.all([
-    attestationsRepository.findByIds(ctx.db, ctx.orgId, [...effectiveIds]),
-    runtimeOf(ctx.db, ctx.orgId, rows),
+    attestationsRepository.findByIds(scope.db, scope.org.id, [...effectiveIds]),
+    runtimeOf(scope.db, scope.org.id, rows),
   ]);
   const byId = new Map(attestations.map((a) => [a.id, a]));
   return rows.map((row) =>
     presentArtifact(
-      ctx,
+      scope,
       row,
       byId,
       runtime.get(`${row.trail_id}:${row.fingerprint}`) ?? runtimeFromEvents([]),
@@ -297,21 +321,23 @@ export async function presentArtifacts(
  * evidence and its events); undefined when any part is missing, so the caller can explain which.
  */
 export async function readArtifactRecord(
-  ctx: EvidenceContext,
+  scope: OrgScope,
   flowName: string,
   fingerprint: string,
   trailName: string | undefined,
 ): Promise<ArtifactRecord | undefined> {
   const found = await artifactsRepository.readWithEvidence(
-    ctx.db,
-    ctx.orgId,
+    scope.db,
+    scope.org.id,
     flowName,
     fingerprint,
     trailName,
   );
-  if (!found) return undefined;
+  if (!found) {
+    return undefined;
+  }
   return presentArtifact(
-    ctx,
+    scope,
     found.artifact,
     new Map(found.attestations.map((a) => [a.id, a])),
     runtimeFromEvents(found.events),
@@ -319,7 +345,7 @@ export async function readArtifactRecord(
 }
 
 function presentArtifact(
-  ctx: EvidenceContext,
+  scope: OrgScope,
   row: ArtifactRowWithNames,
   attestationsById: ReadonlyMap<string, AttestationRowWithNames>,
   runtime: Runtime,
@@ -328,7 +354,9 @@ function presentArtifact(
   const evidence: ArtifactRecord['evidence'] = {};
   for (const s of status.attestations_statuses ?? []) {
     const a = s.attestation_id ? attestationsById.get(s.attestation_id) : undefined;
-    if (a) evidence[s.attestation_name] = presentEvidence(ctx, a);
+    if (a) {
+      evidence[s.attestation_name] = presentEvidence(scope, a);
+    }
   }
   return {
     id: row.id,
@@ -342,7 +370,7 @@ function presentArtifact(
     commit_url: row.commit_url,
     build_url: row.build_url,
     repo_url: row.repo_url,
-    ...artifactUrls(ctx, row),
+    ...artifactRowUrls(scope, row),
     created_at: asString(row.created_at),
     last_modified_at: asString(row.last_modified_at),
     user_data: row.user_data ?? {},
@@ -372,10 +400,7 @@ function stateInfo(status: Partial<ArtifactStatusRecord>): string | null {
   return parts.length > 0 ? parts.join('; ') : null;
 }
 
-function presentEvidence(
-  ctx: EvidenceContext,
-  a: AttestationRowWithNames,
-): ArtifactRecord['evidence'][string] {
+function presentEvidence(scope: OrgScope, a: AttestationRowWithNames): ArtifactRecord['evidence'][string] {
   const p = a.payload;
   return {
     evidence_type: a.kind === 'override' ? `override:${a.type}` : a.type,
@@ -385,7 +410,7 @@ function presentEvidence(
     build_url: a.origin_url || null,
     evidence_archive_fingerprint: a.evidence_sha256,
     description: a.description || null,
-    evidence_url: a.evidence_sha256 ? evidenceDownloadUrl(ctx, a) : null,
+    evidence_url: a.evidence_sha256 ? attestationDownloadUrl(scope, a) : null,
     evidence_fingerprint: a.evidence_sha256,
     commit_sha: a.git_commit,
     git_provider: typeof p.git_provider === 'string' ? p.git_provider : null,

@@ -12,10 +12,10 @@ import type { ParsedPolicy } from '../domain/policy.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import { allowlistsRepository } from '../storage/repositories/allowlists.js';
 import { policiesRepository } from '../storage/repositories/policies.js';
-import { epochSeconds } from '../ids.js';
+import { epochSeconds } from '../time.js';
 import { resolvePrefix } from './artifacts.js';
 import { getEnvironment } from './environments.js';
-import type { EvidenceContext } from './evidence-context.js';
+import type { OrgScope } from './org-scope.js';
 import type { ProvenancePort } from './provenance.js';
 import { attachedPolicies } from './runtime.js';
 import { assertFlowId, assertFlows } from './search.js';
@@ -24,23 +24,25 @@ export type AssertScope =
   { kind: 'environment'; environment: string } | { kind: 'policy'; policies: readonly string[] };
 
 /** The latest version of each named policy; 404 naming the first that does not exist. */
-async function namedPolicies(ctx: EvidenceContext, names: readonly string[]): Promise<PolicyVersion[]> {
+async function namedPolicies(ctx: OrgScope, names: readonly string[]): Promise<PolicyVersion[]> {
   const unique = [...new Set(names)];
-  const rows = await policiesRepository.findByNames(ctx.db, ctx.orgId, unique);
+  const rows = await policiesRepository.findByNames(ctx.db, ctx.org.id, unique);
   const byName = new Map(rows.filter((r) => !r.archived).map((r) => [r.name, r]));
   const missing = unique.find((n) => !byName.has(n));
   if (missing !== undefined) {
-    throw new NotFoundError(`Policy '${missing}' does not exist in organization '${ctx.orgName}'`);
+    throw new NotFoundError(`Policy '${missing}' does not exist in organization '${ctx.org.name}'`);
   }
   const versions = await policiesRepository.versions(
     ctx.db,
-    ctx.orgId,
+    ctx.org.id,
     rows.map((r) => r.id),
   );
   const latest = new Map<string, (typeof versions)[number]>();
   for (const v of versions) {
     const seen = latest.get(v.policy_id);
-    if (!seen || v.version > seen.version) latest.set(v.policy_id, v);
+    if (!seen || v.version > seen.version) {
+      latest.set(v.policy_id, v);
+    }
   }
   return unique.flatMap((name) => {
     const row = byName.get(name)!;
@@ -51,7 +53,7 @@ async function namedPolicies(ctx: EvidenceContext, names: readonly string[]): Pr
 
 /** `GET /asserts/{org}/fingerprint/{fp}?environment_name=E` or `?policy_name=P&policy_name=Q`. */
 export async function assertWithPolicies(
-  ctx: EvidenceContext,
+  ctx: OrgScope,
   provenance: ProvenancePort,
   fingerprintOrPrefix: string,
   flowName: string | undefined,
@@ -59,10 +61,10 @@ export async function assertWithPolicies(
 ): Promise<z.infer<typeof AssertResult>> {
   const flowId = await assertFlowId(ctx, flowName);
   // A full fingerprint needs no evidence: an artifact nobody reported fails provenance rules.
-  const fingerprint = await resolvePrefix(ctx.db, ctx.orgId, fingerprintOrPrefix, flowId);
+  const fingerprint = await resolvePrefix(ctx.db, ctx.org.id, fingerprintOrPrefix, flowId);
   if (!fingerprint) {
     throw new NotFoundError(
-      `Artifact with fingerprint '${fingerprintOrPrefix}' does not exist in organization '${ctx.orgName}'`,
+      `Artifact with fingerprint '${fingerprintOrPrefix}' does not exist in organization '${ctx.org.name}'`,
     );
   }
 
@@ -70,16 +72,16 @@ export async function assertWithPolicies(
   let allowListing: z.infer<typeof AssertResult>['allow_listing'] = null;
   let environment: string | null = null;
   if (scope.kind === 'environment') {
-    const env = await getEnvironment(ctx.db, { id: ctx.orgId, name: ctx.orgName }, scope.environment);
+    const env = await getEnvironment(ctx.db, { id: ctx.org.id, name: ctx.org.name }, scope.environment);
     environment = env.name;
-    policies = await attachedPolicies(ctx.db, ctx.orgId, env.id);
+    policies = await attachedPolicies(ctx.db, ctx.org.id, env.id);
     if (policies.length === 0) {
       throw new BadRequestError(
         `Environment '${env.name}' has no policies attached: there is nothing to assert against. Attach one with 'kosli attach-policy', or assert with --policy`,
         { 'query.environment_name': 'has no policies attached' },
       );
     }
-    const entry = await allowlistsRepository.find(ctx.db, ctx.orgId, env.id, fingerprint);
+    const entry = await allowlistsRepository.find(ctx.db, ctx.org.id, env.id, fingerprint);
     if (entry) {
       allowListing = {
         allowlist_id: entry.id,
@@ -94,7 +96,7 @@ export async function assertWithPolicies(
 
   const [flows, found] = await Promise.all([
     assertFlows(ctx, fingerprint, flowId),
-    provenance.find(ctx.db, ctx.orgId, [fingerprint]),
+    provenance.find(ctx.db, ctx.org.id, [fingerprint]),
   ]);
   const records = (found.get(fingerprint) ?? []).filter(
     (r) => flowName === undefined || flows.some((f) => f.flow === r.flowName),
@@ -106,7 +108,7 @@ export async function assertWithPolicies(
     compliant: verdict.compliant === true,
     scope: scope.kind,
     environment,
-    policy_evaluations: verdict.decisions as unknown as Array<Record<string, unknown>>,
+    policy_evaluations: verdict.decisions,
     allow_listing: allowListing,
     flows,
     flow: flows[0]?.flow ?? null,

@@ -1,17 +1,15 @@
 /** The wire form of attestations. */
 import type { Attestation } from '../../../shared/contract/attestations.js';
-import { epochSeconds } from '../ids.js';
+import { epochSeconds } from '../time.js';
 import type { AttestationRowWithNames } from '../storage/repositories/attestations.js';
-import { seg, type EvidenceContext } from './evidence-context.js';
+import { evidenceDownloadUrl, trailHtmlUrl, type LinkBase } from './links.js';
 
-type UrlContext = Pick<EvidenceContext, 'publicUrl' | 'orgName'>;
-
-/** Where an attestation's evidence file is downloaded. */
-export function evidenceDownloadUrl(
-  ctx: UrlContext,
+/** Where an attestation row's evidence file is downloaded. */
+export function attestationDownloadUrl(
+  base: LinkBase,
   a: Pick<AttestationRowWithNames, 'flow_name' | 'trail_name' | 'id'>,
 ): string {
-  return `${ctx.publicUrl}/api/v2/attestations/${seg(ctx.orgName)}/${seg(a.flow_name)}/trail/${seg(a.trail_name)}/attestation/${a.id}/evidence`;
+  return evidenceDownloadUrl(base, { flow: a.flow_name, trail: a.trail_name, id: a.id });
 }
 
 const PAYLOAD_FIELDS = [
@@ -33,9 +31,13 @@ const PAYLOAD_FIELDS = [
 ] as const;
 
 /** An attestation as every read shows it. */
-export function presentAttestation(ctx: UrlContext, a: AttestationRowWithNames): Attestation {
+export function presentAttestation(base: LinkBase, a: AttestationRowWithNames): Attestation {
   const payload: Record<string, unknown> = {};
-  for (const f of PAYLOAD_FIELDS) if (a.payload[f] !== undefined) payload[f] = a.payload[f];
+  for (const f of PAYLOAD_FIELDS) {
+    if (a.payload[f] !== undefined) {
+      payload[f] = a.payload[f];
+    }
+  }
   return {
     attestation_id: a.id,
     attestation_name: a.name,
@@ -49,7 +51,7 @@ export function presentAttestation(ctx: UrlContext, a: AttestationRowWithNames):
     reported_by: a.created_by,
     description: a.description,
     origin_url: a.origin_url,
-    html_url: `${ctx.publicUrl}/${seg(ctx.orgName)}/flows/${seg(a.flow_name)}/trails/${seg(a.trail_name)}?attestation_id=${a.id}`,
+    html_url: trailHtmlUrl(base, a.flow_name, a.trail_name, a.id),
     has_audit_package: true,
     schema_version: 1,
     user_data: a.user_data ?? {},
@@ -64,7 +66,7 @@ export function presentAttestation(ctx: UrlContext, a: AttestationRowWithNames):
             sha256: a.evidence_sha256,
             size: Number(a.evidence_size ?? 0),
             content_type: a.evidence_content_type ?? 'application/octet-stream',
-            download_url: evidenceDownloadUrl(ctx, a),
+            download_url: attestationDownloadUrl(base, a),
           }
         : null,
     ...payload,

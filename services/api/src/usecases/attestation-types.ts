@@ -4,7 +4,8 @@
  */
 import type { AttestationType, CreateAttestationType } from '../../../shared/contract/attestation-types.js';
 import { ApiError, NotFoundError, ValidationError } from '../errors.js';
-import { epochSeconds, newId } from '../ids.js';
+import { newId } from '../ids.js';
+import { epochSeconds } from '../time.js';
 import type { Db } from '../storage/database.js';
 import {
   attestationTypesRepository,
@@ -13,7 +14,7 @@ import {
 } from '../storage/repositories/attestation-types.js';
 import { toJson } from '../storage/repositories/json.js';
 import type { CustomEvaluator } from './custom-evaluator.js';
-import type { EvidenceContext } from './evidence-context.js';
+import type { OrgScope } from './org-scope.js';
 
 /** Checks that the schema compiles and every jq program parses, naming each problem. */
 export async function checkDefinition(
@@ -28,28 +29,36 @@ export async function checkDefinition(
   try {
     problems = await evaluator.check({ schema, rules, summary }, orgId);
   } catch (err) {
-    if (err instanceof ApiError) throw err;
+    if (err instanceof ApiError) {
+      throw err;
+    }
     throw new ValidationError({ data_json: `the type could not be checked: ${(err as Error).message}` });
   }
   const errors: Record<string, string> = {};
-  if (problems.schema) errors.type_schema = `not a valid JSON Schema: ${problems.schema}`;
-  for (const p of problems.rules)
+  if (problems.schema) {
+    errors.type_schema = `not a valid JSON Schema: ${problems.schema}`;
+  }
+  for (const p of problems.rules) {
     errors[`data_json.evaluator.rules[${p.index}]`] = `not a valid jq program: ${p.error}`;
-  for (const p of problems.summary)
+  }
+  for (const p of problems.summary) {
     errors[`data_json.summary[${p.index}].expression`] = `not a valid jq program: ${p.error}`;
-  if (Object.keys(errors).length > 0) throw new ValidationError(errors);
+  }
+  if (Object.keys(errors).length > 0) {
+    throw new ValidationError(errors);
+  }
 }
 
 /** Creates the type, or adds a version to it; returns the new version's number. Runs in a transaction. */
 export async function saveAttestationType(
-  ctx: EvidenceContext,
+  ctx: OrgScope,
   input: CreateAttestationType,
   schema: Record<string, unknown> | null,
 ): Promise<number> {
-  let type = await attestationTypesRepository.findByName(ctx.db, ctx.orgId, input.name, true);
+  let type = await attestationTypesRepository.findByName(ctx.db, ctx.org.id, input.name, true);
   if (!type) {
     type = await attestationTypesRepository.insert(ctx.db, {
-      org_id: ctx.orgId,
+      org_id: ctx.org.id,
       id: newId(),
       name: input.name,
       description: input.description ?? null,
@@ -58,11 +67,11 @@ export async function saveAttestationType(
       last_modified_at: ctx.now,
     });
     // A concurrent create of the same name committed first: add a version to that type.
-    type ??= (await attestationTypesRepository.findByName(ctx.db, ctx.orgId, input.name, true))!;
+    type ??= (await attestationTypesRepository.findByName(ctx.db, ctx.org.id, input.name, true))!;
   }
-  const version = (await attestationTypesRepository.latestVersionNumber(ctx.db, ctx.orgId, type.id)) + 1;
+  const version = (await attestationTypesRepository.latestVersionNumber(ctx.db, ctx.org.id, type.id)) + 1;
   await attestationTypesRepository.insertVersion(ctx.db, {
-    org_id: ctx.orgId,
+    org_id: ctx.org.id,
     type_id: type.id,
     version,
     description: input.description ?? null,
@@ -73,7 +82,7 @@ export async function saveAttestationType(
     created_by: ctx.actor,
     created_at: ctx.now,
   });
-  await attestationTypesRepository.touch(ctx.db, ctx.orgId, type.id, {
+  await attestationTypesRepository.touch(ctx.db, ctx.org.id, type.id, {
     last_modified_at: ctx.now,
     description: input.description ?? type.description,
     archived: false,
@@ -89,8 +98,9 @@ export async function getAttestationType(
   name: string,
 ): Promise<AttestationTypeRow> {
   const type = await attestationTypesRepository.findByName(db, orgId, name);
-  if (!type)
+  if (!type) {
     throw new NotFoundError(`Custom attestation type '${name}' does not exist in organization '${orgName}'`);
+  }
   return type;
 }
 
@@ -120,7 +130,9 @@ export function presentAttestationType(
   const base = { name: type.name, description: type.description, org: orgName, archived: type.archived };
   if (version !== undefined) {
     const v = versions.find((x) => x.version === version);
-    if (!v) throw new NotFoundError(`Custom attestation type '${type.name}' has no version ${version}`);
+    if (!v) {
+      throw new NotFoundError(`Custom attestation type '${type.name}' has no version ${version}`);
+    }
     return { ...base, versions: [presentVersion(v)] };
   }
   return {
@@ -130,4 +142,41 @@ export function presentAttestationType(
     last_modified_at: epochSeconds(type.last_modified_at),
     versions: [...versions].sort((a, b) => b.version - a.version).map(presentVersion),
   };
+}
+
+/** The organization's custom attestation types with their versions. */
+export async function listAttestationTypes(ctx: OrgScope): Promise<AttestationType[]> {
+  const types = await attestationTypesRepository.list(ctx.db, ctx.org.id);
+  const versions = await attestationTypesRepository.versions(
+    ctx.db,
+    ctx.org.id,
+    types.map((t) => t.id),
+  );
+  return types.map((t) =>
+    presentAttestationType(
+      t,
+      versions.filter((v) => v.type_id === t.id),
+      ctx.org.name,
+    ),
+  );
+}
+
+/** One custom attestation type by name, or only its version `version` when given. */
+export async function readAttestationType(
+  ctx: OrgScope,
+  name: string,
+  version?: number,
+): Promise<AttestationType> {
+  const type = await getAttestationType(ctx.db, ctx.org.id, ctx.org.name, name);
+  const versions = await attestationTypesRepository.versions(ctx.db, ctx.org.id, [type.id]);
+  return presentAttestationType(type, versions, ctx.org.name, version);
+}
+
+/** Archives a custom attestation type: no new attestations of it. */
+export async function archiveAttestationType(ctx: OrgScope, name: string): Promise<void> {
+  const type = await getAttestationType(ctx.db, ctx.org.id, ctx.org.name, name);
+  await attestationTypesRepository.touch(ctx.db, ctx.org.id, type.id, {
+    archived: true,
+    last_modified_at: ctx.now,
+  });
 }

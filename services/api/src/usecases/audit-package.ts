@@ -18,10 +18,11 @@ import type { FlowRow } from '../storage/repositories/flows.js';
 import type { TrailRow } from '../storage/repositories/trails.js';
 import { trailsRepository } from '../storage/repositories/trails.js';
 import { presentAttestation } from './attestation-present.js';
-import { presentArtifacts } from './artifacts.js';
-import type { EvidenceContext } from './evidence-context.js';
+import { findArtifact, presentArtifacts } from './artifacts.js';
+import type { OrgScope } from './org-scope.js';
 import type { EvidenceStore } from './evidence-store.js';
-import { presentTrail } from './trails.js';
+import { resolveFlow } from './flows.js';
+import { presentTrail, trailNotFound } from './trails.js';
 
 interface Member {
   name: string;
@@ -32,11 +33,7 @@ interface Member {
 const json = (value: unknown) => Buffer.from(`${JSON.stringify(value, null, 2)}\n`);
 const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100) || '_';
 
-function attestationMembers(
-  ctx: EvidenceContext,
-  store: EvidenceStore,
-  rows: AttestationRowWithNames[],
-): Member[] {
+function attestationMembers(ctx: OrgScope, store: EvidenceStore, rows: AttestationRowWithNames[]): Member[] {
   const members: Member[] = [];
   rows.forEach((a, i) => {
     const dir = `attestations/${String(i + 1).padStart(3, '0')}-${safe(a.name)}`;
@@ -45,7 +42,7 @@ function attestationMembers(
       const sha = a.evidence_sha256;
       members.push({
         name: `${dir}/evidence/${safe(a.evidence_filename ?? 'evidence')}`,
-        content: () => store.get(ctx.db, ctx.orgId, sha),
+        content: () => store.get(ctx.db, ctx.org.id, sha),
       });
     }
   });
@@ -65,7 +62,9 @@ function pack(members: Member[], mtime: Date): Readable {
     const sums: string[] = [];
     for (const m of members) {
       const content = typeof m.content === 'function' ? await m.content() : m.content;
-      if (!content) continue;
+      if (!content) {
+        continue;
+      }
       sums.push(`${createHash('sha256').update(content).digest('hex')}  ${m.name}`);
       await new Promise<void>((resolve, reject) =>
         archive.entry({ name: m.name, size: content.length, mtime, mode: 0o644 }, content, (err) =>
@@ -81,13 +80,13 @@ function pack(members: Member[], mtime: Date): Readable {
 
 /** The audit package of an artifact: its record, compliance, its and its trail's attestations. */
 export async function artifactAuditPackage(
-  ctx: EvidenceContext,
+  ctx: OrgScope,
   store: EvidenceStore,
   artifact: ArtifactRowWithNames,
 ): Promise<Readable> {
   const [record] = await presentArtifacts(ctx, [artifact]);
-  const [trail] = await trailsRepository.findByIds(ctx.db, ctx.orgId, [artifact.trail_id]);
-  const siblings = await artifactsRepository.listForTrail(ctx.db, ctx.orgId, artifact.trail_id);
+  const [trail] = await trailsRepository.findByIds(ctx.db, ctx.org.id, [artifact.trail_id]);
+  const siblings = await artifactsRepository.listForTrail(ctx.db, ctx.org.id, artifact.trail_id);
   const facts = siblings.map((a) => ({
     id: a.id,
     fingerprint: a.fingerprint,
@@ -95,7 +94,7 @@ export async function artifactAuditPackage(
     gitCommit: a.git_commit,
     seq: Number(a.seq),
   }));
-  const rows = (await attestationsRepository.listForTrail(ctx.db, ctx.orgId, artifact.trail_id)).filter(
+  const rows = (await attestationsRepository.listForTrail(ctx.db, ctx.org.id, artifact.trail_id)).filter(
     (a) => {
       const b = bindAttestation(
         {
@@ -135,18 +134,18 @@ export async function artifactAuditPackage(
 
 /** The audit package of a trail: its record with events, compliance, artifacts and attestations. */
 export async function trailAuditPackage(
-  ctx: EvidenceContext,
+  ctx: OrgScope,
   store: EvidenceStore,
   flow: FlowRow,
   trail: TrailRow,
 ): Promise<Readable> {
   const record = await presentTrail(ctx, flow, trail);
-  const artifacts = await artifactsRepository.listForTrail(ctx.db, ctx.orgId, trail.id);
+  const artifacts = await artifactsRepository.listForTrail(ctx.db, ctx.org.id, trail.id);
   const records = await presentArtifacts(
     ctx,
     artifacts.map((a) => ({ ...a, trail_name: trail.name, flow_name: flow.name })),
   );
-  const rows = await attestationsRepository.listForTrail(ctx.db, ctx.orgId, trail.id);
+  const rows = await attestationsRepository.listForTrail(ctx.db, ctx.org.id, trail.id);
   return pack(
     [
       { name: 'trail.json', content: json(record) },
@@ -156,4 +155,43 @@ export async function trailAuditPackage(
     ],
     ctx.now,
   );
+}
+
+/** A package and the file name it is offered under. */
+export interface AuditPackage {
+  stream: Readable;
+  fileName: string;
+}
+
+/** The audit package of an artifact named by its flow and fingerprint (or prefix). */
+export async function namedArtifactAuditPackage(
+  ctx: OrgScope,
+  store: EvidenceStore,
+  flowName: string,
+  fingerprint: string,
+): Promise<AuditPackage> {
+  const flow = await resolveFlow(ctx, flowName);
+  const artifact = await findArtifact(ctx, flow, fingerprint);
+  return {
+    stream: await artifactAuditPackage(ctx, store, artifact),
+    fileName: `${flow.name}-${artifact.fingerprint.slice(0, 12)}-audit-package.tar.gz`,
+  };
+}
+
+/** The audit package of a trail named by its flow and name. */
+export async function namedTrailAuditPackage(
+  ctx: OrgScope,
+  store: EvidenceStore,
+  flowName: string,
+  trailName: string,
+): Promise<AuditPackage> {
+  const flow = await resolveFlow(ctx, flowName);
+  const trail = await trailsRepository.find(ctx.db, ctx.org.id, flow.id, trailName);
+  if (!trail) {
+    throw trailNotFound(trailName, flow.name, ctx.org.name);
+  }
+  return {
+    stream: await trailAuditPackage(ctx, store, flow, trail),
+    fileName: `${flow.name}-${trail.name}-audit-package.tar.gz`,
+  };
 }

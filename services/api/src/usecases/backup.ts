@@ -6,10 +6,10 @@
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { sql } from 'kysely';
 import { ApiError, ForbiddenError } from '../errors.js';
 import { lockDirectory, openDatabase } from '../storage/create-db.js';
 import type { Db } from '../storage/database.js';
+import { countOrgsAndMigrations } from '../storage/probe.js';
 import { usersRepository } from '../storage/repositories/users.js';
 import type { Principal } from './principal.js';
 
@@ -32,16 +32,22 @@ export async function assertMayBackUp(db: Db, principal: Principal, backupOrg: s
     `A backup holds every organization's data: only admins of the organization '${backupOrg}' may take one`,
   );
   if (principal.kind === 'service_account') {
-    if (principal.homeOrg?.name !== backupOrg || principal.privilege !== 'admin') throw denied;
+    if (principal.homeOrg?.name !== backupOrg || principal.privilege !== 'admin') {
+      throw denied;
+    }
     return;
   }
   const membership = await usersRepository.membershipByOrgName(db, principal.id, backupOrg);
-  if (membership?.role !== 'admin') throw denied;
+  if (membership?.role !== 'admin') {
+    throw denied;
+  }
 }
 
 /** The dump as a stream (a tar of the data directory), or 501 on PostgreSQL. */
 export async function backupStream(dump: (() => Promise<Blob>) | undefined): Promise<Readable> {
-  if (!dump) throw new BackupUnsupportedError();
+  if (!dump) {
+    throw new BackupUnsupportedError();
+  }
   const blob = await dump();
   return Readable.fromWeb(blob.stream());
 }
@@ -58,11 +64,7 @@ export interface RestoreResult {
 /** Opens the archive as a database and reads it: throws unless it is a Verity database. */
 async function inspect(handle: Awaited<ReturnType<typeof openDatabase>>): Promise<RestoreResult> {
   try {
-    const orgs = await sql<{ n: number }>`select count(*)::int as n from orgs`.execute(handle.db);
-    const migrations = await sql<{ n: number }>`select count(*)::int as n from kysely_migration`.execute(
-      handle.db,
-    );
-    return { organizations: orgs.rows[0]?.n ?? 0, migrations: migrations.rows[0]?.n ?? 0 };
+    return await countOrgsAndMigrations(handle.db);
   } catch (err) {
     throw new RestoreRefusedError(`the archive is not a Verity database: ${(err as Error).message}`);
   }
@@ -89,10 +91,11 @@ export async function restoreBackup(
   }
   try {
     const entries = existsSync(dataDir) ? readdirSync(dataDir).filter((f) => f !== '.verity.lock') : [];
-    if (entries.length > 0 && !options.force)
+    if (entries.length > 0 && !options.force) {
       throw new RestoreRefusedError(
         `'${dataDir}' is not empty (it holds a database); pass --force to replace it with the backup`,
       );
+    }
     // The archive is read as a database before anything in the directory goes.
     let probe;
     try {
@@ -105,7 +108,9 @@ export async function restoreBackup(
     } finally {
       await probe.close();
     }
-    for (const entry of entries) rmSync(join(dataDir, entry), { recursive: true, force: true });
+    for (const entry of entries) {
+      rmSync(join(dataDir, entry), { recursive: true, force: true });
+    }
   } finally {
     release();
   }

@@ -2,8 +2,8 @@
  * First start: an organization and an Admin key, so a fresh install is usable without a UI
  * (semantics.md section 2). Idempotent: a restart changes nothing and prints nothing.
  */
-import { sql } from 'kysely';
 import type { Db } from '../storage/database.js';
+import { apiKeysRepository } from '../storage/repositories/api-keys.js';
 import { orgsRepository } from '../storage/repositories/orgs.js';
 import { serviceAccountsRepository } from '../storage/repositories/service-accounts.js';
 import { newId } from '../ids.js';
@@ -34,12 +34,9 @@ export async function ensureBootstrap(
   return db.transaction().execute(async (trx) => {
     let orgName = input.orgName;
     if (!orgName) {
-      const any = await trx
-        .selectFrom('orgs')
-        .select(sql<number>`1`.as('one'))
-        .limit(1)
-        .executeTakeFirst();
-      if (any) return { org: undefined, orgCreated: false, configuredKeyCreated: false };
+      if (await orgsRepository.any(trx)) {
+        return { org: undefined, orgCreated: false, configuredKeyCreated: false };
+      }
       orgName = DEFAULT_BOOTSTRAP_ORG;
     }
     const { org, created: orgCreated } = await orgsRepository.ensure(trx, {
@@ -57,15 +54,14 @@ export async function ensureBootstrap(
       created_by_name: 'system',
     });
     const account = inserted ?? (await serviceAccountsRepository.findByName(trx, org.id, BOOTSTRAP_ACCOUNT));
-    if (!account) throw new Error(`bootstrap account '${BOOTSTRAP_ACCOUNT}' vanished`);
+    if (!account) {
+      throw new Error(`bootstrap account '${BOOTSTRAP_ACCOUNT}' vanished`);
+    }
 
     if (input.apiKey) {
-      const exists = await trx
-        .selectFrom('api_keys')
-        .select('id')
-        .where('key_hash', '=', hashKey(input.apiKey))
-        .executeTakeFirst();
-      if (exists) return { org: orgName, orgCreated, configuredKeyCreated: false };
+      if (await apiKeysRepository.existsByHash(trx, hashKey(input.apiKey))) {
+        return { org: orgName, orgCreated, configuredKeyCreated: false };
+      }
       await createServiceAccountKey(trx, {
         orgId: org.id,
         serviceAccountId: account.id,
@@ -76,7 +72,9 @@ export async function ensureBootstrap(
       });
       return { org: orgName, orgCreated, configuredKeyCreated: true };
     }
-    if (!inserted) return { org: orgName, orgCreated, configuredKeyCreated: false };
+    if (!inserted) {
+      return { org: orgName, orgCreated, configuredKeyCreated: false };
+    }
     const { key } = await createServiceAccountKey(trx, {
       orgId: org.id,
       serviceAccountId: account.id,

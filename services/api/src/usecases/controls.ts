@@ -5,12 +5,14 @@
 import type { z } from 'zod';
 import type {
   Control,
+  ControlPage,
   ControlVersion,
   CreateControl,
   UpdateControl,
 } from '../../../shared/contract/controls.js';
 import { ConflictError, ForbiddenError, NotFoundError } from '../errors.js';
-import { epochSeconds, newId } from '../ids.js';
+import { newId } from '../ids.js';
+import { epochSeconds } from '../time.js';
 import type { Db } from '../storage/database.js';
 import {
   controlsRepository,
@@ -18,11 +20,10 @@ import {
   type ControlVersionRow,
 } from '../storage/repositories/controls.js';
 import type { ControlEventRecord } from '../storage/tables/evidence.js';
-import type { EvidenceContext } from './evidence-context.js';
-import type { OrgContext } from './principal.js';
+import type { OrgScope, RequestOrg } from './org-scope.js';
 
 /** 403 unless the organization has turned beta features on (spec endpoint 13, Errors). */
-export function assertControlsEnabled(org: OrgContext): void {
+export function assertControlsEnabled(org: RequestOrg): void {
   if (!org.experimentalFeaturesEnabled) {
     throw new ForbiddenError(
       `Controls are a beta feature that is not enabled for organization '${org.name}': an admin can enable it with 'kosli enable beta'`,
@@ -39,18 +40,15 @@ export async function getControl(
   lock = false,
 ): Promise<ControlRow> {
   const row = await controlsRepository.find(db, orgId, identifier, lock);
-  if (!row)
+  if (!row) {
     throw new NotFoundError(
       `Control with identifier '${identifier}' does not exist in organization '${orgName}'`,
     );
+  }
   return row;
 }
 
-const event = (
-  ctx: EvidenceContext,
-  kind: ControlEventRecord['event'],
-  version: number,
-): ControlEventRecord => ({
+const event = (ctx: OrgScope, kind: ControlEventRecord['event'], version: number): ControlEventRecord => ({
   event: kind,
   version,
   created_at: epochSeconds(ctx.now),
@@ -59,11 +57,11 @@ const event = (
 
 /** Creates a control (version 1). A taken identifier is a 409 the CLI reports without retrying. */
 export async function createControl(
-  ctx: EvidenceContext,
+  ctx: OrgScope,
   input: z.infer<typeof CreateControl>,
 ): Promise<ControlRow> {
   const row = await controlsRepository.insert(ctx.db, {
-    org_id: ctx.orgId,
+    org_id: ctx.org.id,
     id: newId(),
     identifier: input.identifier,
     tags: '{}',
@@ -73,11 +71,11 @@ export async function createControl(
   });
   if (!row) {
     throw new ConflictError(
-      `A control with identifier '${input.identifier}' already exists in organization '${ctx.orgName}'`,
+      `A control with identifier '${input.identifier}' already exists in organization '${ctx.org.name}'`,
     );
   }
   await controlsRepository.insertVersion(ctx.db, {
-    org_id: ctx.orgId,
+    org_id: ctx.org.id,
     control_id: row.id,
     version: 1,
     name: input.name,
@@ -91,12 +89,12 @@ export async function createControl(
 
 /** Applies the fields present; a new version only when name, description or links change. */
 export async function updateControl(
-  ctx: EvidenceContext,
+  ctx: OrgScope,
   identifier: string,
   input: z.infer<typeof UpdateControl>,
 ): Promise<void> {
-  const control = await getControl(ctx.db, ctx.orgId, ctx.orgName, identifier, true);
-  const [latest] = await controlsRepository.latestVersions(ctx.db, ctx.orgId, [control.id]);
+  const control = await getControl(ctx.db, ctx.org.id, ctx.org.name, identifier, true);
+  const [latest] = await controlsRepository.latestVersions(ctx.db, ctx.org.id, [control.id]);
   const next = {
     name: input.name ?? latest!.name,
     description: input.description !== undefined ? (input.description ?? '') : latest!.description,
@@ -111,7 +109,7 @@ export async function updateControl(
   }
   const version = latest!.version + 1;
   await controlsRepository.insertVersion(ctx.db, {
-    org_id: ctx.orgId,
+    org_id: ctx.org.id,
     control_id: control.id,
     version,
     name: next.name,
@@ -120,7 +118,7 @@ export async function updateControl(
     created_by: ctx.actor,
     created_at: ctx.now,
   });
-  await controlsRepository.update(ctx.db, ctx.orgId, control.id, {
+  await controlsRepository.update(ctx.db, ctx.org.id, control.id, {
     events: JSON.stringify([...control.events, event(ctx, 'updated', version)]),
     last_modified_at: ctx.now,
   });
@@ -128,14 +126,16 @@ export async function updateControl(
 
 /** Archives or unarchives; records the event (no new version). */
 export async function setControlArchived(
-  ctx: EvidenceContext,
+  ctx: OrgScope,
   identifier: string,
   archived: boolean,
 ): Promise<void> {
-  const control = await getControl(ctx.db, ctx.orgId, ctx.orgName, identifier, true);
-  if (control.archived === archived) return;
-  const [latest] = await controlsRepository.latestVersions(ctx.db, ctx.orgId, [control.id]);
-  await controlsRepository.update(ctx.db, ctx.orgId, control.id, {
+  const control = await getControl(ctx.db, ctx.org.id, ctx.org.name, identifier, true);
+  if (control.archived === archived) {
+    return;
+  }
+  const [latest] = await controlsRepository.latestVersions(ctx.db, ctx.org.id, [control.id]);
+  await controlsRepository.update(ctx.db, ctx.org.id, control.id, {
     archived,
     events: JSON.stringify([
       ...control.events,
@@ -187,4 +187,49 @@ export async function presentControls(
   );
   const byId = new Map(latest.map((v) => [v.control_id, v]));
   return controls.map((c) => presentControl(c, byId.get(c.id)!));
+}
+
+/** Which controls a page lists. */
+export interface ControlFilter {
+  archived: boolean;
+  search?: string | undefined;
+  tags: Array<{ key: string; value: string | null }>;
+}
+
+/** One page of controls (page-number paging), ordered by identifier. */
+export async function listControls(
+  db: Db,
+  orgId: string,
+  filter: ControlFilter,
+  page: { page: number; perPage: number; direction: 'asc' | 'desc' },
+): Promise<z.infer<typeof ControlPage>> {
+  const { rows, total } = await controlsRepository.list(
+    db,
+    orgId,
+    filter,
+    { limit: page.perPage, offset: (page.page - 1) * page.perPage },
+    page.direction,
+  );
+  return {
+    controls: await presentControls(db, orgId, rows),
+    page: page.page,
+    per_page: page.perPage,
+    total_pages: Math.ceil(total / page.perPage),
+    total_count: total,
+  };
+}
+
+/** One version of a control; NotFoundError when the control or the version does not exist. */
+export async function readControlVersion(
+  db: Db,
+  org: { id: string; name: string },
+  identifier: string,
+  versionNumber: number,
+): Promise<z.infer<typeof ControlVersion>> {
+  const control = await getControl(db, org.id, org.name, identifier);
+  const version = await controlsRepository.version(db, org.id, control.id, versionNumber);
+  if (!version) {
+    throw new NotFoundError(`Control '${control.identifier}' has no version ${versionNumber}`);
+  }
+  return presentControlVersion(control, version);
 }

@@ -188,8 +188,11 @@ export class CustomEvaluator {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const queue of this.queues.values())
-      for (const job of queue.splice(0)) job.reject(new Error('evaluator closed'));
+    for (const queue of this.queues.values()) {
+      for (const job of queue.splice(0)) {
+        job.reject(new Error('evaluator closed'));
+      }
+    }
     this.queues.clear();
     const exits: Array<Promise<number>> = [];
     for (const slot of this.slots) {
@@ -200,13 +203,17 @@ export class CustomEvaluator {
       }
       const w = slot.worker;
       slot.worker = null;
-      if (w) exits.push(w.terminate());
+      if (w) {
+        exits.push(w.terminate());
+      }
     }
     await Promise.all(exits);
   }
 
   private submit(org: string, message: Record<string, unknown>): Promise<unknown> {
-    if (this.closed) return Promise.reject(new Error('evaluator closed'));
+    if (this.closed) {
+      return Promise.reject(new Error('evaluator closed'));
+    }
     const queue = this.queues.get(org) ?? [];
     if (queue.length >= this.limits.queuePerOrg) {
       // The queue drains at about one job per time bound and worker at worst.
@@ -222,11 +229,15 @@ export class CustomEvaluator {
   /** The next job in round-robin order from an organization below its share of the pool. */
   private take(): Job | undefined {
     for (const [org, queue] of this.queues) {
-      if ((this.running.get(org) ?? 0) >= this.perOrgRunning) continue;
+      if ((this.running.get(org) ?? 0) >= this.perOrgRunning) {
+        continue;
+      }
       const job = queue.shift()!;
       // Served: the organization goes to the back of the line.
       this.queues.delete(org);
-      if (queue.length > 0) this.queues.set(org, queue);
+      if (queue.length > 0) {
+        this.queues.set(org, queue);
+      }
       return job;
     }
     return undefined;
@@ -234,12 +245,17 @@ export class CustomEvaluator {
 
   private finish(slot: Slot): Job | undefined {
     const current = slot.current;
-    if (!current) return undefined;
+    if (!current) {
+      return undefined;
+    }
     clearTimeout(current.timer);
     slot.current = null;
     const n = (this.running.get(current.job.org) ?? 1) - 1;
-    if (n > 0) this.running.set(current.job.org, n);
-    else this.running.delete(current.job.org);
+    if (n > 0) {
+      this.running.set(current.job.org, n);
+    } else {
+      this.running.delete(current.job.org);
+    }
     return current.job;
   }
 
@@ -251,16 +267,23 @@ export class CustomEvaluator {
     });
     w.unref();
     w.on('message', (msg: { id: number; ok: boolean; value?: unknown; error?: string; ready?: boolean }) => {
-      if (slot.worker !== w) return;
+      if (slot.worker !== w) {
+        return;
+      }
       if (msg.ready) {
         slot.ready = true;
         this.pump();
         return;
       }
-      if (slot.current?.job.id !== msg.id) return;
+      if (slot.current?.job.id !== msg.id) {
+        return;
+      }
       const job = this.finish(slot)!;
-      if (msg.ok) job.resolve(msg.value);
-      else job.reject(new Error(msg.error ?? 'evaluation failed'));
+      if (msg.ok) {
+        job.resolve(msg.value);
+      } else {
+        job.reject(new Error(msg.error ?? 'evaluation failed'));
+      }
       this.pump();
     });
     w.on('error', (err) => this.fail(slot, w, new EvaluationLimitError(`evaluation failed: ${err.message}`)));
@@ -269,11 +292,14 @@ export class CustomEvaluator {
   }
 
   private fail(slot: Slot, w: Worker, err: Error): void {
-    if (slot.worker !== w) return;
+    if (slot.worker !== w) {
+      return;
+    }
     slot.worker = null;
     const job = this.finish(slot);
-    if (job) job.reject(err);
-    else if (!slot.ready) {
+    if (job) {
+      job.reject(err);
+    } else if (!slot.ready) {
       // A worker that dies before it is ready would die again: fail a waiting job, not loop.
       this.take()?.reject(err);
     }
@@ -281,20 +307,30 @@ export class CustomEvaluator {
   }
 
   private pump(): void {
-    if (this.closed) return;
+    if (this.closed) {
+      return;
+    }
     for (const slot of this.slots) {
-      if (slot.current || this.queues.size === 0) continue;
+      if (slot.current || this.queues.size === 0) {
+        continue;
+      }
       if (!slot.worker) {
         slot.ready = false;
         slot.worker = this.spawn(slot);
       }
-      if (!slot.ready) continue;
+      if (!slot.ready) {
+        continue;
+      }
       const job = this.take();
-      if (!job) return;
+      if (!job) {
+        return;
+      }
       const worker = slot.worker;
       this.running.set(job.org, (this.running.get(job.org) ?? 0) + 1);
       const timer = setTimeout(() => {
-        if (slot.current?.job !== job) return;
+        if (slot.current?.job !== job) {
+          return;
+        }
         this.finish(slot);
         slot.worker = null;
         void worker.terminate();

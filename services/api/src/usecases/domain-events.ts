@@ -42,6 +42,8 @@ export type DomainEvent =
       orgId: string;
       fingerprints: string[];
       at: Date;
+      /** The write that stored the change marked the environments where they run already. */
+      marked?: boolean;
     };
 
 export type DomainEventHandler = (db: Db, events: DomainEvent[]) => Promise<void>;
@@ -68,9 +70,13 @@ export class DomainEventBus {
 
   /** Runs every handler in order; a failing handler fails (and rolls back) the publisher. */
   async publish(db: Db, events: DomainEvent[]): Promise<void> {
-    if (events.length === 0) return;
+    if (events.length === 0) {
+      return;
+    }
     for (const h of this.handlers) {
-      if (h.idle?.(events) === true) continue;
+      if (h.idle?.(events) === true) {
+        continue;
+      }
       await h.handle(db, events);
     }
   }

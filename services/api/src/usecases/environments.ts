@@ -3,18 +3,18 @@
  * and allowlists (semantics.md sections 5, 6 and 8). Changes to policies and allowlists
  * re-evaluate the environment in the same transaction, which may make a snapshot.
  */
-import type { Environment, EnvironmentPut } from '../../../shared/contract/environments.js';
+import type { EnvironmentPut } from '../../../shared/contract/environments.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js';
-import { epochSeconds, newId } from '../ids.js';
+import { newId } from '../ids.js';
 import { roleAllows, type Role } from '../domain/roles.js';
 import type { Db } from '../storage/database.js';
 import { actionsRepository } from '../storage/repositories/actions.js';
 import { allowlistsRepository } from '../storage/repositories/allowlists.js';
 import { environmentsRepository, type EnvironmentRow } from '../storage/repositories/environments.js';
 import { policiesRepository } from '../storage/repositories/policies.js';
-import { runtimeRepository } from '../storage/repositories/runtime.js';
 import { enqueueNotifications } from './notifications.js';
-import { reevaluateLocked, type OrgRef, type ReportOutcome, type RuntimeDeps } from './runtime.js';
+import type { OrgRef } from './org-scope.js';
+import { reevaluateLocked, type ReportOutcome, type RuntimeDeps } from './runtime.js';
 
 /** The 404 every environment route answers for a missing environment (the CLI relies on it). */
 export function environmentNotFound(org: OrgRef, name: string): NotFoundError {
@@ -23,7 +23,9 @@ export function environmentNotFound(org: OrgRef, name: string): NotFoundError {
 
 export async function getEnvironment(db: Db, org: OrgRef, name: string): Promise<EnvironmentRow> {
   const env = await environmentsRepository.findByName(db, org.id, name);
-  if (!env) throw environmentNotFound(org, name);
+  if (!env) {
+    throw environmentNotFound(org, name);
+  }
   return env;
 }
 
@@ -44,46 +46,10 @@ export async function readEnvironment(db: Db, org: OrgRef, name: string): Promis
 
 async function lockEnvironment(db: Db, org: OrgRef, name: string): Promise<EnvironmentRow> {
   const env = await environmentsRepository.lockByName(db, org.id, name);
-  if (!env) throw environmentNotFound(org, name);
+  if (!env) {
+    throw environmentNotFound(org, name);
+  }
   return env;
-}
-
-/** Environments as the interface shows them, with attached policy names and logical members. */
-export async function presentEnvironments(
-  db: Db,
-  org: OrgRef,
-  rows: readonly EnvironmentRow[],
-): Promise<Environment[]> {
-  const ids = rows.map((r) => r.id);
-  const policies = await environmentsRepository.policyNamesOf(db, org.id, ids);
-  const members = await environmentsRepository.membersOf(
-    db,
-    org.id,
-    rows.filter((r) => r.type === 'logical').map((r) => r.id),
-  );
-  const running = await runtimeRepository.artifactCounts(
-    db,
-    org.id,
-    rows.filter((r) => r.latest_snapshot > 0).map((r) => ({ envId: r.id, index: r.latest_snapshot })),
-  );
-  return rows.map((r) => ({
-    org: org.name,
-    name: r.name,
-    type: r.type,
-    description: r.description,
-    last_modified_at: epochSeconds(r.last_modified_at),
-    last_reported_at: r.last_reported_at ? epochSeconds(r.last_reported_at) : null,
-    last_changed_at: r.last_changed_at ? epochSeconds(r.last_changed_at) : null,
-    state: r.compliant,
-    include_scaling: false,
-    require_provenance: r.require_provenance,
-    archived: r.archived,
-    tags: r.tags,
-    policies: policies.get(r.id) ?? [],
-    included_environments: r.type === 'logical' ? (members.get(r.id) ?? []) : null,
-    latest_snapshot_index: r.latest_snapshot > 0 ? r.latest_snapshot : null,
-    running_artifacts: running.get(r.id) ?? 0,
-  }));
 }
 
 async function resolvePolicies(db: Db, org: OrgRef, names: readonly string[], field: string) {
@@ -106,10 +72,11 @@ async function resolveMembers(
   const found = await environmentsRepository.findByNames(db, org.id, names);
   for (const name of names) {
     const env = found.find((e) => e.name === name);
-    if (!env)
+    if (!env) {
       throw new BadRequestError(`Environment named '${name}' does not exist for organization '${org.name}'`, {
         [field]: `unknown environment '${name}'`,
       });
+    }
     if (env.type === 'logical') {
       throw new BadRequestError(
         `Environment '${name}' is logical; a logical environment groups physical ones`,
@@ -148,7 +115,9 @@ async function setPolicies(
     env.id,
     currentRows.filter((p) => !wanted.some((w) => w.id === p.id)).map((p) => p.id),
   );
-  if (attached + detached === 0) return null;
+  if (attached + detached === 0) {
+    return null;
+  }
   return reevaluateLocked(db, deps, org, env, now, 'policies');
 }
 
@@ -161,20 +130,30 @@ const sameSet = (a: readonly string[], b: readonly string[]): boolean => {
 /** The fields a `PUT /environments/{org}` would change on an existing environment (none: empty). */
 async function changesOf(db: Db, org: OrgRef, env: EnvironmentRow, body: EnvironmentPut): Promise<string[]> {
   const changes: string[] = [];
-  if (env.type !== body.type) changes.push('type');
-  if (env.description !== body.description) changes.push('description');
+  if (env.type !== body.type) {
+    changes.push('type');
+  }
+  if (env.description !== body.description) {
+    changes.push('description');
+  }
   if (body.require_provenance !== undefined && body.require_provenance !== env.require_provenance) {
     changes.push('require_provenance');
   }
   // A PUT un-archives.
-  if (env.archived) changes.push('archived');
+  if (env.archived) {
+    changes.push('archived');
+  }
   if (body.type === 'logical' && body.included_environments) {
     const members = (await environmentsRepository.membersOf(db, org.id, [env.id])).get(env.id) ?? [];
-    if (!sameSet(body.included_environments, members)) changes.push('included_environments');
+    if (!sameSet(body.included_environments, members)) {
+      changes.push('included_environments');
+    }
   }
   if (body.policies) {
     const attached = (await environmentsRepository.policyNamesOf(db, org.id, [env.id])).get(env.id) ?? [];
-    if (!sameSet(body.policies, attached)) changes.push('policies');
+    if (!sameSet(body.policies, attached)) {
+      changes.push('policies');
+    }
   }
   return changes;
 }
@@ -219,7 +198,9 @@ export async function putEnvironment(
       });
       // A concurrent create of the same name: ON CONFLICT DO NOTHING returns nothing, and
       // this transaction cannot see the other's row yet; 409 makes the client retry as an update.
-      if (!inserted) throw new ConflictError();
+      if (!inserted) {
+        throw new ConflictError();
+      }
       env = inserted;
       created = true;
     } else {
@@ -253,7 +234,9 @@ export async function putEnvironment(
       await environmentsRepository.setMembers(tx, org.id, env.id, ids);
     }
     let outcome: ReportOutcome | null = null;
-    if (body.policies) outcome = await setPolicies(tx, deps, org, env, body.policies, 'body.policies', now);
+    if (body.policies) {
+      outcome = await setPolicies(tx, deps, org, env, body.policies, 'body.policies', now);
+    }
     return { created, outcome };
   });
 }
@@ -316,7 +299,9 @@ export async function changePolicies(
       mode === 'attach'
         ? await environmentsRepository.attachPolicies(tx, org.id, env.id, ids, now)
         : await environmentsRepository.detachPolicies(tx, org.id, env.id, ids);
-    if (n === 0) return null;
+    if (n === 0) {
+      return null;
+    }
     await environmentsRepository.update(tx, org.id, env.id, { last_modified_at: now });
     return reevaluateLocked(tx, deps, org, env, now, 'policies');
   });
@@ -332,7 +317,9 @@ export async function renameEnvironment(
 ): Promise<void> {
   await db.transaction().execute(async (tx) => {
     const env = await lockEnvironment(tx, org, name);
-    if (newName === name) return;
+    if (newName === name) {
+      return;
+    }
     if (await environmentsRepository.findByName(tx, org.id, newName)) {
       throw new BadRequestError(
         `Environment named '${newName}' already exists in organization '${org.name}'`,
@@ -389,10 +376,11 @@ export async function allowArtifact(
 ): Promise<{ created: boolean; outcome: ReportOutcome | null; notifications: number }> {
   return db.transaction().execute(async (tx) => {
     const env = await lockEnvironment(tx, org, envName);
-    if (env.type === 'logical')
+    if (env.type === 'logical') {
       throw new BadRequestError(
         `Environment '${envName}' is logical; allow-list in its physical environments`,
       );
+    }
     const created = await allowlistsRepository.upsert(tx, {
       org_id: org.id,
       id: newId(),

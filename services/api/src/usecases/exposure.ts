@@ -8,7 +8,7 @@ import type { ExposureResult } from '../../../shared/contract/exposure.js';
 import { exposureIntervals, runsOf, type RunState, type SnapshotFact } from '../domain/exposure.js';
 import { parsePurl } from '../domain/sbom.js';
 import { BadRequestError } from '../errors.js';
-import { epochSeconds } from '../ids.js';
+import { epochSeconds } from '../time.js';
 import type { Db } from '../storage/database.js';
 import { artifactsRepository } from '../storage/repositories/artifacts.js';
 import {
@@ -156,7 +156,9 @@ async function placesOf(
   const out = new Map<string, Places>();
   for (const g of groups.values()) {
     const intervals = exposureIntervals(runsOf(g.states), snapshotsByEnv.get(g.envId) ?? [], window);
-    if (intervals.length === 0) continue;
+    if (intervals.length === 0) {
+      continue;
+    }
     const list = out.get(g.fingerprint) ?? [];
     list.push({
       environment_name: g.envName,
@@ -170,6 +172,8 @@ async function placesOf(
     });
     out.set(g.fingerprint, list);
   }
-  for (const list of out.values()) list.sort((a, b) => a.environment_name.localeCompare(b.environment_name));
+  for (const list of out.values()) {
+    list.sort((a, b) => a.environment_name.localeCompare(b.environment_name));
+  }
   return out;
 }

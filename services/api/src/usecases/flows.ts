@@ -2,11 +2,12 @@
 import type { Flow } from '../../../shared/contract/flows.js';
 import { EMPTY_TEMPLATE_YAML, parseFlowTemplate, type FlowTemplate } from '../domain/flow-template.js';
 import { BadRequestError, NotFoundError, ValidationError } from '../errors.js';
-import { epochSeconds, newId } from '../ids.js';
-import type { Db } from '../storage/database.js';
+import { newId } from '../ids.js';
+import { epochSeconds } from '../time.js';
 import { flowsRepository, type FlowRow, type FlowWithActivity } from '../storage/repositories/flows.js';
 import { toJson } from '../storage/repositories/json.js';
-import { seg, type EvidenceContext } from './evidence-context.js';
+import type { OrgScope } from './org-scope.js';
+import { flowHtmlUrl, type LinkBase } from './links.js';
 
 /** The message of a missing flow, as the CLI shows it. */
 export function flowNotFound(name: string, orgName: string): NotFoundError {
@@ -14,9 +15,11 @@ export function flowNotFound(name: string, orgName: string): NotFoundError {
 }
 
 /** The flow by its name or an old name it still answers to; 404 otherwise. */
-export async function resolveFlow(db: Db, orgId: string, orgName: string, name: string): Promise<FlowRow> {
-  const flow = await flowsRepository.findByName(db, orgId, name);
-  if (!flow) throw flowNotFound(name, orgName);
+export async function resolveFlow(scope: Pick<OrgScope, 'db' | 'org'>, name: string): Promise<FlowRow> {
+  const flow = await flowsRepository.findByName(scope.db, scope.org.id, name);
+  if (!flow) {
+    throw flowNotFound(name, scope.org.name);
+  }
   return flow;
 }
 
@@ -30,11 +33,13 @@ export function templateFromYaml(yamlText: string, field: string): FlowTemplate 
 }
 
 /** The flow, created (without a template) when it does not exist yet: attesting creates it. */
-export async function ensureFlow(ctx: EvidenceContext, name: string): Promise<FlowRow> {
-  const existing = await flowsRepository.findByName(ctx.db, ctx.orgId, name);
-  if (existing) return existing;
-  const inserted = await flowsRepository.insert(ctx.db, newFlowRow(ctx, { name, description: '' }));
-  return inserted ?? (await resolveFlow(ctx.db, ctx.orgId, ctx.orgName, name));
+export async function ensureFlow(scope: OrgScope, name: string): Promise<FlowRow> {
+  const existing = await flowsRepository.findByName(scope.db, scope.org.id, name);
+  if (existing) {
+    return existing;
+  }
+  const inserted = await flowsRepository.insert(scope.db, newFlowRow(scope, { name, description: '' }));
+  return inserted ?? (await resolveFlow(scope, name));
 }
 
 /**
@@ -44,12 +49,14 @@ export async function ensureFlow(ctx: EvidenceContext, name: string): Promise<Fl
  * evaluation is exactly that of a flow without a template (semantics.md section 4).
  */
 function storedYaml(yaml: string | null, legacy: string[] | null): string | null {
-  if (yaml !== null) return yaml;
+  if (yaml !== null) {
+    return yaml;
+  }
   return legacy ? null : EMPTY_TEMPLATE_YAML;
 }
 
 function newFlowRow(
-  ctx: EvidenceContext,
+  scope: OrgScope,
   f: {
     name: string;
     description: string;
@@ -60,7 +67,7 @@ function newFlowRow(
   },
 ) {
   return {
-    org_id: ctx.orgId,
+    org_id: scope.org.id,
     id: newId(),
     name: f.name,
     description: f.description,
@@ -69,9 +76,9 @@ function newFlowRow(
     template: toJson(f.template ?? null),
     legacy_template: toJson(f.legacy ?? null),
     tags: '{}',
-    created_by: ctx.actor,
-    created_at: ctx.now,
-    last_modified_at: ctx.now,
+    created_by: scope.actor,
+    created_at: scope.now,
+    last_modified_at: scope.now,
   };
 }
 
@@ -81,7 +88,7 @@ function newFlowRow(
  * new name from then on (spec rule 1). Returns whether it was created (201) or updated (200).
  */
 export async function upsertFlow(
-  ctx: EvidenceContext,
+  scope: OrgScope,
   f: {
     name: string;
     description: string;
@@ -91,38 +98,40 @@ export async function upsertFlow(
     legacy: string[] | null;
   },
 ): Promise<{ flow: FlowRow; created: boolean }> {
-  const existing = await flowsRepository.findByOwnName(ctx.db, ctx.orgId, f.name);
+  const existing = await flowsRepository.findByOwnName(scope.db, scope.org.id, f.name);
   if (!existing) {
-    const inserted = await flowsRepository.insert(ctx.db, newFlowRow(ctx, f));
+    const inserted = await flowsRepository.insert(scope.db, newFlowRow(scope, f));
     if (inserted) {
-      await flowsRepository.releaseAlias(ctx.db, ctx.orgId, f.name);
+      await flowsRepository.releaseAlias(scope.db, scope.org.id, f.name);
       return { flow: inserted, created: true };
     }
   }
   // Not inserted: a concurrent create of the same name committed first; update that flow.
-  const target = existing ?? (await resolveFlow(ctx.db, ctx.orgId, ctx.orgName, f.name));
-  const flow = await flowsRepository.update(ctx.db, ctx.orgId, target.id, {
+  const target = existing ?? (await resolveFlow(scope, f.name));
+  const flow = await flowsRepository.update(scope.db, scope.org.id, target.id, {
     description: f.description,
     ...(f.visibility ? { visibility: f.visibility } : {}),
     template_yaml: storedYaml(f.yaml, f.legacy),
     template: toJson(f.template),
     legacy_template: toJson(f.legacy),
-    last_modified_at: ctx.now,
+    last_modified_at: scope.now,
   });
   return { flow, created: false };
 }
 
 /** Renames a flow; the old name keeps answering until another flow takes it (spec rule 1). */
-export async function renameFlow(ctx: EvidenceContext, oldName: string, newName: string): Promise<void> {
-  const flow = await resolveFlow(ctx.db, ctx.orgId, ctx.orgName, oldName);
-  if (flow.name === newName) return;
-  const holder = await flowsRepository.findByName(ctx.db, ctx.orgId, newName);
+export async function renameFlow(scope: OrgScope, oldName: string, newName: string): Promise<void> {
+  const flow = await resolveFlow(scope, oldName);
+  if (flow.name === newName) {
+    return;
+  }
+  const holder = await flowsRepository.findByName(scope.db, scope.org.id, newName);
   if (holder && holder.name === newName) {
-    throw new BadRequestError(`Flow named '${newName}' already exists for organization '${ctx.orgName}'`, {
+    throw new BadRequestError(`Flow named '${newName}' already exists for organization '${scope.org.name}'`, {
       'body.new_name': 'is the name of another flow',
     });
   }
-  await flowsRepository.rename(ctx.db, ctx.orgId, flow, newName, ctx.now);
+  await flowsRepository.rename(scope.db, scope.org.id, flow, newName, scope.now);
 }
 
 /**
@@ -130,21 +139,22 @@ export async function renameFlow(ctx: EvidenceContext, oldName: string, newName:
  * stored before the minimal template was kept shows that template too.
  */
 function templateText(row: FlowRow): string {
-  if (row.template_yaml !== null) return row.template_yaml;
-  if (row.legacy_template) return row.legacy_template.join(' ');
+  if (row.template_yaml !== null) {
+    return row.template_yaml;
+  }
+  if (row.legacy_template) {
+    return row.legacy_template.join(' ');
+  }
   return EMPTY_TEMPLATE_YAML;
 }
 
 /** The wire form of a flow. */
-export function presentFlow(
-  row: FlowWithActivity,
-  ctx: Pick<EvidenceContext, 'orgName' | 'publicUrl'>,
-): Flow {
+export function presentFlow(row: FlowWithActivity, scope: LinkBase): Flow {
   return {
     name: row.name,
     description: row.description,
     visibility: row.visibility,
-    org: ctx.orgName,
+    org: scope.org.name,
     template: templateText(row),
     repo_url: null,
     tags: row.tags,
@@ -154,6 +164,6 @@ export function presentFlow(
     latest_activity_at: row.latest_activity_at ? epochSeconds(row.latest_activity_at) : null,
     latest_state: row.latest_state,
     last_deployment_at: null,
-    html_url: `${ctx.publicUrl}/${seg(ctx.orgName)}/flows/${seg(row.name)}`,
+    html_url: flowHtmlUrl(scope, row.name),
   };
 }

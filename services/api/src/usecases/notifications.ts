@@ -19,12 +19,18 @@ export async function enqueueNotifications(
   now: Date,
   known?: readonly ActionRow[],
 ): Promise<number> {
-  if (events.length === 0) return 0;
+  if (events.length === 0) {
+    return 0;
+  }
   const actions = known ?? (await actionsRepository.list(db, orgId));
-  if (actions.length === 0) return 0;
+  if (actions.length === 0) {
+    return 0;
+  }
   const matched = events.map((event) => ({ event, actions: actionsFor(actions, event) }));
   const ids = [...new Set(matched.flatMap((m) => m.actions.map((a) => a.id)))];
-  if (ids.length === 0) return 0;
+  if (ids.length === 0) {
+    return 0;
+  }
   const targets = await actionsRepository.targets(db, orgId, ids);
   const rows = matched.flatMap(({ event, actions: hit }) =>
     hit.flatMap((action) =>

@@ -1,12 +1,6 @@
 /** Who is calling, as the auth plugin resolved it from the API key. */
 import type { Role } from '../domain/roles.js';
-
-/** The organization a request is scoped to (the `{org}` path segment). */
-export interface OrgContext {
-  id: string;
-  name: string;
-  experimentalFeaturesEnabled: boolean;
-}
+import type { RequestOrg } from './org-scope.js';
 
 export interface Principal {
   kind: 'service_account' | 'user';
@@ -16,7 +10,7 @@ export interface Principal {
   name: string;
   keyId: string;
   /** Service accounts only: their organization and privilege. */
-  homeOrg?: OrgContext;
+  homeOrg?: RequestOrg;
   privilege?: Role;
 }
 

@@ -32,9 +32,12 @@ const SPDX_KEY = Buffer.from('"spdxVersion"');
 /** Whether the bytes could be an SBOM JSON document: a JSON object naming either format's key. */
 function looksLikeSbomJson(data: Buffer): boolean {
   let i = 0;
-  if (data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf) i = 3; // UTF-8 byte order mark
-  while (i < data.length && (data[i] === 0x20 || data[i] === 0x0a || data[i] === 0x0d || data[i] === 0x09))
+  if (data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf) {
+    i = 3;
+  } // UTF-8 byte order mark
+  while (i < data.length && (data[i] === 0x20 || data[i] === 0x0a || data[i] === 0x0d || data[i] === 0x09)) {
     i++;
+  }
   return data[i] === 0x7b && (data.includes(CYCLONEDX_KEY) || data.includes(SPDX_KEY));
 }
 
@@ -48,7 +51,9 @@ export function sbomSourceOf(
   attestationData: unknown,
   evidence: { filename: string; data: Buffer } | null,
 ): SbomSource | null {
-  if (sbomFormatOf(attestationData)) return { kind: 'data', doc: attestationData };
+  if (sbomFormatOf(attestationData)) {
+    return { kind: 'data', doc: attestationData };
+  }
   if (evidence && (isGzip(evidence.data) || looksLikeSbomJson(evidence.data))) {
     return { kind: 'file', filename: evidence.filename, data: evidence.data };
   }
@@ -75,7 +80,9 @@ export async function readSbom(source: SbomSource): Promise<SbomReading | undefi
       skipped: r.skipped,
       reason: r.reason,
     });
-    for (const c of r.components) byPurl.set(c.purl, c);
+    for (const c of r.components) {
+      byPurl.set(c.purl, c);
+    }
   };
   const addBytes = (where: string, data: Buffer) => {
     let doc: unknown;
@@ -95,9 +102,11 @@ export async function readSbom(source: SbomSource): Promise<SbomReading | undefi
     add(where, doc);
   };
 
-  if (source.kind === 'data') add('attestation_data', source.doc);
-  else if (!isGzip(source.data)) addBytes(source.filename, source.data);
-  else {
+  if (source.kind === 'data') {
+    add('attestation_data', source.doc);
+  } else if (!isGzip(source.data)) {
+    addBytes(source.filename, source.data);
+  } else {
     let members: Array<{ name: string; data: Buffer }>;
     try {
       members = await sbomMembers(source.data);
@@ -119,8 +128,12 @@ export async function readSbom(source: SbomSource): Promise<SbomReading | undefi
         return undefined;
       }
     }
-    if (members.length === 0 && documents.length === 0) return undefined;
-    for (const m of members) addBytes(`${source.filename}:${m.name}`, m.data);
+    if (members.length === 0 && documents.length === 0) {
+      return undefined;
+    }
+    for (const m of members) {
+      addBytes(`${source.filename}:${m.name}`, m.data);
+    }
   }
 
   const components = [...byPurl.values()];

@@ -5,33 +5,34 @@ import type { ArtifactStatusRecord, SlotStatus } from '../domain/compliance.js';
 import { NotFoundError } from '../errors.js';
 import { artifactsRepository } from '../storage/repositories/artifacts.js';
 import { flowsRepository } from '../storage/repositories/flows.js';
-import { artifactUrls, resolvePrefix, runtimeOf } from './artifacts.js';
-import type { EvidenceContext } from './evidence-context.js';
+import { artifactRowUrls, resolvePrefix, runtimeOf } from './artifacts.js';
+import type { OrgScope } from './org-scope.js';
 import { flowNotFound } from './flows.js';
 
 /** How many matches and artifacts one search returns at most. */
 const SEARCH_LIMIT = 100;
 
 /** Finds artifacts whose fingerprint or commit starts with `value`; 404 `No matches for 'x'.`. */
-export async function search(ctx: EvidenceContext, value: string): Promise<z.infer<typeof SearchResult>> {
+export async function search(ctx: OrgScope, value: string): Promise<z.infer<typeof SearchResult>> {
   const [fingerprints, commits] = await Promise.all([
     value.length <= 64
-      ? artifactsRepository.fingerprintsByPrefix(ctx.db, ctx.orgId, value, null, SEARCH_LIMIT)
+      ? artifactsRepository.fingerprintsByPrefix(ctx.db, ctx.org.id, value, null, SEARCH_LIMIT)
       : [],
-    value.length <= 40 ? artifactsRepository.commitsByPrefix(ctx.db, ctx.orgId, value, SEARCH_LIMIT) : [],
+    value.length <= 40 ? artifactsRepository.commitsByPrefix(ctx.db, ctx.org.id, value, SEARCH_LIMIT) : [],
   ]);
-  if (fingerprints.length === 0 && commits.length === 0)
+  if (fingerprints.length === 0 && commits.length === 0) {
     throw new NotFoundError(`No matches for '${value}'.`);
+  }
   const type = fingerprints.length > 0 ? 'fingerprint' : 'commit';
   const chosen = type === 'fingerprint' ? fingerprints : commits;
   const rows = await artifactsRepository.bySha(
     ctx.db,
-    ctx.orgId,
+    ctx.org.id,
     type === 'fingerprint' ? fingerprints : [],
     type === 'commit' ? commits : [],
     SEARCH_LIMIT,
   );
-  const runtime = await runtimeOf(ctx.db, ctx.orgId, rows);
+  const runtime = await runtimeOf(ctx.db, ctx.org.id, rows);
   return {
     resolved_to: {
       type,
@@ -52,7 +53,7 @@ export async function search(ctx: EvidenceContext, value: string): Promise<z.inf
         has_provenance: true,
         commit_url: r.commit_url,
         build_url: r.build_url,
-        ...artifactUrls(ctx, r),
+        ...artifactRowUrls(ctx, r),
         compliance_state: r.state,
         running_in: rt.running.map((p) => p.environment_name),
         exited_from: rt.exited.map((p) => p.environment_name),
@@ -66,8 +67,8 @@ const scoped = (slots: SlotStatus[] | undefined, scope: 'trail' | 'artifact') =>
   (slots ?? []).map((s) => ({ ...s, scope }));
 
 /** The flows holding a fingerprint (or only `flowId`), as an assert lists them; empty when none. */
-export async function assertFlows(ctx: EvidenceContext, fingerprint: string, flowId: string | null) {
-  const contexts = (await artifactsRepository.latestPerFlow(ctx.db, ctx.orgId, [fingerprint])).filter(
+export async function assertFlows(ctx: OrgScope, fingerprint: string, flowId: string | null) {
+  const contexts = (await artifactsRepository.latestPerFlow(ctx.db, ctx.org.id, [fingerprint])).filter(
     (c) => flowId === null || c.flow_id === flowId,
   );
   return contexts.map((c) => {
@@ -85,36 +86,37 @@ export async function assertFlows(ctx: EvidenceContext, fingerprint: string, flo
           ...scoped(artifact.attestations_statuses, 'artifact'),
         ],
       },
-      html_url: artifactUrls(ctx, { flow_name: c.flow_name, fingerprint: c.fingerprint, id: c.id }).html_url,
+      html_url: artifactRowUrls(ctx, c).html_url,
     };
   });
 }
 
 /** The flow named in an assert, or null; 404 when it does not exist. */
-export async function assertFlowId(
-  ctx: EvidenceContext,
-  flowName: string | undefined,
-): Promise<string | null> {
-  if (flowName === undefined) return null;
-  const flow = await flowsRepository.findByName(ctx.db, ctx.orgId, flowName);
-  if (!flow) throw flowNotFound(flowName, ctx.orgName);
+export async function assertFlowId(ctx: OrgScope, flowName: string | undefined): Promise<string | null> {
+  if (flowName === undefined) {
+    return null;
+  }
+  const flow = await flowsRepository.findByName(ctx.db, ctx.org.id, flowName);
+  if (!flow) {
+    throw flowNotFound(flowName, ctx.org.name);
+  }
   return flow.id;
 }
 
 /** Assert in flow scope: is the fingerprint compliant in every flow holding it (or the named one)? */
 export async function assertInFlows(
-  ctx: EvidenceContext,
+  ctx: OrgScope,
   fingerprintOrPrefix: string,
   flowName: string | undefined,
 ): Promise<z.infer<typeof AssertResult>> {
   const flowId = await assertFlowId(ctx, flowName);
-  const fingerprint = await resolvePrefix(ctx.db, ctx.orgId, fingerprintOrPrefix, flowId);
+  const fingerprint = await resolvePrefix(ctx.db, ctx.org.id, fingerprintOrPrefix, flowId);
   const flows = fingerprint ? await assertFlows(ctx, fingerprint, flowId) : [];
   if (flows.length === 0) {
     throw new NotFoundError(
       flowName === undefined
-        ? `Artifact with fingerprint '${fingerprintOrPrefix}' does not exist in organization '${ctx.orgName}'`
-        : `Artifact with fingerprint '${fingerprintOrPrefix}' does not exist in flow '${flowName}' belonging to organization '${ctx.orgName}'`,
+        ? `Artifact with fingerprint '${fingerprintOrPrefix}' does not exist in organization '${ctx.org.name}'`
+        : `Artifact with fingerprint '${fingerprintOrPrefix}' does not exist in flow '${flowName}' belonging to organization '${ctx.org.name}'`,
     );
   }
   return {

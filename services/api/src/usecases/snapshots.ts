@@ -1,36 +1,30 @@
 /**
- * Reading snapshots (semantics.md section 5): one snapshot by expression, the list, the events
- * and env-diff. A snapshot N is assembled from the states valid at N; the latest one shows the
+ * Reading snapshots (semantics.md section 5): one snapshot by expression, the list and env-diff
+ * (the events are in environment-events.ts). A snapshot N is assembled from the states valid at N; the latest one shows the
  * live instance details, an older one the details recorded with its states.
  */
 import type { z } from 'zod';
-import type { EnvironmentEvent } from '../../../shared/contract/environments.js';
 import type { DiffArtifact, Snapshot, SnapshotListItem } from '../../../shared/contract/snapshots.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
-import { epochSeconds } from '../ids.js';
+import { epochSeconds } from '../time.js';
 import { policyDump, type ParsedPolicy } from '../domain/policy.js';
-import {
-  describeChange,
-  startedAnnotation,
-  type AnnotationType,
-  type InstanceDetail,
-} from '../domain/snapshot-diff.js';
+import { complianceState } from '../domain/compliance-state.js';
+import { annotate, type InstanceDetail } from '../domain/snapshot-diff.js';
 import {
   intervalIndex,
-  parseEventBound,
   parseInterval,
   parseSnapshotExpression,
   resolveSnapshotExpression,
   splitSnappish,
-  subtractTime,
 } from '../domain/snapshot-expressions.js';
 import type { Db } from '../storage/database.js';
 import { environmentsRepository, type EnvironmentRow } from '../storage/repositories/environments.js';
 import { policiesRepository } from '../storage/repositories/policies.js';
-import { reposRepository } from '../storage/repositories/repos.js';
 import { runtimeRepository, type StateWithVerdict } from '../storage/repositories/runtime.js';
+import { snapshotsRepository, type SnapshotRow } from '../storage/repositories/snapshots.js';
 import { getEnvironment } from './environments.js';
-import type { OrgRef } from './runtime.js';
+import { snapshotUrls } from './links.js';
+import type { OrgRef } from './org-scope.js';
 
 type SnapshotBody = z.infer<typeof Snapshot>;
 
@@ -49,56 +43,26 @@ export async function resolveIndex(
   now: Date,
 ): Promise<number> {
   const parsed = parseSnapshotExpression(expression);
-  if (!parsed.ok) throw new BadRequestError(parsed.reason, { 'path.snapshot_expression': parsed.reason });
+  if (!parsed.ok) {
+    throw new BadRequestError(parsed.reason, { 'path.snapshot_expression': parsed.reason });
+  }
   const resolved = resolveSnapshotExpression(parsed.value, env.latest_snapshot, now.getTime());
   let index: number | undefined;
-  if ('index' in resolved) index = resolved.index;
-  else index = await runtimeRepository.indexAt(db, org.id, env.id, new Date(resolved.atMs));
+  if ('index' in resolved) {
+    index = resolved.index;
+  } else {
+    index = await snapshotsRepository.indexAt(db, org.id, env.id, new Date(resolved.atMs));
+  }
   if (index === undefined || index < 1 || index > env.latest_snapshot) {
     throw outOfRange(org, env, expression, index ?? 0);
   }
   return index;
 }
 
-interface ArtifactView {
-  state: StateWithVerdict;
-  exited: boolean;
-  annotation: { type: AnnotationType; was: number; now: number };
-}
-
-function annotate(s: StateWithVerdict, index: number): ArtifactView {
-  if (s.exited && s.to_index === index) {
-    return {
-      state: s,
-      exited: true,
-      annotation: { type: 'exited', was: s.exit_count ?? s.instance_count, now: 0 },
-    };
-  }
-  if (s.from_index !== index) {
-    return {
-      state: s,
-      exited: false,
-      annotation: { type: 'unchanged', was: s.instance_count, now: s.instance_count },
-    };
-  }
-  const type: AnnotationType = s.change === 'started' ? startedAnnotation(s.compliant) : s.change;
-  return { state: s, exited: false, annotation: { type, was: s.was_count, now: s.instance_count } };
-}
-
-interface FlowEntry {
-  [key: string]: unknown;
-  flow_name: string;
-  trail_name: string;
-  template_reference_name: string | null;
-  git_commit: string;
-  commit_url: string;
-  html_url: string;
-  flow_html_url: string;
-  artifact_compliance_in_flow: boolean | null;
-}
-
 function podsOf(type: string, detail: readonly InstanceDetail[]) {
-  if (type !== 'K8S') return null;
+  if (type !== 'K8S') {
+    return null;
+  }
   return Object.fromEntries(
     detail.map((d) => [
       d.podName ?? '',
@@ -109,7 +73,9 @@ function podsOf(type: string, detail: readonly InstanceDetail[]) {
 
 function contextOf(type: string, detail: readonly InstanceDetail[]): Record<string, unknown> {
   const first = detail[0];
-  if (!first) return {};
+  if (!first) {
+    return {};
+  }
   if (type === 'ECS') {
     return {
       ecs_context: {
@@ -119,7 +85,9 @@ function contextOf(type: string, detail: readonly InstanceDetail[]): Record<stri
       },
     };
   }
-  if (type === 'azure-apps') return { azure_context: { app_name: first.app_name, app_kind: first.app_kind } };
+  if (type === 'azure-apps') {
+    return { azure_context: { app_name: first.app_name, app_kind: first.app_kind } };
+  }
   if (type === 'cloud-run') {
     return {
       cloud_run_context: {
@@ -131,6 +99,74 @@ function contextOf(type: string, detail: readonly InstanceDetail[]): Record<stri
     };
   }
   return {};
+}
+
+type Views = ReturnType<typeof annotate<StateWithVerdict>>[];
+
+/** The artifacts of a snapshot, and how many running ones are compliant, non-compliant, unknown. */
+function snapshotArtifacts(
+  type: string,
+  views: Views,
+  live: Map<string, { detail: InstanceDetail[] }> | undefined,
+  recorded: Map<string, InstanceDetail[]>,
+) {
+  const counts = { true: 0, false: 0, null: 0 };
+  const artifacts = views.map(({ state: s, exited, annotation }) => {
+    const detail: InstanceDetail[] =
+      (exited ? undefined : live?.get(s.fingerprint)?.detail) ?? recorded.get(s.detail_hash) ?? [];
+    const flows = s.provenance;
+    const primary = flows[0];
+    if (!exited) {
+      counts[s.compliant === null ? 'null' : s.compliant ? 'true' : 'false'] += 1;
+    }
+    return {
+      name: s.name,
+      fingerprint: s.fingerprint,
+      compliant: s.compliant,
+      deployments: [] as number[],
+      policy_decisions: s.decisions,
+      reasons_for_incompliance: s.reasons,
+      creationTimestamp: exited && detail.length === 0 ? [] : detail.map((d) => d.creationTimestamp),
+      pods: podsOf(type, detail),
+      annotation,
+      flow_name: primary?.flow_name ?? '',
+      git_commit: primary?.git_commit ?? '',
+      commit_url: primary?.commit_url ?? '',
+      html_url: primary?.html_url ?? null,
+      flow_html_url: primary?.flow_html_url ?? null,
+      flows,
+      allowlisted: s.allowlisted,
+      running_since_snapshot: s.run_start,
+      ...contextOf(type, detail),
+    };
+  });
+  return { artifacts, counts };
+}
+
+/** The policies a snapshot applied, with their text and the running artifacts each failed. */
+async function appliedPolicies(
+  db: Db,
+  orgId: string,
+  snapshot: SnapshotRow,
+  artifacts: ReturnType<typeof snapshotArtifacts>['artifacts'],
+) {
+  const applied = snapshot.applied_policies;
+  const versions = await Promise.all(
+    applied.map((p) => policiesRepository.version(db, orgId, p.id, p.version)),
+  );
+  return applied.map((p, i) => ({
+    id: p.id,
+    name: p.name,
+    version: p.version,
+    policy_dump: versions[i] ? policyDump(versions[i].parsed as ParsedPolicy) : null,
+    failing_artifacts: artifacts
+      .filter(
+        (a) =>
+          a.annotation.now > 0 &&
+          a.policy_decisions.some((d) => d.policy_name === p.name && d.status === 'NON-COMPLIANT'),
+      )
+      .map((a) => a.fingerprint),
+  }));
 }
 
 /** `GET /snapshots/{org}/{env}/{expression}`. */
@@ -149,52 +185,24 @@ export async function readSnapshot(
     );
   }
   const index = await resolveIndex(db, org, env, expression, now);
-  const snapshot = await runtimeRepository.snapshot(db, org.id, env.id, index);
-  if (!snapshot) throw outOfRange(org, env, expression, index);
+  const snapshot = await snapshotsRepository.snapshot(db, org.id, env.id, index);
+  if (!snapshot) {
+    throw outOfRange(org, env, expression, index);
+  }
   const next =
-    index < env.latest_snapshot ? await runtimeRepository.snapshot(db, org.id, env.id, index + 1) : undefined;
+    index < env.latest_snapshot
+      ? await snapshotsRepository.snapshot(db, org.id, env.id, index + 1)
+      : undefined;
   const isLatest = index === env.latest_snapshot;
   // The latest snapshot shows the instances as they run now; older ones what was recorded then.
   // Independent reads: on PostgreSQL they run side by side.
   const [states, live, recorded] = await Promise.all([
-    runtimeRepository.statesAt(db, org.id, env.id, index),
+    snapshotsRepository.statesAt(db, org.id, env.id, index),
     isLatest ? runtimeRepository.liveDetails(db, org.id, env.id) : undefined,
-    runtimeRepository.detailsAt(db, org.id, env.id, index, isLatest),
+    snapshotsRepository.detailsAt(db, org.id, env.id, index, isLatest),
   ]);
   const views = states.map((s) => annotate(s, index));
-
-  const applied = snapshot.applied_policies;
-  const versions = await Promise.all(
-    applied.map((p) => policiesRepository.version(db, org.id, p.id, p.version)),
-  );
-  const counts = { true: 0, false: 0, null: 0 };
-  const artifacts = views.map(({ state: s, exited, annotation }) => {
-    const detail: InstanceDetail[] =
-      (exited ? undefined : live?.get(s.fingerprint)?.detail) ?? recorded.get(s.detail_hash) ?? [];
-    const flows = s.provenance as FlowEntry[];
-    const primary = flows[0];
-    if (!exited) counts[s.compliant === null ? 'null' : s.compliant ? 'true' : 'false'] += 1;
-    return {
-      name: s.name,
-      fingerprint: s.fingerprint,
-      compliant: s.compliant,
-      deployments: [] as number[],
-      policy_decisions: s.decisions as Array<Record<string, unknown>>,
-      reasons_for_incompliance: s.reasons,
-      creationTimestamp: exited && detail.length === 0 ? [] : detail.map((d) => d.creationTimestamp),
-      pods: podsOf(env.type, detail),
-      annotation,
-      flow_name: primary?.flow_name ?? '',
-      git_commit: primary?.git_commit ?? '',
-      commit_url: primary?.commit_url ?? '',
-      html_url: primary?.html_url ?? null,
-      flow_html_url: primary?.flow_html_url ?? null,
-      flows,
-      allowlisted: s.allowlisted,
-      running_since_snapshot: s.run_start,
-      ...contextOf(env.type, detail),
-    };
-  });
+  const { artifacts, counts } = snapshotArtifacts(env.type, views, live, recorded);
   return {
     index,
     is_latest: isLatest,
@@ -203,29 +211,17 @@ export async function readSnapshot(
     timestamp: epochSeconds(snapshot.created_at),
     type: env.type,
     compliant: snapshot.compliant === true,
-    compliance_state:
-      snapshot.compliant === null ? 'UNKNOWN' : snapshot.compliant ? 'COMPLIANT' : 'NON-COMPLIANT',
-    html_url: `${publicUrl}/${org.name}/environments/${encodeURIComponent(env.name)}/snapshots/${index}`,
+    compliance_state: complianceState(snapshot.compliant),
+    html_url: snapshotUrls({ publicUrl, org }, env.name, index).html_url,
     user_name: snapshot.reported_by,
     summary: { started: snapshot.started, changed: snapshot.changed, exited: snapshot.exited },
     artifacts,
-    applied_policies: applied.map((p, i) => ({
-      id: p.id,
-      name: p.name,
-      version: p.version,
-      policy_dump: versions[i] ? policyDump(versions[i].parsed as ParsedPolicy) : null,
-      failing_artifacts: artifacts
-        .filter(
-          (a) =>
-            a.annotation.now > 0 &&
-            a.policy_decisions.some((d) => d.policy_name === p.name && d.status === 'NON-COMPLIANT'),
-        )
-        .map((a) => a.fingerprint),
-    })),
+    applied_policies: await appliedPolicies(db, org.id, snapshot, artifacts),
   };
 }
 
-const isTrue = (v: string | undefined) => v !== undefined && v.toLowerCase() === 'true';
+/** A query flag: `true` in any case. */
+export const isTrue = (v: string | undefined) => v !== undefined && v.toLowerCase() === 'true';
 
 /** `GET /snapshots/{org}/{env}`: newest first unless reversed; `to` is 0 for the current one. */
 export async function listSnapshots(
@@ -236,21 +232,27 @@ export async function listSnapshots(
   now: Date,
 ): Promise<Array<z.infer<typeof SnapshotListItem>>> {
   const env = await getEnvironment(db, org, envName);
-  if (env.latest_snapshot === 0) return [];
+  if (env.latest_snapshot === 0) {
+    return [];
+  }
   const interval = parseInterval(query.interval);
-  if (!interval.ok) throw new BadRequestError(interval.reason, { 'query.interval': interval.reason });
+  if (!interval.ok) {
+    throw new BadRequestError(interval.reason, { 'query.interval': interval.reason });
+  }
   let lo = 1;
   let hi = env.latest_snapshot;
   if (interval.value) {
     lo = Math.max(1, intervalIndex(interval.value.from, env.latest_snapshot));
     hi = Math.min(env.latest_snapshot, intervalIndex(interval.value.to, env.latest_snapshot));
   }
-  if (lo > hi) return [];
+  if (lo > hi) {
+    return [];
+  }
   const ascending = isTrue(query.reverse);
   const skip = (query.page - 1) * query.per_page;
   const from = ascending ? lo + skip : hi - skip - query.per_page + 1;
   const to = ascending ? lo + skip + query.per_page - 1 : hi - skip;
-  const rows = await runtimeRepository.snapshotsBetween(
+  const rows = await snapshotsRepository.snapshotsBetween(
     db,
     org.id,
     env.id,
@@ -261,7 +263,9 @@ export async function listSnapshots(
   const items: Array<z.infer<typeof SnapshotListItem>> = [];
   for (let i = Math.max(lo, from); i <= Math.min(hi, to); i++) {
     const r = byIndex.get(i);
-    if (!r) continue;
+    if (!r) {
+      continue;
+    }
     const nextRow = byIndex.get(i + 1);
     const start = epochSeconds(r.created_at);
     const end = nextRow ? epochSeconds(nextRow.created_at) : 0;
@@ -271,116 +275,11 @@ export async function listSnapshots(
       to: end,
       duration: (end === 0 ? now.getTime() / 1000 : end) - start,
       compliant: r.compliant === true,
-      compliance_state: r.compliant === null ? 'UNKNOWN' : r.compliant ? 'COMPLIANT' : 'NON-COMPLIANT',
+      compliance_state: complianceState(r.compliant),
       summary: { started: r.started, changed: r.changed, exited: r.exited },
     });
   }
   return ascending ? items : items.reverse();
-}
-
-/** `GET /environments/{org}/{env}/events`: one event per start, exit and change, newest first. */
-export async function listEvents(
-  db: Db,
-  org: OrgRef,
-  envName: string,
-  query: {
-    page: number;
-    per_page: number;
-    interval?: string | undefined;
-    reverse?: string | undefined;
-    repo_name?: string | string[] | undefined;
-    start?: string | undefined;
-    end?: string | undefined;
-    start_ts?: number | undefined;
-    end_ts?: number | undefined;
-  },
-  now: Date,
-): Promise<{ events: Array<z.infer<typeof EnvironmentEvent>>; total: number }> {
-  const env = await getEnvironment(db, org, envName);
-  // `--repo` (repeatable): only artifacts reported from one of these repos, in any flow.
-  const repoNames = [query.repo_name ?? []].flat().filter((n) => n !== '');
-  let repoIds: string[] | undefined;
-  if (repoNames.length > 0) {
-    repoIds = (await Promise.all(repoNames.map((n) => reposRepository.findByName(db, org.id, n))))
-      .flat()
-      .map((r) => r.id);
-    if (repoIds.length === 0) return { events: [], total: 0 };
-  }
-  if (env.latest_snapshot === 0) return { events: [], total: 0 };
-  const latest = env.latest_snapshot;
-  let lo = 1;
-  let hi = latest;
-  let fromMs: number | undefined;
-  let toMs: number | undefined;
-  const interval = parseInterval(query.interval);
-  if (!interval.ok) throw new BadRequestError(interval.reason, { 'query.interval': interval.reason });
-  if (interval.value) {
-    lo = intervalIndex(interval.value.from, latest);
-    hi = intervalIndex(interval.value.to, latest);
-  }
-  for (const [key, text] of [
-    ['start', query.start],
-    ['end', query.end],
-  ] as const) {
-    if (text === undefined || text === '') continue;
-    const bound = parseEventBound(text);
-    if (!bound.ok) throw new BadRequestError(bound.reason, { [`query.${key}`]: bound.reason });
-    const b = bound.value;
-    if (b.kind === 'ago') {
-      const ms = subtractTime(now.getTime(), b.amount, b.unit);
-      if (key === 'start') fromMs = ms;
-      else toMs = ms;
-    } else if (key === 'start') lo = intervalIndex(b, latest);
-    else hi = intervalIndex(b, latest);
-  }
-  if (query.start_ts !== undefined) fromMs = query.start_ts * 1000;
-  if (query.end_ts !== undefined) toMs = query.end_ts * 1000;
-  lo = Math.max(1, lo);
-  hi = Math.min(latest, hi);
-  if (lo > hi) return { events: [], total: 0 };
-  // Paged and filtered in SQL: a page reads its own snapshots, not the environment's history.
-  const filter = {
-    from: lo,
-    to: hi,
-    fromTime: fromMs !== undefined ? new Date(fromMs) : undefined,
-    toTime: toMs !== undefined ? new Date(toMs) : undefined,
-    repoIds,
-  };
-  const total = await runtimeRepository.countEvents(db, org.id, env.id, filter);
-  const start = (query.page - 1) * query.per_page;
-  const end = Math.min(total, start + query.per_page);
-  if (start >= end) return { events: [], total };
-  // Oldest first with reverse=true, newest first otherwise: positions [a, b) oldest first.
-  const oldestFirst = isTrue(query.reverse);
-  const [a, b] = oldestFirst ? [start, end] : [total - end, total - start];
-  const { rows, before } = await runtimeRepository.eventsWindow(db, org.id, env.id, filter, a, b);
-  const page = rows
-    .sort(
-      (x, y) =>
-        x.event_index - y.event_index ||
-        x.name.localeCompare(y.name) ||
-        (x.fingerprint < y.fingerprint ? -1 : x.fingerprint > y.fingerprint ? 1 : 0),
-    )
-    .slice(a - before, b - before)
-    .map((c) => {
-      const view = c.kind === 'exit' ? annotate(c, c.event_index) : annotate(c, c.from_index);
-      const flows = c.provenance as FlowEntry[];
-      return {
-        environment_name: env.name,
-        snapshot_index: c.event_index,
-        artifact_name: c.name,
-        sha256: c.fingerprint,
-        description: describeChange(view.annotation.type, view.annotation.was, view.annotation.now),
-        reported_at: epochSeconds(c.snapshot_created_at),
-        pipeline: flows[0]?.flow_name ?? '',
-        type: view.annotation.type,
-        flows: flows.map((f) => ({ flow_name: f.flow_name, deployments: null })),
-        artifact_compliance: c.compliant,
-        snapshot_compliance: c.snapshot_compliant,
-      };
-    });
-  if (!oldestFirst) page.reverse();
-  return { events: page, total };
 }
 
 async function resolveSnappish(db: Db, org: OrgRef, text: string, field: string, now: Date) {
@@ -392,12 +291,13 @@ async function resolveSnappish(db: Db, org: OrgRef, text: string, field: string,
     env = await environmentsRepository.findByName(db, org.id, split.environment);
     expression = split.expression;
   }
-  if (!env)
+  if (!env) {
     throw new BadRequestError(`Bad snappish ${text}`, {
       [`query.${field}`]: `no environment named in '${text}'`,
     });
+  }
   const index = await resolveIndex(db, org, env, expression, now);
-  const states = (await runtimeRepository.statesAt(db, org.id, env.id, index)).filter(
+  const states = (await snapshotsRepository.statesAt(db, org.id, env.id, index)).filter(
     (s) => !(s.exited && s.to_index === index),
   );
   return { env, index, states };
@@ -409,14 +309,14 @@ export async function diffSnapshots(db: Db, org: OrgRef, snappish1: string, snap
   const s2 = await resolveSnappish(db, org, snappish2, 'snappish2', now);
   const one = new Map(s1.states.map((s) => [s.fingerprint, s]));
   const two = new Map(s2.states.map((s) => [s.fingerprint, s]));
-  const details = await runtimeRepository.details(
+  const details = await snapshotsRepository.details(
     db,
     org.id,
     [...s1.states, ...s2.states].map((s) => s.detail_hash),
   );
   const item = (s: StateWithVerdict, c1: number, c2: number): z.infer<typeof DiffArtifact> => {
     const d = details.get(s.detail_hash) ?? [];
-    const flows = s.provenance as FlowEntry[];
+    const flows = s.provenance;
     return {
       fingerprint: s.fingerprint,
       name: s.name,

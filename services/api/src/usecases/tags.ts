@@ -10,9 +10,8 @@ import { setEnvironmentTags } from '../storage/repositories/environments.js';
 import { reposRepository } from '../storage/repositories/repos.js';
 import { assertControlsEnabled, getControl } from './controls.js';
 import { environmentNotFound } from './environments.js';
-import type { EvidenceContext } from './evidence-context.js';
+import type { OrgScope, RequestOrg } from './org-scope.js';
 import { resolveFlow } from './flows.js';
-import type { OrgContext } from './principal.js';
 
 export interface TagChange {
   set: Record<string, string>;
@@ -22,32 +21,38 @@ export interface TagChange {
 /** Applies a change to existing tags. */
 export function changeTags(current: Record<string, string>, change: TagChange): Record<string, string> {
   const next = { ...current, ...change.set };
-  for (const key of change.remove) delete next[key];
+  for (const key of change.remove) {
+    delete next[key];
+  }
   return next;
 }
 
 export interface TagTarget {
   permission: Permission;
-  apply(ctx: EvidenceContext, org: OrgContext, id: string, change: TagChange): Promise<void>;
+  apply(ctx: OrgScope, org: RequestOrg, id: string, change: TagChange): Promise<void>;
+}
+
+/** The row update that applies `change` to a tag map stored as JSON. */
+function retagged(tags: Record<string, string>, change: TagChange, now: Date) {
+  return { tags: JSON.stringify(changeTags(tags, change)), last_modified_at: now };
 }
 
 const flowTarget: TagTarget = {
   permission: 'flow:write',
   async apply(ctx, _org, id, change) {
-    const flow = await resolveFlow(ctx.db, ctx.orgId, ctx.orgName, id);
-    await flowsRepository.update(ctx.db, ctx.orgId, flow.id, {
-      tags: JSON.stringify(changeTags(flow.tags, change)),
-      last_modified_at: ctx.now,
-    });
+    const flow = await resolveFlow(ctx, id);
+    await flowsRepository.update(ctx.db, ctx.org.id, flow.id, retagged(flow.tags, change, ctx.now));
   },
 };
 
 const repoTarget: TagTarget = {
   permission: 'evidence:write',
   async apply(ctx, _org, id, change) {
-    const repo = await reposRepository.findById(ctx.db, ctx.orgId, id);
-    if (!repo) throw new NotFoundError(`Repo '${id}' not found`);
-    await reposRepository.setTags(ctx.db, ctx.orgId, repo.id, changeTags(repo.tags, change), ctx.now);
+    const repo = await reposRepository.findById(ctx.db, ctx.org.id, id);
+    if (!repo) {
+      throw new NotFoundError(`Repo '${id}' not found`);
+    }
+    await reposRepository.setTags(ctx.db, ctx.org.id, repo.id, changeTags(repo.tags, change), ctx.now);
   },
 };
 
@@ -55,20 +60,17 @@ const controlTarget: TagTarget = {
   permission: 'control:write',
   async apply(ctx, org, id, change) {
     assertControlsEnabled(org);
-    const control = await getControl(ctx.db, ctx.orgId, ctx.orgName, id);
+    const control = await getControl(ctx.db, ctx.org.id, ctx.org.name, id);
     // Tags do not make a new version of a control.
-    await controlsRepository.update(ctx.db, ctx.orgId, control.id, {
-      tags: JSON.stringify(changeTags(control.tags, change)),
-      last_modified_at: ctx.now,
-    });
+    await controlsRepository.update(ctx.db, ctx.org.id, control.id, retagged(control.tags, change, ctx.now));
   },
 };
 
 const environmentTarget: TagTarget = {
   permission: 'environment:write',
   async apply(ctx, _org, id, change) {
-    if (!(await setEnvironmentTags(ctx.db, ctx.orgId, id, change.set, change.remove))) {
-      throw environmentNotFound({ id: ctx.orgId, name: ctx.orgName }, id);
+    if (!(await setEnvironmentTags(ctx.db, ctx.org.id, id, change.set, change.remove))) {
+      throw environmentNotFound({ id: ctx.org.id, name: ctx.org.name }, id);
     }
   },
 };

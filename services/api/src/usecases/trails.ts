@@ -4,13 +4,15 @@ import type { CreateTrail, Trail, TrailListItem } from '../../../shared/contract
 import { evaluateTrail } from '../domain/compliance.js';
 import { EMPTY_TEMPLATE, type FlowTemplate } from '../domain/flow-template.js';
 import { NotFoundError } from '../errors.js';
-import { epochSeconds, newId } from '../ids.js';
+import { newId } from '../ids.js';
+import { epochSeconds } from '../time.js';
 import type { FlowRow } from '../storage/repositories/flows.js';
 import { toJson } from '../storage/repositories/json.js';
 import { trailEventsRepository } from '../storage/repositories/trail-events.js';
 import { trailsRepository, type TrailRow } from '../storage/repositories/trails.js';
 import { reevaluateTrail, storedCompliance, trailTemplate } from './evaluation.js';
-import { seg, type EvidenceContext } from './evidence-context.js';
+import type { OrgScope } from './org-scope.js';
+import { trailHtmlUrl, type LinkBase } from './links.js';
 import { captureRepo } from './repos.js';
 
 /** The message of a missing trail. */
@@ -21,7 +23,7 @@ export function trailNotFound(trail: string, flow: string, orgName: string): Not
 }
 
 function newTrailRow(
-  ctx: EvidenceContext,
+  scope: OrgScope,
   flow: FlowRow,
   input: z.infer<typeof CreateTrail>,
   template: { yaml: string; template: FlowTemplate } | null,
@@ -32,10 +34,10 @@ function newTrailRow(
     templateId: null,
     artifacts: [],
     attestations: [],
-    evaluatedAt: epochSeconds(ctx.now),
+    evaluatedAt: epochSeconds(scope.now),
   });
   return {
-    org_id: ctx.orgId,
+    org_id: scope.org.id,
     id: newId(),
     flow_id: flow.id,
     name: input.name,
@@ -48,12 +50,12 @@ function newTrailRow(
     origin_url: input.origin_url ?? null,
     external_urls: toJson(input.external_urls),
     user_data: toJson(input.user_data),
-    created_by: ctx.actor,
-    created_at: ctx.now,
-    last_modified_at: ctx.now,
+    created_by: scope.actor,
+    created_at: scope.now,
+    last_modified_at: scope.now,
     compliance: JSON.stringify(storedCompliance(empty)),
     compliance_state: empty.status,
-    evaluated_at: ctx.now,
+    evaluated_at: scope.now,
   };
 }
 
@@ -62,32 +64,40 @@ function newTrailRow(
  * concurrent begins of one name make one trail (the others update it).
  */
 export async function beginTrail(
-  ctx: EvidenceContext,
+  scope: OrgScope,
   flow: FlowRow,
   input: z.infer<typeof CreateTrail>,
   template: { yaml: string; template: FlowTemplate } | null,
 ): Promise<{ trail: TrailRow; created: boolean }> {
-  const repoId = await captureRepo(ctx.db, ctx.orgId, input.repo_info, ctx.now);
-  const inserted = await trailsRepository.insert(ctx.db, newTrailRow(ctx, flow, input, template, repoId));
+  const repoId = await captureRepo(scope.db, scope.org.id, input.repo_info, scope.now);
+  const inserted = await trailsRepository.insert(scope.db, newTrailRow(scope, flow, input, template, repoId));
   if (inserted) {
-    await trailEventsRepository.insert(ctx.db, [
+    await trailEventsRepository.insert(scope.db, [
       {
-        org_id: ctx.orgId,
+        org_id: scope.org.id,
         trail_id: inserted.id,
         type: 'trail_reported',
         fingerprint: null,
-        occurred_at: ctx.now,
-        data: JSON.stringify({ git_commit_info: input.git_commit_info ?? null, reported_by: ctx.actor }),
+        occurred_at: scope.now,
+        data: JSON.stringify({ git_commit_info: input.git_commit_info ?? null, reported_by: scope.actor }),
       },
     ]);
-    await reevaluateTrail(ctx.db, { orgId: ctx.orgId, flow, trail: inserted, now: ctx.now });
-    await ctx.events.publish(ctx.db, [
-      { type: 'trail.started', orgId: ctx.orgId, flowName: flow.name, trailName: inserted.name, at: ctx.now },
+    await reevaluateTrail(scope.db, { orgId: scope.org.id, flow, trail: inserted, now: scope.now });
+    await scope.events.publish(scope.db, [
+      {
+        type: 'trail.started',
+        orgId: scope.org.id,
+        flowName: flow.name,
+        trailName: inserted.name,
+        at: scope.now,
+      },
     ]);
     return { trail: inserted, created: true };
   }
-  const existing = await trailsRepository.findForUpdate(ctx.db, ctx.orgId, flow.id, input.name);
-  if (!existing) throw trailNotFound(input.name, flow.name, ctx.orgName);
+  const existing = await trailsRepository.findForUpdate(scope.db, scope.org.id, flow.id, input.name);
+  if (!existing) {
+    throw trailNotFound(input.name, flow.name, scope.org.name);
+  }
   const patch = {
     description: input.description ?? existing.description,
     ...(input.git_commit_info !== undefined ? { git_commit_info: toJson(input.git_commit_info) } : {}),
@@ -96,37 +106,37 @@ export async function beginTrail(
     ...(input.external_urls !== undefined ? { external_urls: toJson(input.external_urls) } : {}),
     ...(input.user_data !== undefined ? { user_data: toJson(input.user_data) } : {}),
     ...(template ? { template_yaml: template.yaml, template: toJson(template.template) } : {}),
-    last_modified_at: ctx.now,
+    last_modified_at: scope.now,
   };
-  await trailsRepository.update(ctx.db, ctx.orgId, existing.id, patch);
-  await trailEventsRepository.insert(ctx.db, [
+  await trailsRepository.update(scope.db, scope.org.id, existing.id, patch);
+  await trailEventsRepository.insert(scope.db, [
     {
-      org_id: ctx.orgId,
+      org_id: scope.org.id,
       trail_id: existing.id,
       type: 'trail_updated',
       fingerprint: null,
-      occurred_at: ctx.now,
+      occurred_at: scope.now,
       data: JSON.stringify({
         changes: Object.keys(patch).filter((k) => k !== 'last_modified_at'),
-        reported_by: ctx.actor,
+        reported_by: scope.actor,
       }),
     },
   ]);
-  const updated = (await trailsRepository.find(ctx.db, ctx.orgId, flow.id, input.name))!;
-  const { changedFingerprints } = await reevaluateTrail(ctx.db, {
-    orgId: ctx.orgId,
+  const updated = (await trailsRepository.find(scope.db, scope.org.id, flow.id, input.name))!;
+  const { changedFingerprints } = await reevaluateTrail(scope.db, {
+    orgId: scope.org.id,
     flow,
     trail: updated,
-    now: ctx.now,
+    now: scope.now,
   });
   // A new template can change the verdicts of artifacts already running somewhere.
   if (changedFingerprints.length > 0) {
-    await ctx.events.publish(ctx.db, [
+    await scope.events.publish(scope.db, [
       {
         type: 'artifact.compliance-changed',
-        orgId: ctx.orgId,
+        orgId: scope.org.id,
         fingerprints: changedFingerprints,
-        at: ctx.now,
+        at: scope.now,
       },
     ]);
   }
@@ -134,16 +144,18 @@ export async function beginTrail(
 }
 
 /** The trail, locked; created (no template of its own) when evidence arrives for one that does not exist. */
-export async function ensureTrail(ctx: EvidenceContext, flow: FlowRow, name: string): Promise<TrailRow> {
-  const existing = await trailsRepository.findForUpdate(ctx.db, ctx.orgId, flow.id, name);
-  if (existing) return existing;
-  const { trail } = await beginTrail(ctx, flow, { name }, null);
-  return (await trailsRepository.findForUpdate(ctx.db, ctx.orgId, flow.id, trail.name)) ?? trail;
+export async function ensureTrail(scope: OrgScope, flow: FlowRow, name: string): Promise<TrailRow> {
+  const existing = await trailsRepository.findForUpdate(scope.db, scope.org.id, flow.id, name);
+  if (existing) {
+    return existing;
+  }
+  const { trail } = await beginTrail(scope, flow, { name }, null);
+  return (await trailsRepository.findForUpdate(scope.db, scope.org.id, flow.id, trail.name)) ?? trail;
 }
 
 /** The wire form of a trail with its event log. */
-export async function presentTrail(ctx: EvidenceContext, flow: FlowRow, trail: TrailRow): Promise<Trail> {
-  const events = await trailEventsRepository.listForTrail(ctx.db, ctx.orgId, trail.id);
+export async function presentTrail(scope: OrgScope, flow: FlowRow, trail: TrailRow): Promise<Trail> {
+  const events = await trailEventsRepository.listForTrail(scope.db, scope.org.id, trail.id);
   const template = trailTemplate(trail, flow);
   const compliance = trail.compliance as Trail['compliance_status'];
   return {
@@ -167,22 +179,13 @@ export async function presentTrail(ctx: EvidenceContext, flow: FlowRow, trail: T
     created_by: trail.created_by,
     flow: { name: flow.name, tags: flow.tags },
     external_urls: trail.external_urls,
-    html_url: trailUrl(ctx, flow.name, trail.name),
+    html_url: trailHtmlUrl(scope, flow.name, trail.name),
   };
-}
-
-/** The page of a trail. */
-export function trailUrl(
-  ctx: Pick<EvidenceContext, 'publicUrl' | 'orgName'>,
-  flow: string,
-  trail: string,
-): string {
-  return `${ctx.publicUrl}/${seg(ctx.orgName)}/flows/${seg(flow)}/trails/${seg(trail)}`;
 }
 
 /** The wire form of a trail in a listing. */
 export function presentTrailItem(
-  ctx: Pick<EvidenceContext, 'publicUrl' | 'orgName'>,
+  scope: LinkBase,
   trail: TrailRow & { flow_name: string },
 ): z.infer<typeof TrailListItem> {
   return {
@@ -195,6 +198,6 @@ export function presentTrailItem(
     origin_url: trail.origin_url,
     created_at: epochSeconds(trail.created_at),
     last_modified_at: epochSeconds(trail.last_modified_at),
-    html_url: trailUrl(ctx, trail.flow_name, trail.name),
+    html_url: trailHtmlUrl(scope, trail.flow_name, trail.name),
   };
 }

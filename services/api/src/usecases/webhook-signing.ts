@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { WebhookSigningKey } from '../../../shared/contract/actions.js';
-import { epochSeconds } from '../ids.js';
+import { epochSeconds } from '../time.js';
 import type { Db } from '../storage/database.js';
 import { signingKeysRepository, type SigningKeyRow } from '../storage/repositories/actions.js';
 

@@ -13,11 +13,11 @@ import {
   WebhookSigningKey,
 } from '../../../../shared/contract/actions.js';
 import { roleAllows } from '../../domain/roles.js';
-import { requirePrincipal, requireRole } from '../../plugins/auth.js';
-import { actionsRepository } from '../../storage/repositories/actions.js';
-import { findAction, presentActions, putAction, type ActionInput } from '../../usecases/actions.js';
+import { requirePrincipal, requireRole, orgRef } from '../../plugins/auth.js';
+import { deleteAction, getAction, listActions, putAction, type ActionInput } from '../../usecases/actions.js';
 import { orgSigningKey, presentSigningKey, rotateOrgSigningKey } from '../../usecases/webhook-signing.js';
-import { NoBody, sendJsonString, orgRef } from '../schemas.js';
+import { sendJsonString } from '../reply.js';
+import { NoBody } from '../request-schemas.js';
 
 const tags = ['actions'];
 const OrgOnly = z.strictObject({ org: OrgName });
@@ -122,13 +122,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         },
       },
       async (request) => {
-        const org = orgRef(request);
-        return presentActions(
-          app.db,
-          org,
-          await actionsRepository.list(app.db, org.id, type),
-          fullAddresses(request),
-        );
+        return listActions(app.db, orgRef(request), type, fullAddresses(request));
       },
     );
   listRoute('/actions/:org', 'listActions');
@@ -152,9 +146,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         },
       },
       async (request) => {
-        const org = orgRef(request);
-        const action = await findAction(app.db, org, numberOf(request));
-        return (await presentActions(app.db, org, [action], fullAddresses(request)))[0]!;
+        return getAction(app.db, orgRef(request), numberOf(request), fullAddresses(request));
       },
     );
     app.delete(
@@ -172,8 +164,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
       async (request, reply) => {
         const org = orgRef(request);
-        const action = await findAction(app.db, org, numberOf(request));
-        await actionsRepository.delete(app.db, org.id, action.id);
+        await deleteAction(app.db, org, numberOf(request));
         app.caches.config.bump(org.id);
         return sendJsonString(reply, 'OK');
       },

@@ -2,13 +2,13 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { OkString, OrgName, ResourceName, errorResponses } from '../../../../shared/contract/common.js';
+import { OkString, OrgParams, errorResponses } from '../../../../shared/contract/common.js';
 import { AllowlistEntry, AllowlistPut } from '../../../../shared/contract/allowlists.js';
-import { epochSeconds } from '../../ids.js';
-import { requirePrincipal } from '../../plugins/auth.js';
-import { allowlistsRepository } from '../../storage/repositories/allowlists.js';
+import { requirePrincipal, orgRef } from '../../plugins/auth.js';
+import { listAllowlist } from '../../usecases/allowlists.js';
 import { allowArtifact } from '../../usecases/environments.js';
-import { sendJsonString, orgRef } from '../schemas.js';
+import { EnvParams } from '../params.js';
+import { sendJsonString } from '../reply.js';
 
 const tags = ['allowlists'];
 
@@ -23,7 +23,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         operationId: 'allowArtifact',
         summary: 'Allow-list a fingerprint in an environment: it counts as compliant there',
         tags,
-        params: z.strictObject({ org: OrgName, env_name: ResourceName }),
+        params: EnvParams,
         body: AllowlistPut,
         response: { 200: OkString, 201: OkString, ...errorResponses },
       },
@@ -55,19 +55,11 @@ const routes: FastifyPluginAsync = async (fastify) => {
         operationId: 'listAllowlist',
         summary: 'List allow-listed fingerprints of every environment',
         tags,
-        params: z.strictObject({ org: OrgName }),
+        params: OrgParams,
         response: { 200: z.array(AllowlistEntry), ...errorResponses },
       },
     },
-    async (request) =>
-      (await allowlistsRepository.list(app.db, orgRef(request).id)).map((r) => ({
-        artifact_name: r.artifact_name,
-        fingerprint: r.fingerprint,
-        environment_name: r.environment_name,
-        timestamp: epochSeconds(r.created_at),
-        user_name: r.created_by,
-        description: r.description,
-      })),
+    async (request) => listAllowlist(app.db, orgRef(request)),
   );
 };
 

@@ -4,7 +4,6 @@ import { serializerCompiler, type ZodTypeProvider } from 'fastify-type-provider-
 import { z } from 'zod';
 import {
   ID_PATTERN,
-  OrgName,
   OrgParams,
   QueryInt,
   ResourceName,
@@ -26,15 +25,16 @@ import {
   findArtifact,
   presentArtifacts,
   readArtifactRecord,
-  reportArtifact,
+  recordArtifact,
 } from '../../usecases/artifacts.js';
-import { inTransaction } from '../../usecases/evidence-context.js';
+import { inTransaction, type OrgScope } from '../../usecases/org-scope.js';
 import { flowNotFound, resolveFlow } from '../../usecases/flows.js';
-import { evidenceContext, FingerprintParam, paging } from '../evidence-shared.js';
-import { sendSerialized } from '../schemas.js';
+import { FingerprintParam, FlowParams } from '../params.js';
+import { paging } from '../paging.js';
+import { orgScope } from '../request-context.js';
+import { sendSerialized } from '../reply.js';
 
 const tags = ['artifacts'];
-const FlowParams = z.strictObject({ org: OrgName, flow: ResourceName });
 
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -53,10 +53,10 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const ctx = evidenceContext(app, request);
+      const scope = orgScope(app, request);
       const { created } = await app.db
         .transaction()
-        .execute((trx) => reportArtifact(inTransaction(ctx, trx), request.params.flow, request.body));
+        .execute((trx) => recordArtifact(inTransaction(scope, trx), request.params.flow, request.body));
       return reply.code(created ? 201 : 200).send({ message: 'OK' });
     },
   );
@@ -80,31 +80,35 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const ctx = evidenceContext(app, request);
+      const scope = orgScope(app, request);
       const q = request.query;
       let flowId: string | undefined;
       let repoIds: string[] | undefined;
       if (q.flow_name !== undefined) {
-        const flow = await flowsRepository.findByName(app.db, ctx.orgId, q.flow_name);
-        if (!flow) throw flowNotFound(q.flow_name, ctx.orgName);
+        const flow = await flowsRepository.findByName(app.db, scope.org.id, q.flow_name);
+        if (!flow) {
+          throw flowNotFound(q.flow_name, scope.org.name);
+        }
         flowId = flow.id;
       }
       if (q.repo_name !== undefined) {
-        repoIds = (await reposRepository.findByName(app.db, ctx.orgId, q.repo_name)).map((r) => r.id);
-        if (repoIds.length === 0) throw new NotFoundError(`Repo '${q.repo_name}' not found`);
+        repoIds = (await reposRepository.findByName(app.db, scope.org.id, q.repo_name)).map((r) => r.id);
+        if (repoIds.length === 0) {
+          throw new NotFoundError(`Repo '${q.repo_name}' not found`);
+        }
       }
       const rows = [];
       for (const repoId of repoIds ?? [undefined]) {
         rows.push(
           ...(await artifactsRepository.list(
             app.db,
-            ctx.orgId,
+            scope.org.id,
             { flowId, repoId },
             paging(q.page, q.per_page),
           )),
         );
       }
-      return presentArtifacts(ctx, rows);
+      return presentArtifacts(scope, rows);
     },
   );
 
@@ -136,16 +140,16 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const ctx = evidenceContext(app, request);
+      const scope = orgScope(app, request);
       // Served from the org's read cache while none of its evidence changed (plugins/caches.ts),
       // as the JSON text the response schema made of it: a hit costs no serialization.
       const { flow: flowParam, fingerprint } = request.params;
       const cacheKey = `artifact\u0000${flowParam}\u0000${fingerprint}\u0000${request.query.trail ?? ''}\u0000${request.query.attestation_id ?? ''}\u0000${request.query.artifact_id ?? ''}`;
-      let json = app.caches.evidence.get<string>(ctx.orgId, cacheKey);
+      let json = app.caches.evidence.get<string>(scope.org.id, cacheKey);
       if (json === undefined) {
-        const epoch = app.caches.evidence.epoch(ctx.orgId);
-        json = serializeArtifactRecord(await readArtifactByFingerprint(ctx, request.params, request.query));
-        app.caches.evidence.set(ctx.orgId, cacheKey, json, epoch);
+        const epoch = app.caches.evidence.epoch(scope.org.id);
+        json = serializeArtifactRecord(await readArtifactByFingerprint(scope, request.params, request.query));
+        app.caches.evidence.set(scope.org.id, cacheKey, json, epoch);
       }
       return sendSerialized(reply, json);
     },
@@ -153,7 +157,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
 
   /** Endpoint 1 without the cache: a full fingerprint in one query; prefixes, ids and errors after. */
   async function readArtifactByFingerprint(
-    ctx: ReturnType<typeof evidenceContext>,
+    scope: OrgScope,
     params: { flow: string; fingerprint: string },
     query: {
       trail?: string | undefined;
@@ -162,13 +166,15 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
   ): Promise<ArtifactRecord> {
     if (params.fingerprint.length === 64 && !query.attestation_id && !query.artifact_id) {
-      const record = await readArtifactRecord(ctx, params.flow, params.fingerprint, query.trail);
-      if (record) return record;
+      const record = await readArtifactRecord(scope, params.flow, params.fingerprint, query.trail);
+      if (record) {
+        return record;
+      }
     }
-    const flow = await resolveFlow(app.db, ctx.orgId, ctx.orgName, params.flow);
+    const flow = await resolveFlow(scope, params.flow);
     let trailName = query.trail;
     if (query.attestation_id) {
-      const [att] = await attestationsRepository.findByIds(app.db, ctx.orgId, [query.attestation_id]);
+      const [att] = await attestationsRepository.findByIds(app.db, scope.org.id, [query.attestation_id]);
       if (!att || att.flow_id !== flow.id) {
         throw new NotFoundError(
           `Attestation '${query.attestation_id}' does not exist in flow '${flow.name}'`,
@@ -177,7 +183,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       trailName = att.trail_name;
     }
     if (query.artifact_id) {
-      const artifact = await artifactsRepository.findById(app.db, ctx.orgId, query.artifact_id);
+      const artifact = await artifactsRepository.findById(app.db, scope.org.id, query.artifact_id);
       if (!artifact || artifact.flow_id !== flow.id || !artifact.fingerprint.startsWith(params.fingerprint)) {
         throw new NotFoundError(
           `Artifact '${query.artifact_id}' with fingerprint '${params.fingerprint}' does not exist in flow '${flow.name}'`,
@@ -185,8 +191,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
       }
       trailName = artifact.trail_name;
     }
-    const row = await findArtifact(ctx, flow, params.fingerprint, trailName);
-    const [record] = await presentArtifacts(ctx, [row]);
+    const row = await findArtifact(scope, flow, params.fingerprint, trailName);
+    const [record] = await presentArtifacts(scope, [row]);
     return record!;
   }
 
@@ -206,16 +212,16 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const ctx = evidenceContext(app, request);
-      const flow = await resolveFlow(app.db, ctx.orgId, ctx.orgName, request.params.flow);
+      const scope = orgScope(app, request);
+      const flow = await resolveFlow(scope, request.params.flow);
       const rows = await artifactsRepository.byCommit(
         app.db,
-        ctx.orgId,
+        scope.org.id,
         flow.id,
         request.params.commit_sha,
         request.query.trail,
       );
-      return presentArtifacts(ctx, rows);
+      return presentArtifacts(scope, rows);
     },
   );
 
@@ -233,13 +239,15 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const ctx = evidenceContext(app, request);
-      const flow = await flowsRepository.findByName(app.db, ctx.orgId, request.params.flow);
-      if (!flow) return { latest_commit: null };
+      const scope = orgScope(app, request);
+      const flow = await flowsRepository.findByName(app.db, scope.org.id, request.params.flow);
+      if (!flow) {
+        return { latest_commit: null };
+      }
       return {
         latest_commit: await artifactsRepository.latestCommit(
           app.db,
-          ctx.orgId,
+          scope.org.id,
           flow.id,
           request.query.branch,
         ),

@@ -16,16 +16,17 @@ import {
 } from '../../../../shared/contract/attestation-types.js';
 import { ValidationError } from '../../errors.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
-import { attestationTypesRepository } from '../../storage/repositories/attestation-types.js';
 import {
+  archiveAttestationType,
   checkDefinition,
-  getAttestationType,
-  presentAttestationType,
+  listAttestationTypes,
+  readAttestationType,
   saveAttestationType,
 } from '../../usecases/attestation-types.js';
-import { inTransaction } from '../../usecases/evidence-context.js';
-import { evidenceContext, parseJsonPart } from '../evidence-shared.js';
-import { NoBody, sendJsonString } from '../schemas.js';
+import { inTransaction } from '../../usecases/org-scope.js';
+import { orgScope, parseJsonPart } from '../request-context.js';
+import { sendJsonString } from '../reply.js';
+import { NoBody } from '../request-schemas.js';
 
 const tags = ['custom attestation types'];
 const TypeParams = z.strictObject({ org: OrgName, name: z.string().min(1).max(255) });
@@ -51,7 +52,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const ctx = evidenceContext(app, request);
+      const ctx = orgScope(app, request);
       const parts = await readMultipartForm(request, {
         allowed: ['data_json', 'type_schema'],
         required: ['data_json'],
@@ -72,10 +73,12 @@ const routes: FastifyPluginAsync = async (fastify) => {
         }
         schema = parsed as Record<string, unknown>;
       }
-      await checkDefinition(app.evidence.evaluator, ctx.orgId, input, schema);
+      await checkDefinition(app.evidence.evaluator, ctx.org.id, input, schema);
       await app.db
         .transaction()
         .execute((trx) => saveAttestationType(inTransaction(ctx, trx), input, schema));
+      // Before the answer: the next attestation here evaluates the new version.
+      app.caches.config.bump(ctx.org.id);
       // Every accepted POST creates something: the type, or a new version of it. Clients rely on
       // 201 for both (the Terraform provider accepts nothing else); the CLI accepts any 2xx.
       return sendJsonString(reply, 'OK', 201);
@@ -95,20 +98,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const ctx = evidenceContext(app, request);
-      const types = await attestationTypesRepository.list(app.db, ctx.orgId);
-      const versions = await attestationTypesRepository.versions(
-        app.db,
-        ctx.orgId,
-        types.map((t) => t.id),
-      );
-      return types.map((t) =>
-        presentAttestationType(
-          t,
-          versions.filter((v) => v.type_id === t.id),
-          ctx.orgName,
-        ),
-      );
+      return listAttestationTypes(orgScope(app, request));
     },
   );
 
@@ -127,10 +117,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const ctx = evidenceContext(app, request);
-      const type = await getAttestationType(app.db, ctx.orgId, ctx.orgName, request.params.name);
-      const versions = await attestationTypesRepository.versions(app.db, ctx.orgId, [type.id]);
-      return presentAttestationType(type, versions, ctx.orgName, request.query.version);
+      return readAttestationType(orgScope(app, request), request.params.name, request.query.version);
     },
   );
 
@@ -148,12 +135,9 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const ctx = evidenceContext(app, request);
-      const type = await getAttestationType(app.db, ctx.orgId, ctx.orgName, request.params.name);
-      await attestationTypesRepository.touch(app.db, ctx.orgId, type.id, {
-        archived: true,
-        last_modified_at: ctx.now,
-      });
+      const ctx = orgScope(app, request);
+      await archiveAttestationType(ctx, request.params.name);
+      app.caches.config.bump(ctx.org.id);
       return sendJsonString(reply, 'OK');
     },
   );

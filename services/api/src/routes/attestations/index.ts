@@ -8,11 +8,9 @@ import { z } from 'zod';
 import {
   ID_PATTERN,
   OkString,
-  OrgName,
   OrgParams,
   QueryBool,
   QueryInt,
-  ResourceName,
   errorResponses,
 } from '../../../../shared/contract/common.js';
 import {
@@ -26,30 +24,23 @@ import {
   type AttestationKind,
 } from '../../../../shared/contract/attestations.js';
 import { AttestationName, TrailName } from '../../../../shared/contract/evidence-common.js';
-import { BadRequestError, NotFoundError } from '../../errors.js';
+import { BadRequestError } from '../../errors.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
-import { compileUserPattern, UserPatternError } from '../../domain/user-pattern.js';
-import { attestationsRepository } from '../../storage/repositories/attestations.js';
-import { flowsRepository } from '../../storage/repositories/flows.js';
-import { trailsRepository } from '../../storage/repositories/trails.js';
-import { findArtifact } from '../../usecases/artifacts.js';
-import { presentAttestation } from '../../usecases/attestation-present.js';
-import { recordAttestation } from '../../usecases/attestations.js';
-import { resolveFlow } from '../../usecases/flows.js';
-import { trailNotFound } from '../../usecases/trails.js';
 import {
-  evidenceContext,
-  FingerprintParam,
-  pagination,
-  paging,
-  parseJsonPart,
-  Repeated,
-} from '../evidence-shared.js';
-import { sendJsonString } from '../schemas.js';
+  artifactAttestationsNamed,
+  attestationEvidence,
+  findAttestations,
+  listFlowAttestations,
+  trailAttestationsNamed,
+} from '../../usecases/attestation-reads.js';
+import { recordAttestation } from '../../usecases/attestations.js';
+import { FingerprintParam, FlowParams, Repeated, TrailParams } from '../params.js';
+import { pagination } from '../paging.js';
+import { orgScope, parseJsonPart } from '../request-context.js';
+import { sendJsonString } from '../reply.js';
+import type { OrgScope } from '../../usecases/org-scope.js';
 
 const tags = ['attestations'];
-const FlowParams = z.strictObject({ org: OrgName, flow: ResourceName });
-const TrailParams = FlowParams.extend({ trail: TrailName });
 
 /** The kind names shown in OpenAPI operation ids. */
 const OPERATION_NAMES: Record<AttestationKind, string> = {
@@ -83,7 +74,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         },
       },
       async (request, reply) => {
-        const ctx = evidenceContext(app, request);
+        const scope = orgScope(app, request);
         const parts = await readMultipartForm(request, {
           allowed: ['data_json', 'attachment_file'],
           required: ['data_json'],
@@ -92,7 +83,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         const data = parseJsonPart(parts.get('data_json'), 'data_json', ATTESTATION_INPUTS[kind]);
         const file = parts.get('attachment_file');
         await recordAttestation(
-          ctx,
+          scope,
           { flowName: request.params.flow, trailName: request.params.trail },
           { kind, data } as Parameters<typeof recordAttestation>[2],
           file
@@ -125,9 +116,9 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const ctx = evidenceContext(app, request);
+      const scope = orgScope(app, request);
       await recordAttestation(
-        ctx,
+        scope,
         { flowName: request.params.flow, trailName: request.params.trail },
         { kind: 'override', data: request.body },
         null,
@@ -190,46 +181,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         response: { 200: AttestationCursorPage, ...errorResponses },
       },
     },
-    async (request) => {
-      const ctx = evidenceContext(app, request);
-      const q = request.query;
-      let flowIds: string[] | undefined;
-      if (q.flow.length > 0) {
-        flowIds = [];
-        for (const name of q.flow) {
-          const flow = await flowsRepository.findByName(app.db, ctx.orgId, name);
-          if (flow) flowIds.push(flow.id);
-        }
-      }
-      const { rows, resumeAfter } = await attestationsRepository.search(
-        app.db,
-        ctx.orgId,
-        {
-          id: q.attestation_id,
-          name: q.name,
-          nameMatches: q.name_regex !== undefined ? namePattern(q.name_regex).test : undefined,
-          flowIds,
-          trailName: q.trail,
-          types: q.type,
-          isCompliant: q.is_compliant,
-          from: q.from_timestamp !== undefined ? new Date(q.from_timestamp * 1000) : undefined,
-          to: q.to_timestamp !== undefined ? new Date(q.to_timestamp * 1000) : undefined,
-          afterSeq: q.after,
-        },
-        q.per_page,
-      );
-      const last = rows[rows.length - 1];
-      const cursor = rows.length === q.per_page && last ? Number(last.seq) : resumeAfter;
-      const next =
-        cursor !== null
-          ? {
-              next: {
-                href: `${app.config.publicUrl}/api/v2/attestations/${ctx.orgName}?${nextQuery(request.query, cursor)}`,
-              },
-            }
-          : {};
-      return { data: rows.map((r) => presentAttestation(ctx, r)), _links: next };
-    },
+    async (request) => findAttestations(orgScope(app, request), request.query),
   );
 
   // Spec endpoint 12.
@@ -252,83 +204,52 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const ctx = evidenceContext(app, request);
-      const flow = await resolveFlow(app.db, ctx.orgId, ctx.orgName, request.params.flow);
       const q = request.query;
-      const { rows, total } = await attestationsRepository.listForFlow(
-        app.db,
-        ctx.orgId,
-        flow.id,
-        {
-          from: q.from_timestamp !== undefined ? new Date(q.from_timestamp * 1000) : undefined,
-          to: q.to_timestamp !== undefined ? new Date(q.to_timestamp * 1000) : undefined,
-        },
-        paging(q.page, q.per_page),
-      );
-      const self = `${app.config.publicUrl}/api/v2/attestations/${ctx.orgName}/${flow.name}`;
-      const pages = Math.ceil(total / q.per_page);
+      const page = await listFlowAttestations(orgScope(app, request), request.params.flow, q);
       return {
-        data: rows.map((r) => presentAttestation(ctx, r)),
-        _links: {
-          self: { href: `${self}?page=${q.page}&per_page=${q.per_page}` },
-          ...(q.page < pages ? { next: { href: `${self}?page=${q.page + 1}&per_page=${q.per_page}` } } : {}),
-        },
-        pagination: pagination(total, q.page, q.per_page),
+        data: page.data,
+        _links: { self: { href: page.self }, ...(page.next ? { next: { href: page.next } } : {}) },
+        pagination: pagination(page.total, q.page, q.per_page),
       };
     },
   );
 
-  app.get(
-    '/attestations/:org/:flow/trail/:trail/:name',
-    {
-      config: { auth: { permission: 'read' } },
-      schema: {
-        operationId: 'getTrailAttestation',
-        summary: 'Every report of an attestation name on a trail, newest first',
-        tags,
-        params: TrailParams.extend({ name: AttestationName }),
-        response: { 200: z.array(Attestation), ...errorResponses },
-      },
-    },
-    async (request) => {
-      const ctx = evidenceContext(app, request);
-      const flow = await resolveFlow(app.db, ctx.orgId, ctx.orgName, request.params.flow);
-      const trail = await trailsRepository.find(app.db, ctx.orgId, flow.id, request.params.trail);
-      if (!trail) throw trailNotFound(request.params.trail, flow.name, ctx.orgName);
-      const rows = await attestationsRepository.byName(app.db, ctx.orgId, trail.id, request.params.name, {
-        trailLevel: true,
-      });
-      return rows.map((r) => presentAttestation(ctx, r));
-    },
-  );
-
-  app.get(
-    '/attestations/:org/:flow/artifact/:fingerprint/:name',
-    {
-      config: { auth: { permission: 'read' } },
-      schema: {
-        operationId: 'getArtifactAttestation',
-        summary: 'Every report of an attestation name on an artifact (its latest trail), newest first',
-        tags,
-        params: FlowParams.extend({ fingerprint: FingerprintParam, name: AttestationName }),
-        response: { 200: z.array(Attestation), ...errorResponses },
-      },
-    },
-    async (request) => {
-      const ctx = evidenceContext(app, request);
-      const flow = await resolveFlow(app.db, ctx.orgId, ctx.orgName, request.params.flow);
-      const artifact = await findArtifact(ctx, flow, request.params.fingerprint);
-      const rows = await attestationsRepository.byName(
-        app.db,
-        ctx.orgId,
-        artifact.trail_id,
-        request.params.name,
-        {
-          fingerprint: artifact.fingerprint,
+  /** A read route listing every report of the attestation name in its path, newest first. */
+  const namedAttestationsRoute = <P extends z.ZodObject<{ name: typeof AttestationName }>>(
+    path: string,
+    operationId: string,
+    summary: string,
+    params: P,
+    read: (scope: OrgScope, params: z.infer<P>) => Promise<Attestation[]>,
+  ) =>
+    app.get(
+      path,
+      {
+        config: { auth: { permission: 'read' } },
+        schema: {
+          operationId,
+          summary,
+          tags,
+          params,
+          response: { 200: z.array(Attestation), ...errorResponses },
         },
-      );
-      return rows.map((r) => presentAttestation(ctx, r));
-    },
+      },
+      async (request) => read(orgScope(app, request), request.params as z.infer<P>),
+    );
+
+  namedAttestationsRoute(
+    '/attestations/:org/:flow/trail/:trail/:name',
+    'getTrailAttestation',
+    'Every report of an attestation name on a trail, newest first',
+    TrailParams.extend({ name: AttestationName }),
+    (scope, params) => trailAttestationsNamed(scope, params, params.name),
+  );
+  namedAttestationsRoute(
+    '/attestations/:org/:flow/artifact/:fingerprint/:name',
+    'getArtifactAttestation',
+    'Every report of an attestation name on an artifact (its latest trail), newest first',
+    FlowParams.extend({ fingerprint: FingerprintParam, name: AttestationName }),
+    (scope, params) => artifactAttestationsNamed(scope, params, params.name),
   );
 
   app.get(
@@ -351,20 +272,14 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const ctx = evidenceContext(app, request);
-      const flow = await resolveFlow(app.db, ctx.orgId, ctx.orgName, request.params.flow);
-      const [att] = await attestationsRepository.findByIds(app.db, ctx.orgId, [
-        request.params.attestation_id,
-      ]);
-      if (!att || att.flow_id !== flow.id || att.trail_name !== request.params.trail) {
-        throw new NotFoundError(
-          `Attestation '${request.params.attestation_id}' does not exist in trail '${request.params.trail}'`,
-        );
-      }
-      const content = att.evidence_sha256
-        ? await app.evidence.store.get(app.db, ctx.orgId, att.evidence_sha256)
-        : undefined;
-      if (!content) throw new NotFoundError(`Attestation '${att.id}' has no evidence file`);
+      const { attestation: att, content } = await attestationEvidence(
+        orgScope(app, request),
+        app.evidence.store,
+        {
+          ...request.params,
+          id: request.params.attestation_id,
+        },
+      );
       const filename = (att.evidence_filename ?? 'evidence').replace(/["\\\r\n]/g, '_');
       return (
         reply
@@ -385,27 +300,5 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
   );
 };
-
-/** Compiles `name_regex` with RE2 semantics; a pattern RE2 cannot run is a 400 naming the field. */
-function namePattern(source: string) {
-  try {
-    return compileUserPattern(source);
-  } catch (err) {
-    if (!(err instanceof UserPatternError)) throw err;
-    throw new BadRequestError(`Invalid name_regex '${source}': ${err.message}`, {
-      'query.name_regex': 'is not a valid regular expression',
-    });
-  }
-}
-
-function nextQuery(query: Record<string, unknown>, after: number): string {
-  const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) {
-    if (k === 'after' || v === undefined) continue;
-    for (const item of Array.isArray(v) ? v : [v]) params.append(k, String(item));
-  }
-  params.set('after', String(after));
-  return params.toString();
-}
 
 export default routes;

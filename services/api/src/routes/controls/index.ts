@@ -16,21 +16,22 @@ import {
   CreateControl,
   UpdateControl,
 } from '../../../../shared/contract/controls.js';
-import { NotFoundError } from '../../errors.js';
 import { requireOrg } from '../../plugins/auth.js';
-import { controlsRepository } from '../../storage/repositories/controls.js';
 import {
   assertControlsEnabled,
   createControl,
   getControl,
+  listControls,
   presentControls,
-  presentControlVersion,
+  readControlVersion,
   setControlArchived,
   updateControl,
 } from '../../usecases/controls.js';
-import { inTransaction } from '../../usecases/evidence-context.js';
-import { evidenceContext, paging, Repeated, tagFilters } from '../evidence-shared.js';
-import { NoBody } from '../schemas.js';
+import { inTransaction } from '../../usecases/org-scope.js';
+import { sortedPage } from '../paging.js';
+import { Repeated, tagFilters } from '../params.js';
+import { orgScope } from '../request-context.js';
+import { NoBody } from '../request-schemas.js';
 
 const tags = ['controls'];
 const ControlParams = z.strictObject({ org: OrgName, identifier: z.string().min(1).max(256) });
@@ -39,13 +40,15 @@ const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   // Every control route, reads included, is refused while the beta is off.
   app.addHook('preHandler', async (request: FastifyRequest) => {
-    if (request.org) assertControlsEnabled(requireOrg(request));
+    if (request.org) {
+      assertControlsEnabled(requireOrg(request));
+    }
   });
 
   const current = async (request: FastifyRequest, identifier: string) => {
-    const ctx = evidenceContext(app, request);
-    const control = await getControl(app.db, ctx.orgId, ctx.orgName, identifier);
-    const [presented] = await presentControls(app.db, ctx.orgId, [control]);
+    const ctx = orgScope(app, request);
+    const control = await getControl(app.db, ctx.org.id, ctx.org.name, identifier);
+    const [presented] = await presentControls(app.db, ctx.org.id, [control]);
     return presented!;
   };
 
@@ -63,7 +66,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const ctx = evidenceContext(app, request);
+      const ctx = orgScope(app, request);
       await app.db.transaction().execute((trx) => createControl(inTransaction(ctx, trx), request.body));
       return reply.code(201).send(await current(request, request.body.identifier));
     },
@@ -90,22 +93,13 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const ctx = evidenceContext(app, request);
       const q = request.query;
-      const { rows, total } = await controlsRepository.list(
+      return listControls(
         app.db,
-        ctx.orgId,
+        requireOrg(request).id,
         { archived: q.archived, search: q.search, tags: tagFilters(q.tag) },
-        paging(q.page, q.per_page),
-        q.sort_direction,
+        sortedPage(q),
       );
-      return {
-        controls: await presentControls(app.db, ctx.orgId, rows),
-        page: q.page,
-        per_page: q.per_page,
-        total_pages: Math.ceil(total / q.per_page),
-        total_count: total,
-      };
     },
   );
 
@@ -138,7 +132,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const ctx = evidenceContext(app, request);
+      const ctx = orgScope(app, request);
       await app.db
         .transaction()
         .execute((trx) => updateControl(inTransaction(ctx, trx), request.params.identifier, request.body));
@@ -161,7 +155,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         },
       },
       async (request) => {
-        const ctx = evidenceContext(app, request);
+        const ctx = orgScope(app, request);
         await app.db
           .transaction()
           .execute((trx) =>
@@ -186,20 +180,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const ctx = evidenceContext(app, request);
-      const control = await getControl(app.db, ctx.orgId, ctx.orgName, request.params.identifier);
-      const version = await controlsRepository.version(
-        app.db,
-        ctx.orgId,
-        control.id,
-        request.params.version_number,
-      );
-      if (!version) {
-        throw new NotFoundError(
-          `Control '${control.identifier}' has no version ${request.params.version_number}`,
-        );
-      }
-      return presentControlVersion(control, version);
+      const { identifier, version_number } = request.params;
+      return readControlVersion(app.db, requireOrg(request), identifier, version_number);
     },
   );
 };

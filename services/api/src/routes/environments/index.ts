@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { OkString, OrgName, ResourceName, errorResponses } from '../../../../shared/contract/common.js';
+import { OkString, OrgParams, errorResponses } from '../../../../shared/contract/common.js';
 import {
   Environment,
   EnvironmentEvent,
@@ -21,7 +21,7 @@ import {
 } from '../../../../shared/contract/environments.js';
 import { REPORT_SCHEMAS, type ReportType } from '../../../../shared/contract/environment-reports.js';
 import { ApiError, RequestValidationError } from '../../errors.js';
-import { requirePrincipal, requireRole } from '../../plugins/auth.js';
+import { requirePrincipal, requireRole, orgRef } from '../../plugins/auth.js';
 import { environmentsRepository } from '../../storage/repositories/environments.js';
 import {
   archiveEnvironment,
@@ -29,17 +29,18 @@ import {
   getEnvironment,
   joinEnvironment,
   patchEnvironment,
-  presentEnvironments,
   putEnvironment,
   readEnvironment,
   renameEnvironment,
 } from '../../usecases/environments.js';
 import { ingestReport } from '../../usecases/runtime.js';
-import { listEvents } from '../../usecases/snapshots.js';
-import { NoBody, sendJsonString, orgRef } from '../schemas.js';
+import { presentEnvironments } from '../../usecases/environment-present.js';
+import { listEvents } from '../../usecases/environment-events.js';
+import { sendJsonString } from '../reply.js';
+import { NoBody } from '../request-schemas.js';
+import { EnvParams } from '../params.js';
 
 const tags = ['environments'];
-const EnvParams = z.strictObject({ org: OrgName, env_name: ResourceName });
 
 const list = (v: string | string[] | undefined): string[] =>
   v === undefined ? [] : (Array.isArray(v) ? v : [v]).flatMap((x) => x.split(',')).filter((x) => x !== '');
@@ -55,7 +56,9 @@ declare module 'fastify' {
 const reportValidator: FastifySchemaCompiler<z.ZodType> =
   ({ schema, httpPart }) =>
   (data) => {
-    if (httpPart === 'body') return { value: data as unknown };
+    if (httpPart === 'body') {
+      return { value: data as unknown };
+    }
     const result = schema.safeParse(data);
     return result.success
       ? { value: result.data }
@@ -91,7 +94,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         operationId: 'putEnvironment',
         summary: 'Create or update an environment',
         tags,
-        params: z.strictObject({ org: OrgName }),
+        params: OrgParams,
         body: EnvironmentPut,
         response: { 200: OkString, 201: OkString, ...errorResponses },
       },
@@ -118,7 +121,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         operationId: 'listEnvironments',
         summary: 'List environments: a plain array, or a page when page or per_page is given',
         tags,
-        params: z.strictObject({ org: OrgName }),
+        params: OrgParams,
         querystring: EnvironmentListQuery,
         response: { 200: z.union([z.array(Environment), EnvironmentPage]), ...errorResponses },
       },
@@ -141,7 +144,9 @@ const routes: FastifyPluginAsync = async (fastify) => {
         ...(paged ? { limit: perPage, offset: (page - 1) * perPage } : {}),
       });
       const environments = await presentEnvironments(app.db, org, rows);
-      if (!paged) return environments;
+      if (!paged) {
+        return environments;
+      }
       return {
         page,
         per_page: perPage,
@@ -320,7 +325,9 @@ const routes: FastifyPluginAsync = async (fastify) => {
             return sendJsonString(reply, 'No new snapshots to create');
           }
           const parsed = schema.safeParse(request.body);
-          if (!parsed.success) throw new RequestValidationError(parsed.error.issues);
+          if (!parsed.success) {
+            throw new RequestValidationError(parsed.error.issues);
+          }
           const outcome = await ingestReport(app.db, app.runtime.deps, {
             org,
             envName: request.params.env_name,

@@ -4,11 +4,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
   OkString,
-  OrgName,
   OrgParams,
   QueryBool,
   QueryInt,
-  ResourceName,
   errorResponses,
 } from '../../../../shared/contract/common.js';
 import {
@@ -21,13 +19,15 @@ import {
 } from '../../../../shared/contract/flows.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
 import { flowsRepository } from '../../storage/repositories/flows.js';
-import { inTransaction } from '../../usecases/evidence-context.js';
+import { inTransaction } from '../../usecases/org-scope.js';
 import { presentFlow, renameFlow, resolveFlow, templateFromYaml, upsertFlow } from '../../usecases/flows.js';
-import { evidenceContext, paging, parseJsonPart, Repeated, tagFilters } from '../evidence-shared.js';
-import { NoBody, sendJsonString } from '../schemas.js';
+import { FlowParams, Repeated, tagFilters } from '../params.js';
+import { paging } from '../paging.js';
+import { orgScope, parseJsonPart } from '../request-context.js';
+import { sendJsonString } from '../reply.js';
+import { NoBody } from '../request-schemas.js';
 
 const tags = ['flows'];
-const FlowParams = z.strictObject({ org: OrgName, flow: ResourceName });
 
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -55,7 +55,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const ctx = evidenceContext(app, request);
+      const scope = orgScope(app, request);
       const q = request.query;
       const direction = q.sort_direction ?? (q.sort === 'latest_activity' ? 'desc' : 'asc');
       const filter = {
@@ -66,14 +66,14 @@ const routes: FastifyPluginAsync = async (fastify) => {
         direction,
       };
       if (q.per_page === undefined && q.page === undefined) {
-        const { rows } = await flowsRepository.list(app.db, ctx.orgId, filter);
-        return rows.map((r) => presentFlow(r, ctx));
+        const { rows } = await flowsRepository.list(app.db, scope.org.id, filter);
+        return rows.map((r) => presentFlow(r, scope));
       }
       const page = q.page ?? 1;
       const perPage = q.per_page ?? 20;
-      const { rows, total } = await flowsRepository.list(app.db, ctx.orgId, filter, paging(page, perPage));
+      const { rows, total } = await flowsRepository.list(app.db, scope.org.id, filter, paging(page, perPage));
       return {
-        data: rows.map((r) => presentFlow(r, ctx)),
+        data: rows.map((r) => presentFlow(r, scope)),
         pagination: { total, page, per_page: perPage, page_count: Math.ceil(total / perPage) },
       };
     },
@@ -93,10 +93,10 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const ctx = evidenceContext(app, request);
+      const scope = orgScope(app, request);
       const b = request.body;
       const { created } = await app.db.transaction().execute((trx) =>
-        upsertFlow(inTransaction(ctx, trx), {
+        upsertFlow(inTransaction(scope, trx), {
           name: b.name,
           description: b.description,
           visibility: b.visibility,
@@ -125,7 +125,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const ctx = evidenceContext(app, request);
+      const scope = orgScope(app, request);
       const parts = await readMultipartForm(request, {
         allowed: ['data_json', 'template_file', 'template_file.0'],
         required: ['data_json'],
@@ -135,7 +135,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       const yaml = file ? file.data.toString('utf8') : null;
       const template = yaml !== null ? templateFromYaml(yaml, file!.name) : null;
       const { created } = await app.db.transaction().execute((trx) =>
-        upsertFlow(inTransaction(ctx, trx), {
+        upsertFlow(inTransaction(scope, trx), {
           name: data.name,
           description: data.description,
           visibility: data.visibility,
@@ -161,9 +161,9 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const ctx = evidenceContext(app, request);
-      const flow = await resolveFlow(app.db, ctx.orgId, ctx.orgName, request.params.flow);
-      return presentFlow((await flowsRepository.findWithActivity(app.db, ctx.orgId, flow.id))!, ctx);
+      const scope = orgScope(app, request);
+      const flow = await resolveFlow(scope, request.params.flow);
+      return presentFlow((await flowsRepository.findWithActivity(app.db, scope.org.id, flow.id))!, scope);
     },
   );
 
@@ -182,10 +182,10 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const ctx = evidenceContext(app, request);
+      const scope = orgScope(app, request);
       await app.db
         .transaction()
-        .execute((trx) => renameFlow(inTransaction(ctx, trx), request.params.flow, request.body.new_name));
+        .execute((trx) => renameFlow(inTransaction(scope, trx), request.params.flow, request.body.new_name));
       return sendJsonString(reply, 'OK');
     },
   );
@@ -204,9 +204,12 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const ctx = evidenceContext(app, request);
-      const flow = await resolveFlow(app.db, ctx.orgId, ctx.orgName, request.params.flow);
-      await flowsRepository.update(app.db, ctx.orgId, flow.id, { archived: true, last_modified_at: ctx.now });
+      const scope = orgScope(app, request);
+      const flow = await resolveFlow(scope, request.params.flow);
+      await flowsRepository.update(app.db, scope.org.id, flow.id, {
+        archived: true,
+        last_modified_at: scope.now,
+      });
       return sendJsonString(reply, 'OK');
     },
   );

@@ -8,11 +8,14 @@ import {
   Organization,
 } from '../../../../shared/contract/organizations.js';
 import { requireOrg, requirePrincipal } from '../../plugins/auth.js';
-import { NotFoundError } from '../../errors.js';
-import { epochSeconds } from '../../ids.js';
-import { orgsRepository } from '../../storage/repositories/orgs.js';
-import { usersRepository } from '../../storage/repositories/users.js';
-import { NoBody, sendJsonString } from '../schemas.js';
+import {
+  defaultOrgName,
+  readOrganization,
+  setDefaultOrg,
+  setExperimentalFeatures,
+} from '../../usecases/organizations.js';
+import { sendJsonString } from '../reply.js';
+import { NoBody } from '../request-schemas.js';
 
 const tags = ['organizations'];
 
@@ -32,14 +35,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const row = await orgsRepository.findById(app.db, requireOrg(request).id);
-      if (!row) throw new NotFoundError(`Organization '${request.params.org}' does not exist`);
-      return {
-        name: row.name,
-        display_name: row.display_name,
-        experimental_features_enabled: row.experimental_features_enabled,
-        created_at: epochSeconds(row.created_at),
-      };
+      return readOrganization(app.db, { id: requireOrg(request).id, name: request.params.org });
     },
   );
 
@@ -57,7 +53,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      await orgsRepository.setExperimentalFeatures(
+      await setExperimentalFeatures(
         app.db,
         requireOrg(request).id,
         request.body.experimental_features_enabled,
@@ -79,13 +75,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const principal = requirePrincipal(request);
-      if (principal.kind === 'service_account') return { default_org_name: principal.homeOrg?.name ?? null };
-      const user = await usersRepository.findById(app.db, principal.id);
-      const org = user?.default_org_id
-        ? await orgsRepository.findById(app.db, user.default_org_id)
-        : undefined;
-      return { default_org_name: org?.name ?? null };
+      return { default_org_name: await defaultOrgName(app.db, requirePrincipal(request)) };
     },
   );
 
@@ -103,10 +93,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const principal = requirePrincipal(request);
-      // A service account has one organization, which is already its default.
-      if (principal.kind === 'user')
-        await usersRepository.setDefaultOrg(app.db, principal.id, requireOrg(request).id);
+      await setDefaultOrg(app.db, requirePrincipal(request), requireOrg(request).id);
       return sendJsonString(reply, 'OK');
     },
   );

@@ -2,17 +2,23 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { OkString, OrgName, ResourceName, errorResponses } from '../../../../shared/contract/common.js';
+import {
+  OkString,
+  OrgName,
+  OrgParams,
+  ResourceName,
+  errorResponses,
+} from '../../../../shared/contract/common.js';
 import { Policy, PolicyPayload } from '../../../../shared/contract/policies.js';
 import { ValidationError, issuesToFieldErrors } from '../../errors.js';
-import { requirePrincipal } from '../../plugins/auth.js';
+import { requirePrincipal, orgRef } from '../../plugins/auth.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
 import { MAX_POLICY_BYTES } from '../../domain/policy.js';
-import { policiesRepository } from '../../storage/repositories/policies.js';
-import { getPolicy, presentPolicies, putPolicy } from '../../usecases/policies.js';
-import { sendJsonString, orgRef } from '../schemas.js';
+import { listPolicies, putPolicy, readPolicy } from '../../usecases/policies.js';
+import { sendJsonString } from '../reply.js';
 
 const tags = ['policies'];
+const PolicyParams = z.strictObject({ org: OrgName, policy_name: ResourceName });
 
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -27,7 +33,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
           'Create a policy, or add a version when its content changed (multipart: payload, policy_file)',
         tags,
         consumes: ['multipart/form-data'],
-        params: z.strictObject({ org: OrgName }),
+        params: OrgParams,
         description:
           'Multipart form with two parts: `payload`, JSON `{name, description, comment, type: "env"}`, and `policy_file`, the policy YAML (schema environment-policy v1).',
         response: { 200: OkString, 201: OkString, ...errorResponses },
@@ -46,7 +52,9 @@ const routes: FastifyPluginAsync = async (fastify) => {
         throw new ValidationError({ payload: `not JSON: ${(err as Error).message}` });
       }
       const payload = PolicyPayload.safeParse(json);
-      if (!payload.success) throw new ValidationError(issuesToFieldErrors(payload.error.issues, 'payload'));
+      if (!payload.success) {
+        throw new ValidationError(issuesToFieldErrors(payload.error.issues, 'payload'));
+      }
       const yaml = parts.get('policy_file')!.data.toString('utf8');
       const result = await putPolicy(
         app.db,
@@ -60,7 +68,9 @@ const routes: FastifyPluginAsync = async (fastify) => {
         requirePrincipal(request).name,
         app.clock(),
       );
-      if (result.marked > 0) app.runtime.kick();
+      if (result.marked > 0) {
+        app.runtime.kick();
+      }
       return sendJsonString(reply, 'OK', result.created ? 201 : 200);
     },
   );
@@ -73,13 +83,12 @@ const routes: FastifyPluginAsync = async (fastify) => {
         operationId: 'listPolicies',
         summary: 'List policies',
         tags,
-        params: z.strictObject({ org: OrgName }),
+        params: OrgParams,
         response: { 200: z.array(Policy), ...errorResponses },
       },
     },
     async (request) => {
-      const org = orgRef(request);
-      return presentPolicies(app.db, org, await policiesRepository.list(app.db, org.id));
+      return listPolicies(app.db, orgRef(request));
     },
   );
 
@@ -91,15 +100,12 @@ const routes: FastifyPluginAsync = async (fastify) => {
         operationId: 'getPolicy',
         summary: 'Get a policy with its versions, events and consuming environments',
         tags,
-        params: z.strictObject({ org: OrgName, policy_name: ResourceName }),
+        params: PolicyParams,
         response: { 200: Policy, ...errorResponses },
       },
     },
     async (request) => {
-      const org = orgRef(request);
-      return (
-        await presentPolicies(app.db, org, [await getPolicy(app.db, org, request.params.policy_name)])
-      )[0]!;
+      return readPolicy(app.db, orgRef(request), request.params.policy_name);
     },
   );
 };

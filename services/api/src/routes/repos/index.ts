@@ -1,5 +1,5 @@
 /** Repos and tags (reference/cli-requests.md 3.10; spec endpoint 15). */
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
@@ -12,19 +12,24 @@ import {
 import { REPO_PROVIDERS, TagPatch } from '../../../../shared/contract/evidence-common.js';
 import { Repo, RepoPage, RepoTagChoices } from '../../../../shared/contract/repos.js';
 import { roleAllows } from '../../domain/roles.js';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../../errors.js';
+import { BadRequestError, ForbiddenError } from '../../errors.js';
 import { requireOrg, requireRole } from '../../plugins/auth.js';
-import { reposRepository } from '../../storage/repositories/repos.js';
-import { inTransaction } from '../../usecases/evidence-context.js';
-import { presentRepo } from '../../usecases/repos.js';
+import { inTransaction } from '../../usecases/org-scope.js';
+import { findRepo, listRepos, repoTagChoices } from '../../usecases/repos.js';
 import { TAG_TARGETS } from '../../usecases/tags.js';
-import { evidenceContext, paging, Repeated, tagFilters } from '../evidence-shared.js';
-import { sendJsonString } from '../schemas.js';
+import { sortedPage } from '../paging.js';
+import { Repeated, tagFilters } from '../params.js';
+import { orgScope } from '../request-context.js';
+import { sendJsonString } from '../reply.js';
 
 const tags = ['repos'];
 
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const linkBase = (request: FastifyRequest) => ({
+    publicUrl: app.config.publicUrl,
+    org: requireOrg(request),
+  });
 
   app.get(
     '/repos/:org',
@@ -51,16 +56,10 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const ctx = evidenceContext(app, request);
       const q = request.query;
-      if (q.name !== undefined && q.search !== undefined) {
-        throw new BadRequestError('Give either name or search, not both', {
-          'query.search': 'conflicts with name',
-        });
-      }
-      const { rows, total } = await reposRepository.list(
+      return listRepos(
         app.db,
-        ctx.orgId,
+        linkBase(request),
         {
           name: q.name,
           search: q.search,
@@ -68,21 +67,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
           externalId: q.repo_id,
           tags: tagFilters(q.tag),
         },
-        paging(q.page, q.per_page),
-        q.sort_direction,
+        sortedPage(q),
       );
-      return {
-        repos: rows.map(presentRepo),
-        page: q.page,
-        per_page: q.per_page,
-        total_pages: Math.ceil(total / q.per_page),
-        total_count: total,
-        _links: {
-          self: {
-            href: `${app.config.publicUrl}/api/v2/repos/${ctx.orgName}?page=${q.page}&per_page=${q.per_page}`,
-          },
-        },
-      };
     },
   );
 
@@ -99,13 +85,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         response: { 200: RepoTagChoices, ...errorResponses },
       },
     },
-    async (request) => {
-      const ctx = evidenceContext(app, request);
-      return {
-        tag_choices: await reposRepository.tagChoices(app.db, ctx.orgId),
-        _links: { self: { href: `${app.config.publicUrl}/api/v2/repos/${ctx.orgName}/tags` } },
-      };
-    },
+    async (request) => repoTagChoices(app.db, linkBase(request)),
   );
 
   app.get(
@@ -125,22 +105,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const ctx = evidenceContext(app, request);
-      const name = request.params['*'];
-      if (request.query.id) {
-        const byId = await reposRepository.findById(app.db, ctx.orgId, request.query.id);
-        if (!byId) throw new NotFoundError(`Repo '${request.query.id}' not found`);
-        return presentRepo(byId);
-      }
-      const rows = await reposRepository.findByName(app.db, ctx.orgId, name, request.query.provider);
-      if (rows.length === 0) throw new NotFoundError(`Repo '${name}' not found`);
-      if (rows.length > 1) {
-        throw new BadRequestError(
-          `Repo '${name}' exists for several providers (${rows.map((r) => r.provider || '(none)').join(', ')}): give --provider`,
-          { 'query.provider': 'required when the name is ambiguous' },
-        );
-      }
-      return presentRepo(rows[0]!);
+      const { id, provider } = request.query;
+      return findRepo(app.db, requireOrg(request).id, { id, name: request.params['*'], provider });
     },
   );
 
@@ -168,8 +134,10 @@ const routes: FastifyPluginAsync = async (fastify) => {
           'path.type': `must be one of ${Object.keys(TAG_TARGETS).join(', ')}`,
         });
       }
-      if (!roleAllows(requireRole(request), target.permission)) throw new ForbiddenError();
-      const ctx = evidenceContext(app, request);
+      if (!roleAllows(requireRole(request), target.permission)) {
+        throw new ForbiddenError();
+      }
+      const ctx = orgScope(app, request);
       const change = { set: request.body.set_tags ?? {}, remove: request.body.remove_tags ?? [] };
       await app.db
         .transaction()

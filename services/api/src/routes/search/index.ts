@@ -7,7 +7,8 @@ import { AssertResult, SearchResult } from '../../../../shared/contract/search.j
 import { BadRequestError } from '../../errors.js';
 import { assertWithPolicies } from '../../usecases/asserts.js';
 import { assertInFlows, search } from '../../usecases/search.js';
-import { evidenceContext, FingerprintParam, Repeated } from '../evidence-shared.js';
+import { FingerprintParam, Repeated } from '../params.js';
+import { orgScope } from '../request-context.js';
 
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -29,7 +30,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         response: { 200: SearchResult, ...errorResponses },
       },
     },
-    async (request) => search(evidenceContext(app, request), request.params.sha),
+    async (request) => search(orgScope(app, request), request.params.sha),
   );
 
   app.get(
@@ -52,7 +53,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
     async (request) => {
       const q = request.query;
-      const ctx = evidenceContext(app, request);
+      const ctx = orgScope(app, request);
       if (q.environment_name !== undefined && q.policy_name.length > 0) {
         throw new BadRequestError('Assert in one scope: give environment_name or policy_name, not both', {
           'query.environment_name': 'not together with policy_name',

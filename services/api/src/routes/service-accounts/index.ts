@@ -1,5 +1,5 @@
 /** Service accounts and their API keys (reference/cli-requests.md 3.11; spec endpoint 16). */
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { OkString, OrgName, errorResponses } from '../../../../shared/contract/common.js';
@@ -14,42 +14,43 @@ import {
   ServiceAccountPatch,
 } from '../../../../shared/contract/service-accounts.js';
 import { requireOrg, requirePrincipal, requireRole } from '../../plugins/auth.js';
-import { BadRequestError, NotFoundError } from '../../errors.js';
-import { epochOrZero, epochSeconds, newId } from '../../ids.js';
-import { apiKeysRepository, type ApiKeyRow } from '../../storage/repositories/api-keys.js';
-import { serviceAccountsRepository } from '../../storage/repositories/service-accounts.js';
 import {
-  DEFAULT_GRACE_PERIOD_HOURS,
-  createServiceAccountKey,
-  keyIsUsable,
-  parseExpiresAt,
-  rotateServiceAccountKey,
-} from '../../usecases/api-keys.js';
-import { principalRef } from '../../usecases/principal.js';
+  createAccountKey,
+  listAccountKeys,
+  readAccountKey,
+  revokeAccountKey,
+  rotateAccountKey,
+  type KeyScope,
+} from '../../usecases/service-account-keys.js';
 import {
-  assertCanGrant,
-  assertCanManage,
+  createServiceAccount,
+  deleteServiceAccount,
   getServiceAccount,
+  listServiceAccounts,
   presentServiceAccount,
+  updateServiceAccount,
+  type AccountCaller,
 } from '../../usecases/service-accounts.js';
-import { NoBody, sendJsonString } from '../schemas.js';
+import { sendJsonString } from '../reply.js';
+import { NoBody } from '../request-schemas.js';
 
 const tags = ['service accounts'];
 const AccountParams = z.strictObject({ org: OrgName, name: z.string().min(1).max(64) });
 const KeyParams = AccountParams.extend({ key_id: z.string().min(1).max(64) });
 
-function presentKey(row: ApiKeyRow): z.infer<typeof ApiKeyInfo> {
-  return {
-    id: row.id,
-    description: row.description,
-    created_at: epochSeconds(row.created_at),
-    expires_at: epochOrZero(row.expires_at),
-    last_used_at: epochOrZero(row.last_used_at),
-  };
+/** The caller as service-account rules see it. */
+function caller(request: FastifyRequest): AccountCaller {
+  return { principal: requirePrincipal(request), role: requireRole(request) };
 }
 
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const keyScope = (request: FastifyRequest, account: string): KeyScope => ({
+    db: app.db,
+    orgId: requireOrg(request).id,
+    account,
+    now: app.clock(),
+  });
 
   app.post(
     '/service-accounts/:org',
@@ -64,30 +65,10 @@ const routes: FastifyPluginAsync = async (fastify) => {
         response: { 201: ServiceAccount, ...errorResponses },
       },
     },
-    async (request, reply) => {
-      const org = requireOrg(request);
-      const principal = requirePrincipal(request);
-      assertCanGrant(requireRole(request), request.body.privilege);
-      const row = await serviceAccountsRepository.insert(app.db, {
-        org_id: org.id,
-        id: newId(),
-        name: request.body.name,
-        description: request.body.description ?? '',
-        privilege: request.body.privilege,
-        display_name: request.body.display_name ?? null,
-        created_by_principal: principalRef(principal),
-        created_by_name: principal.name,
-      });
-      if (!row) {
-        throw new BadRequestError(
-          `Service account '${request.body.name}' already exists in organization '${org.name}'`,
-          {
-            'body.name': 'already exists',
-          },
-        );
-      }
-      return reply.code(201).send(presentServiceAccount(row));
-    },
+    async (request, reply) =>
+      reply
+        .code(201)
+        .send(await createServiceAccount(app.db, requireOrg(request), caller(request), request.body)),
   );
 
   app.get(
@@ -102,10 +83,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         response: { 200: z.array(ServiceAccount), ...errorResponses },
       },
     },
-    async (request) => {
-      const rows = await serviceAccountsRepository.list(app.db, requireOrg(request).id);
-      return rows.map(presentServiceAccount);
-    },
+    async (request) => listServiceAccounts(app.db, requireOrg(request).id),
   );
 
   app.get(
@@ -138,26 +116,19 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const org = requireOrg(request);
-      const role = requireRole(request);
-      const account = await getServiceAccount(app.db, org.id, request.params.name);
-      assertCanManage(requirePrincipal(request), role, account);
-      const patch: {
-        description?: string;
-        privilege?: typeof account.privilege;
-        display_name?: string | null;
-      } = {};
-      if (request.body.description !== undefined) patch.description = request.body.description ?? '';
-      if (request.body.display_name !== undefined) patch.display_name = request.body.display_name;
-      if (request.body.privilege !== undefined) {
-        assertCanGrant(role, request.body.privilege);
-        patch.privilege = request.body.privilege;
+      const orgId = requireOrg(request).id;
+      const { account, changed } = await updateServiceAccount(
+        app.db,
+        orgId,
+        caller(request),
+        request.params.name,
+        request.body,
+      );
+      if (changed) {
+        // This replica evicts at once; the others hear it from the database (migration 0300).
+        app.caches.keys.clear();
       }
-      if (Object.keys(patch).length === 0) return presentServiceAccount(account);
-      const updated = await serviceAccountsRepository.update(app.db, org.id, account.id, patch);
-      // This replica evicts at once; the others hear it from the database (migration 0300).
-      app.caches.keys.clear();
-      return presentServiceAccount(updated);
+      return account;
     },
   );
 
@@ -175,10 +146,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const org = requireOrg(request);
-      const account = await getServiceAccount(app.db, org.id, request.params.name);
-      assertCanManage(requirePrincipal(request), requireRole(request), account);
-      await serviceAccountsRepository.delete(app.db, org.id, account.id);
+      await deleteServiceAccount(app.db, requireOrg(request).id, caller(request), request.params.name);
       app.caches.keys.clear();
       return sendJsonString(reply, 'OK');
     },
@@ -197,26 +165,10 @@ const routes: FastifyPluginAsync = async (fastify) => {
         response: { 201: ApiKeyCreated, ...errorResponses },
       },
     },
-    async (request, reply) => {
-      const org = requireOrg(request);
-      const account = await getServiceAccount(app.db, org.id, request.params.name);
-      assertCanManage(requirePrincipal(request), requireRole(request), account);
-      const now = app.clock();
-      const { row, key } = await createServiceAccountKey(app.db, {
-        orgId: org.id,
-        serviceAccountId: account.id,
-        description: request.body.description,
-        expiresAt: parseExpiresAt(request.body.expires_at, now),
-        now,
-      });
-      return reply.code(201).send({
-        id: row.id,
-        key,
-        description: row.description,
-        created_at: epochSeconds(row.created_at),
-        expires_at: epochOrZero(row.expires_at),
-      });
-    },
+    async (request, reply) =>
+      reply
+        .code(201)
+        .send(await createAccountKey(keyScope(request, request.params.name), caller(request), request.body)),
   );
 
   app.get(
@@ -231,17 +183,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         response: { 200: z.array(ApiKeyInfo), ...errorResponses },
       },
     },
-    async (request) => {
-      const org = requireOrg(request);
-      const account = await getServiceAccount(app.db, org.id, request.params.name);
-      const rows = await apiKeysRepository.listActiveForServiceAccount(
-        app.db,
-        org.id,
-        account.id,
-        app.clock(),
-      );
-      return rows.map(presentKey);
-    },
+    async (request) => listAccountKeys(keyScope(request, request.params.name)),
   );
 
   app.get(
@@ -256,18 +198,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         response: { 200: ApiKeyInfo, ...errorResponses },
       },
     },
-    async (request) => {
-      const org = requireOrg(request);
-      const account = await getServiceAccount(app.db, org.id, request.params.name);
-      const row = await apiKeysRepository.findForServiceAccount(
-        app.db,
-        org.id,
-        account.id,
-        request.params.key_id,
-      );
-      if (!row || !keyIsUsable(row, app.clock())) throw new NotFoundError('API key not found');
-      return presentKey(row);
-    },
+    async (request) => readAccountKey(keyScope(request, request.params.name), request.params.key_id),
   );
 
   app.post(
@@ -284,29 +215,14 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const org = requireOrg(request);
-      const account = await getServiceAccount(app.db, org.id, request.params.name);
-      assertCanManage(requirePrincipal(request), requireRole(request), account);
-      const now = app.clock();
-      const body = request.body ?? {};
-      const rotated = await rotateServiceAccountKey(app.db, {
-        orgId: org.id,
-        serviceAccountId: account.id,
-        keyId: request.params.key_id,
-        gracePeriodHours: body.grace_period_hours ?? DEFAULT_GRACE_PERIOD_HOURS,
-        expiresAt: parseExpiresAt(body.expires_at, now),
-        now,
-      });
+      const rotated = await rotateAccountKey(
+        keyScope(request, request.params.name),
+        caller(request),
+        request.params.key_id,
+        request.body,
+      );
       app.caches.keys.clear();
-      const { row, key, graceEndsAt } = rotated;
-      return reply.code(201).send({
-        id: row.id,
-        key,
-        description: row.description,
-        created_at: epochSeconds(row.created_at),
-        expires_at: epochOrZero(row.expires_at),
-        grace_period_expires_at: epochSeconds(graceEndsAt),
-      });
+      return reply.code(201).send(rotated);
     },
   );
 
@@ -325,19 +241,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const org = requireOrg(request);
-      const account = await getServiceAccount(app.db, org.id, request.params.name);
-      assertCanManage(requirePrincipal(request), requireRole(request), account);
-      const row = await apiKeysRepository.findForServiceAccount(
-        app.db,
-        org.id,
-        account.id,
-        request.params.key_id,
-      );
-      const now = app.clock();
-      if (!row || !keyIsUsable(row, now) || !(await apiKeysRepository.revoke(app.db, row.id, now))) {
-        throw new NotFoundError('API key not found');
-      }
+      await revokeAccountKey(keyScope(request, request.params.name), caller(request), request.params.key_id);
       // Revocation is immediate here; other replicas hear it from the database (migration 0300).
       app.caches.keys.clear();
       return sendJsonString(reply, 'revoked');

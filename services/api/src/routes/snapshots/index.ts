@@ -2,19 +2,18 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { OrgName, ResourceName, errorResponses } from '../../../../shared/contract/common.js';
+import { OrgParams, errorResponses } from '../../../../shared/contract/common.js';
 import {
   EnvironmentDiff,
   Snapshot,
   SnapshotListItem,
   SnapshotListQuery,
 } from '../../../../shared/contract/snapshots.js';
-import { orgRef } from '../schemas.js';
-
+import { orgRef } from '../../plugins/auth.js';
 import { diffSnapshots, listSnapshots, readSnapshot } from '../../usecases/snapshots.js';
+import { EnvParams } from '../params.js';
 
 const tags = ['snapshots'];
-const EnvParams = z.strictObject({ org: OrgName, env_name: ResourceName });
 
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -70,7 +69,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         operationId: 'diffSnapshots',
         summary: 'Compare two snapshots (snappish: env, env#N, env~N, env@{...})',
         tags,
-        params: z.strictObject({ org: OrgName }),
+        params: OrgParams,
         querystring: z.strictObject({
           snappish1: z.string().min(1).max(300),
           snappish2: z.string().min(1).max(300),

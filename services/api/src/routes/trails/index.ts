@@ -2,14 +2,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import {
-  OkString,
-  OrgName,
-  OrgParams,
-  QueryInt,
-  ResourceName,
-  errorResponses,
-} from '../../../../shared/contract/common.js';
+import { OkString, OrgParams, QueryInt, errorResponses } from '../../../../shared/contract/common.js';
 import {
   CreateTrail,
   CreateTrailForm,
@@ -17,19 +10,18 @@ import {
   TrailListQuery,
   TrailPage,
 } from '../../../../shared/contract/trails.js';
-import { TrailName } from '../../../../shared/contract/evidence-common.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
 import { trailsRepository } from '../../storage/repositories/trails.js';
-import { inTransaction } from '../../usecases/evidence-context.js';
+import { inTransaction, type OrgScope } from '../../usecases/org-scope.js';
 import { flowNotFound, resolveFlow, templateFromYaml } from '../../usecases/flows.js';
 import { beginTrail, presentTrail, presentTrailItem, trailNotFound } from '../../usecases/trails.js';
 import { flowsRepository } from '../../storage/repositories/flows.js';
-import { evidenceContext, pagination, paging, parseJsonBody, parseJsonPart } from '../evidence-shared.js';
-import { sendJsonString } from '../schemas.js';
+import { pagination, paging } from '../paging.js';
+import { FlowParams, TrailParams } from '../params.js';
+import { orgScope, parseJsonBody, parseJsonPart } from '../request-context.js';
+import { sendJsonString } from '../reply.js';
 
 const tags = ['trails'];
-const FlowParams = z.strictObject({ org: OrgName, flow: ResourceName });
-const TrailParams = FlowParams.extend({ trail: TrailName });
 const PageQuery = {
   page: QueryInt(1, 100_000).optional().default(1),
   per_page: QueryInt(1, 100).optional().default(20),
@@ -37,6 +29,24 @@ const PageQuery = {
 
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
+
+  /** One page of the trails matching `filter`, presented. */
+  const trailPage = async (
+    scope: OrgScope,
+    q: { page: number; per_page: number },
+    filter: Parameters<typeof trailsRepository.list>[2],
+  ) => {
+    const { rows, total } = await trailsRepository.list(
+      app.db,
+      scope.org.id,
+      filter,
+      paging(q.page, q.per_page),
+    );
+    return {
+      data: rows.map((r) => presentTrailItem(scope, r)),
+      pagination: pagination(total, q.page, q.per_page),
+    };
+  };
 
   app.put(
     '/trails/:org/:flow',
@@ -53,7 +63,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const ctx = evidenceContext(app, request);
+      const scope = orgScope(app, request);
       let input: z.infer<typeof CreateTrail>;
       let template: { yaml: string; template: ReturnType<typeof templateFromYaml> } | null = null;
       if (request.isMultipart()) {
@@ -71,9 +81,9 @@ const routes: FastifyPluginAsync = async (fastify) => {
         input = parseJsonBody(request.body, CreateTrail);
       }
       const { created } = await app.db.transaction().execute(async (trx) => {
-        const tctx = inTransaction(ctx, trx);
-        const flow = await resolveFlow(trx, ctx.orgId, ctx.orgName, request.params.flow);
-        return beginTrail(tctx, flow, input, template);
+        const trxScope = inTransaction(scope, trx);
+        const flow = await resolveFlow(trxScope, request.params.flow);
+        return beginTrail(trxScope, flow, input, template);
       });
       return sendJsonString(reply, 'OK', created ? 201 : 200);
     },
@@ -93,29 +103,22 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const ctx = evidenceContext(app, request);
+      const scope = orgScope(app, request);
       const q = request.query;
       let flowId: string | undefined;
       if (q.flow !== undefined) {
-        const flow = await flowsRepository.findByName(app.db, ctx.orgId, q.flow);
-        if (!flow) throw flowNotFound(q.flow, ctx.orgName);
+        const flow = await flowsRepository.findByName(app.db, scope.org.id, q.flow);
+        if (!flow) {
+          throw flowNotFound(q.flow, scope.org.name);
+        }
         flowId = flow.id;
       }
       const tag = q.flow_tag ? /^([^:=]+)[:=](.*)$/.exec(q.flow_tag) : null;
-      const { rows, total } = await trailsRepository.list(
-        app.db,
-        ctx.orgId,
-        {
-          flowId,
-          fingerprintPrefix: q.fingerprint,
-          flowTag: tag ? { key: tag[1]!, value: tag[2]! } : undefined,
-        },
-        paging(q.page, q.per_page),
-      );
-      return {
-        data: rows.map((r) => presentTrailItem(ctx, r)),
-        pagination: pagination(total, q.page, q.per_page),
-      };
+      return trailPage(scope, q, {
+        flowId,
+        fingerprintPrefix: q.fingerprint,
+        flowTag: tag ? { key: tag[1]!, value: tag[2]! } : undefined,
+      });
     },
   );
 
@@ -133,19 +136,10 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const ctx = evidenceContext(app, request);
-      const flow = await resolveFlow(app.db, ctx.orgId, ctx.orgName, request.params.flow);
+      const scope = orgScope(app, request);
+      const flow = await resolveFlow(scope, request.params.flow);
       const q = request.query;
-      const { rows, total } = await trailsRepository.list(
-        app.db,
-        ctx.orgId,
-        { flowId: flow.id },
-        paging(q.page, q.per_page),
-      );
-      return {
-        data: rows.map((r) => presentTrailItem(ctx, r)),
-        pagination: pagination(total, q.page, q.per_page),
-      };
+      return trailPage(scope, q, { flowId: flow.id });
     },
   );
 
@@ -162,11 +156,13 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const ctx = evidenceContext(app, request);
-      const flow = await resolveFlow(app.db, ctx.orgId, ctx.orgName, request.params.flow);
-      const trail = await trailsRepository.find(app.db, ctx.orgId, flow.id, request.params.trail);
-      if (!trail) throw trailNotFound(request.params.trail, flow.name, ctx.orgName);
-      return presentTrail(ctx, flow, trail);
+      const scope = orgScope(app, request);
+      const flow = await resolveFlow(scope, request.params.flow);
+      const trail = await trailsRepository.find(app.db, scope.org.id, flow.id, request.params.trail);
+      if (!trail) {
+        throw trailNotFound(request.params.trail, flow.name, scope.org.name);
+      }
+      return presentTrail(scope, flow, trail);
     },
   );
 };

@@ -221,7 +221,9 @@ const STATEMENTS = [
 ];
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  for (const statement of STATEMENTS) await statement.execute(db);
+  for (const statement of STATEMENTS) {
+    await statement.execute(db);
+  }
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * Per trail, the reports its evaluation depends on (`essentialReports` in usecases/evaluation.ts)
+ * Per trail, the reports its evaluation depends on (`essentialAttestations` in usecases/evaluation.ts)
  * and the id of the latest report they include. Reporting to a trail reads these instead of the
  * trail's whole history, so a trail attested ten thousand times reports as fast as a new one.
  * They stand only while that id is still the trail's latest report (a replica of an older

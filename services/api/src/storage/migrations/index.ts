@@ -18,6 +18,9 @@ import * as m0320 from './0320_notification_targets.js';
 import * as m0350 from './0350_sbom_components.js';
 import * as m0351 from './0351_runtime_states_by_fingerprint.js';
 import * as m0360 from './0360_service_account_display_name.js';
+import * as m0370 from './0370_evidence_file_references.js';
+import * as m0371 from './0371_catalog_notifications.js';
+import * as m0372 from './0372_evidence_file_age.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
@@ -33,4 +36,7 @@ export const migrations: Record<string, Migration> = {
   '0350_sbom_components': m0350,
   '0351_runtime_states_by_fingerprint': m0351,
   '0360_service_account_display_name': m0360,
+  '0370_evidence_file_references': m0370,
+  '0371_catalog_notifications': m0371,
+  '0372_evidence_file_age': m0372,
 };

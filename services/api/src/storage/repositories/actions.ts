@@ -53,7 +53,9 @@ export const actionsRepository = {
 
   async list(db: Db, orgId: string, type?: 'env' | 'flow'): Promise<ActionRow[]> {
     let q = db.selectFrom('actions').selectAll().where('org_id', '=', orgId);
-    if (type) q = q.where('type', '=', type);
+    if (type) {
+      q = q.where('type', '=', type);
+    }
     return q.orderBy('number').execute();
   },
 
@@ -63,7 +65,9 @@ export const actionsRepository = {
     actionIds: readonly string[],
   ): Promise<Map<string, ActionTargetRow[]>> {
     const out = new Map<string, ActionTargetRow[]>();
-    if (actionIds.length === 0) return out;
+    if (actionIds.length === 0) {
+      return out;
+    }
     const rows = await db
       .selectFrom('action_targets')
       .selectAll()
@@ -72,7 +76,9 @@ export const actionsRepository = {
       .orderBy('action_id')
       .orderBy('position')
       .execute();
-    for (const r of rows) out.set(r.action_id, [...(out.get(r.action_id) ?? []), r]);
+    for (const r of rows) {
+      out.set(r.action_id, [...(out.get(r.action_id) ?? []), r]);
+    }
     return out;
   },
 
@@ -154,10 +160,13 @@ export const actionsRepository = {
       .where('action_id', '=', actionId)
       .where('delivered_at', 'is', null)
       .where('failed_at', 'is', null);
-    if (keptIds.length > 0)
+    if (keptIds.length > 0) {
       stale = stale.where((eb) => eb.or([eb('target_id', 'is', null), eb('target_id', 'not in', keptIds)]));
+    }
     await stale.execute();
-    if (targets.length === 0) return;
+    if (targets.length === 0) {
+      return;
+    }
     await db
       .insertInto('action_targets')
       .values(
@@ -260,7 +269,9 @@ export const outboxRepository = {
       }
     >,
   ): Promise<void> {
-    if (rows.length === 0) return;
+    if (rows.length === 0) {
+      return;
+    }
     await db
       .insertInto('outbox')
       .values(
@@ -288,9 +299,13 @@ export const outboxRepository = {
         .where('failed_at', 'is', null)
         .where('next_attempt_at', '<=', now)
         .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]));
-      if (skipOrgs.length > 0) query = query.where('org_id', 'not in', [...skipOrgs]);
+      if (skipOrgs.length > 0) {
+        query = query.where('org_id', 'not in', [...skipOrgs]);
+      }
       const due = await query.orderBy('next_attempt_at').limit(limit).forUpdate().skipLocked().execute();
-      if (due.length === 0) return [];
+      if (due.length === 0) {
+        return [];
+      }
       const claimed: OutboxRow[] = [];
       for (const row of due) {
         const updated = await tx

@@ -37,6 +37,16 @@ export const apiKeysRepository = {
       .executeTakeFirst();
   },
 
+  /** Whether a key with this hash exists, revoked or not. */
+  async existsByHash(db: Db, keyHash: string): Promise<boolean> {
+    const row = await db
+      .selectFrom('api_keys')
+      .select('id')
+      .where('key_hash', '=', keyHash)
+      .executeTakeFirst();
+    return row !== undefined;
+  },
+
   async insert(
     db: Db,
     row: Omit<ApiKeyRow, 'created_at' | 'last_used_at' | 'revoked_at'> & { created_at?: Date },

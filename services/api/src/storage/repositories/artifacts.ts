@@ -1,5 +1,6 @@
 /** Artifacts reported to trails. */
 import { sql, type Insertable, type RawBuilder, type Selectable, type Updateable } from 'kysely';
+import type { EvaluationInputs as DomainEvaluationInputs } from '../../domain/trail-evaluation.js';
 import type { Db } from '../database.js';
 import type { ArtifactsTable } from '../tables/evidence.js';
 import type { AttestationRowWithNames } from './attestations.js';
@@ -15,18 +16,7 @@ export interface EvaluationInputs {
       'id' | 'fingerprint' | 'template_reference_name' | 'git_commit' | 'seq' | 'state' | 'compliance'
     >
   >;
-  attestations: Array<{
-    id: string;
-    seq: number;
-    name: string;
-    type: string;
-    kind: string;
-    is_compliant: boolean;
-    artifact_fingerprint: string | null;
-    target_artifacts: string[] | null;
-    git_commit: string | null;
-    original_type: string | null;
-  }>;
+  attestations: DomainEvaluationInputs['attestations'];
 }
 
 /** The columns `evaluationInputsColumns` selects. */
@@ -84,7 +74,11 @@ const withNames = (db: Db) =>
 /** Rows read back from json_agg: timestamps arrive as strings. */
 export const withDates = <T extends Record<string, unknown>>(row: T, keys: string[]): T => {
   const out: Record<string, unknown> = { ...row };
-  for (const k of keys) if (typeof out[k] === 'string') out[k] = new Date(out[k]);
+  for (const k of keys) {
+    if (typeof out[k] === 'string') {
+      out[k] = new Date(out[k]);
+    }
+  }
   return out as T;
 };
 
@@ -124,7 +118,9 @@ export const artifactsRepository = {
       order by a.created_at desc, a.seq desc
       limit 1`.execute(db);
     const row = result.rows[0];
-    if (!row) return undefined;
+    if (!row) {
+      return undefined;
+    }
     const { evidence_rows, event_rows, ...artifact } = row;
     return {
       artifact,
@@ -190,7 +186,9 @@ export const artifactsRepository = {
       .distinct()
       .where('org_id', '=', orgId)
       .where('fingerprint', 'like', `${prefix}%`);
-    if (flowId) q = q.where('flow_id', '=', flowId);
+    if (flowId) {
+      q = q.where('flow_id', '=', flowId);
+    }
     return (await q.orderBy('fingerprint').limit(limit).execute()).map((r) => r.fingerprint);
   },
 
@@ -220,7 +218,9 @@ export const artifactsRepository = {
       .where('a.org_id', '=', orgId)
       .where('a.flow_id', '=', flowId)
       .where('a.fingerprint', '=', fingerprint);
-    if (trailName !== undefined) q = q.where('t.name', '=', trailName);
+    if (trailName !== undefined) {
+      q = q.where('t.name', '=', trailName);
+    }
     return q.orderBy('a.created_at', 'desc').orderBy('a.seq', 'desc').limit(1).executeTakeFirst();
   },
 
@@ -239,7 +239,9 @@ export const artifactsRepository = {
       .where('a.org_id', '=', orgId)
       .where('a.flow_id', '=', flowId)
       .where('a.git_commit', '=', commit);
-    if (trailName !== undefined) q = q.where('t.name', '=', trailName);
+    if (trailName !== undefined) {
+      q = q.where('t.name', '=', trailName);
+    }
     return q.orderBy('a.created_at', 'desc').orderBy('a.seq', 'desc').execute();
   },
 
@@ -251,7 +253,9 @@ export const artifactsRepository = {
     commits: string[],
     limit: number,
   ): Promise<ArtifactRowWithNames[]> {
-    if (fingerprints.length === 0 && commits.length === 0) return [];
+    if (fingerprints.length === 0 && commits.length === 0) {
+      return [];
+    }
     return withNames(db)
       .where('a.org_id', '=', orgId)
       .where((eb) =>
@@ -279,7 +283,9 @@ export const artifactsRepository = {
       .where('org_id', '=', orgId)
       .where('flow_id', '=', flowId)
       .where('git_commit', 'is not', null);
-    if (branch) q = q.where((eb) => eb(eb.ref('git_commit_info', '->>').key('branch'), '=', branch));
+    if (branch) {
+      q = q.where((eb) => eb(eb.ref('git_commit_info', '->>').key('branch'), '=', branch));
+    }
     const row = await q.orderBy('created_at', 'desc').orderBy('seq', 'desc').limit(1).executeTakeFirst();
     return row?.git_commit ?? null;
   },
@@ -291,8 +297,12 @@ export const artifactsRepository = {
     page: { limit: number; offset: number },
   ): Promise<ArtifactRowWithNames[]> {
     let q = withNames(db).where('a.org_id', '=', orgId);
-    if (filter.flowId) q = q.where('a.flow_id', '=', filter.flowId);
-    if (filter.repoId) q = q.where('a.repo_id', '=', filter.repoId);
+    if (filter.flowId) {
+      q = q.where('a.flow_id', '=', filter.flowId);
+    }
+    if (filter.repoId) {
+      q = q.where('a.repo_id', '=', filter.repoId);
+    }
     return q
       .orderBy('a.created_at', 'desc')
       .orderBy('a.seq', 'desc')
@@ -306,7 +316,9 @@ export const artifactsRepository = {
    * holding it, with the trail's stored compliance: one query for any number of fingerprints.
    */
   async latestPerFlow(db: Db, orgId: string, fingerprints: readonly string[]) {
-    if (fingerprints.length === 0) return [];
+    if (fingerprints.length === 0) {
+      return [];
+    }
     return db
       .selectFrom('artifacts as a')
       .innerJoin('trails as t', (j) => j.onRef('t.org_id', '=', 'a.org_id').onRef('t.id', '=', 'a.trail_id'))

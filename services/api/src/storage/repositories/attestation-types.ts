@@ -18,7 +18,9 @@ export const attestationTypesRepository = {
       .selectAll()
       .where('org_id', '=', orgId)
       .where('name', '=', name);
-    if (lock) q = q.forUpdate();
+    if (lock) {
+      q = q.forUpdate();
+    }
     return q.executeTakeFirst();
   },
 
@@ -63,7 +65,9 @@ export const attestationTypesRepository = {
   },
 
   async versions(db: Db, orgId: string, typeIds: readonly string[]): Promise<AttestationTypeVersionRow[]> {
-    if (typeIds.length === 0) return [];
+    if (typeIds.length === 0) {
+      return [];
+    }
     return db
       .selectFrom('custom_attestation_type_versions')
       .selectAll()

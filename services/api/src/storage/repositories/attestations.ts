@@ -1,8 +1,9 @@
-/** Attestations: append-only; every report is kept. */
+/** Attestations: append-only; every one is kept. */
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../database.js';
 import type { AttestationsTable, TrailEventsTable, TrailsTable } from '../tables/evidence.js';
 import { flowIdByName, type TrailFacts } from './trails.js';
+import { ATTESTATION_INSERT, batchRecords } from './attestation-batch-records.js';
 
 export type AttestationRow = Selectable<AttestationsTable>;
 export type AttestationRowWithNames = AttestationRow & { trail_name: string; flow_name: string };
@@ -33,18 +34,18 @@ export interface AttestationSearch {
   afterSeq?: number | undefined;
 }
 
-/** One report's rows: the attestation and its trail event. */
-export interface StoredReport {
+/** One attestation's rows: the attestation and its trail event. */
+export interface StoredAttestation {
   row: Insertable<AttestationsTable> & { created_at: Date };
   event: Insertable<TrailEventsTable> & { occurred_at: Date };
 }
 
-/** Reports to one trail, and the trail after them (`insertReports`). */
-export interface TrailReports {
+/** Attestations to one trail, and the trail after them (`insertAttestationBatch`). */
+export interface TrailAttestationBatch {
   orgId: string;
   trailId: string;
   /**
-   * What the reports were planned on (`trailsRepository.readForReports`): the versions of the
+   * What the attestations were planned on (`trailsRepository.readTrailsForAttestations`): the versions of the
    * trail and flow rows, and the flow names they were sent to, which must all still name the
    * trail's flow. Null: the caller holds the trail's lock.
    */
@@ -53,14 +54,28 @@ export interface TrailReports {
     Updateable<TrailsTable>,
     'compliance' | 'compliance_state' | 'evaluated_at' | 'last_modified_at'
   >;
-  /** The trail's facts after the last report (`trailsRepository.readForReports` reads them). */
+  /** The trail's facts after the last attestation (`trailsRepository.readTrailsForAttestations` reads them). */
   facts: TrailFacts;
-  reports: StoredReport[];
+  attestations: StoredAttestation[];
+  /**
+   * Artifact states after the last attestation, each written only if its row is still at `version`
+   * (the read's; null: the caller holds the trail's lock), else nothing of the trail is written.
+   */
+  artifacts?: ReadonlyArray<ArtifactStateWrite>;
+  /** Fingerprints whose compliance changed: every environment where one runs is marked, at `at`. */
+  marks?: { fingerprints: readonly string[]; at: Date };
 }
 
-/** A jsonb column's value as text (stored rows carry JSON text already), cast in SQL. */
-const jsonText = (v: unknown): string | null =>
-  v === null || v === undefined ? null : typeof v === 'string' ? v : JSON.stringify(v);
+/** An artifact's new state (`EvaluationWrites['artifacts']`) and the row version it was planned on. */
+export interface ArtifactStateWrite {
+  id: string;
+  state: string;
+  compliance: string;
+  version: string | null;
+}
+
+/** The trails a batch wrote (`org_id:trail_id` to the row's new version), and the marks it made. */
+export type StoredTrails = Map<string, string> & { marks: number };
 
 export const attestationsRepository = {
   async insert(db: Db, row: Insertable<AttestationsTable>): Promise<AttestationRow> {
@@ -68,98 +83,45 @@ export const attestationsRepository = {
   },
 
   /**
-   * Stores a report in one statement: the attestation, its trail event and the trail's new
+   * Stores an attestation in one statement: the attestation, its trail event and the trail's new
    * evaluation and facts. With `ifUnchanged` nothing is written unless it still holds; returns
-   * whether the report was stored.
+   * whether it was stored.
    */
-  async insertReport(
+  async insertAttestation(
     db: Db,
-    report: Omit<TrailReports, 'reports' | 'orgId' | 'trailId'> & StoredReport,
+    report: Omit<TrailAttestationBatch, 'attestations' | 'orgId' | 'trailId'> & StoredAttestation,
   ): Promise<boolean> {
     const { row, event, ...trail } = report;
-    const stored = await attestationsRepository.insertReports(db, [
-      { ...trail, orgId: row.org_id, trailId: row.trail_id, reports: [{ row, event }] },
+    const stored = await attestationsRepository.insertAttestationBatch(db, [
+      { ...trail, orgId: row.org_id, trailId: row.trail_id, attestations: [{ row, event }] },
     ]);
     return stored.size === 1;
   },
 
   /**
-   * Stores reports to several trails in one statement: per trail its reports (attestations and
-   * trail events, in the order given) and its evaluation and facts after the last of them. A trail
-   * with `ifUnchanged` is written only if that still holds, and then with all of its reports.
-   * Returns the trails written, as `org_id:trail_id`, each with its row's new version.
+   * Stores attestations to several trails in one statement: per trail its attestations (with their
+   * trail events, in the order given), its evaluation and facts after the last of them, its
+   * artifacts' new states and the re-evaluation marks of environments running a changed
+   * fingerprint. A trail with `ifUnchanged` is written only if that still holds (and its artifacts
+   * are at the versions given), and then with all of its attestations. Returns the trails written,
+   * as `org_id:trail_id`, each with its row's new version (its artifacts written share it: one
+   * statement, one transaction id), and how many marks were made.
    */
-  async insertReports(db: Db, trails: readonly TrailReports[]): Promise<Map<string, string>> {
-    if (trails.length === 0) return new Map();
-    const trailRecords: object[] = [];
-    const eventRecords: object[] = [];
-    const rowRecords: object[] = [];
-    let ord = 0;
-    for (const t of trails) {
-      trailRecords.push({
-        org_id: t.orgId,
-        trail_id: t.trailId,
-        version: t.ifUnchanged?.version ?? null,
-        flow_version: t.ifUnchanged?.flowVersion ?? null,
-        flow_names: t.ifUnchanged ? JSON.stringify(t.ifUnchanged.flowNames) : null,
-        compliance: jsonText(t.trail.compliance),
-        compliance_state: t.trail.compliance_state,
-        evaluated_at: t.trail.evaluated_at,
-        last_modified_at: t.trail.last_modified_at,
-        facts_last_id: t.facts.lastId,
-        facts: JSON.stringify(t.facts.attestations),
-      });
-      for (const { row: r, event: e } of t.reports) {
-        ord += 1;
-        eventRecords.push({
-          ord,
-          org_id: e.org_id,
-          trail_id: e.trail_id,
-          type: e.type,
-          fingerprint: e.fingerprint ?? null,
-          occurred_at: e.occurred_at,
-          data: jsonText(e.data),
-        });
-        rowRecords.push({
-          ord,
-          org_id: r.org_id,
-          id: r.id,
-          flow_id: r.flow_id,
-          trail_id: r.trail_id,
-          name: r.name,
-          type: r.type,
-          kind: r.kind,
-          is_compliant: r.is_compliant,
-          artifact_fingerprint: r.artifact_fingerprint ?? null,
-          target_artifacts: jsonText(r.target_artifacts),
-          git_commit: r.git_commit ?? null,
-          payload: jsonText(r.payload),
-          description: r.description ?? '',
-          origin_url: r.origin_url ?? '',
-          user_data: jsonText(r.user_data),
-          annotations: jsonText(r.annotations),
-          external_urls: jsonText(r.external_urls),
-          git_commit_info: jsonText(r.git_commit_info),
-          repo_info: jsonText(r.repo_info),
-          repo_id: r.repo_id ?? null,
-          evidence_sha256: r.evidence_sha256 ?? null,
-          evidence_filename: r.evidence_filename ?? null,
-          evidence_size: r.evidence_size ?? null,
-          evidence_content_type: r.evidence_content_type ?? null,
-          created_by: r.created_by,
-          created_at: r.created_at,
-        });
-      }
+  async insertAttestationBatch(db: Db, trails: readonly TrailAttestationBatch[]): Promise<StoredTrails> {
+    if (trails.length === 0) {
+      return Object.assign(new Map<string, string>(), { marks: 0 });
     }
-    const result = await sql<{ org_id: string; id: string; version: string }>`
+    const { trailRecords, eventRecords, rowRecords } = batchRecords(trails);
+    // Rows are locked trail first, then its artifacts (`au` joins `tr`), as every other writer does.
+    const result = await sql<{ org_id: string; id: string; version: string; marks: number }>`
       with v as (
         select org_id, trail_id, version, flow_version, flow_names::jsonb as flow_names,
           compliance::jsonb as compliance, compliance_state, evaluated_at, last_modified_at, facts_last_id,
-          facts::jsonb as facts
+          facts::jsonb as facts, artifacts::jsonb as artifacts, marks::jsonb as marks, marked_at
         from jsonb_to_recordset(${JSON.stringify(trailRecords)}::jsonb) as v(org_id text,
           trail_id text, version text, flow_version text, flow_names text, compliance text,
           compliance_state text, evaluated_at timestamptz, last_modified_at timestamptz, facts_last_id text,
-          facts text)
+          facts text, artifacts text, marks text, marked_at timestamptz)
       ), tr as (
         update trails t set compliance = v.compliance, compliance_state = v.compliance_state,
           evaluated_at = v.evaluated_at, last_modified_at = v.last_modified_at
@@ -169,8 +131,26 @@ export const attestationsRepository = {
           and exists (select 1 from flows f
             where f.org_id = t.org_id and f.id = t.flow_id and f.xmin::text = v.flow_version)
           and not exists (select 1 from jsonb_array_elements_text(v.flow_names) n(name)
-            where (${flowIdByName(sql.ref('t.org_id'), sql.ref('n.name'))}) is distinct from t.flow_id)))
+            where (${flowIdByName(sql.ref('t.org_id'), sql.ref('n.name'))}) is distinct from t.flow_id)
+          and not exists (select 1 from jsonb_to_recordset(v.artifacts) x(id text, version text)
+            left join artifacts a on a.org_id = t.org_id and a.trail_id = t.id and a.id = x.id
+            where a.xmin::text is distinct from x.version)))
         returning t.org_id, t.id, t.xmin::text as version
+      ), au as (
+        update artifacts a set state = x.state, compliance = x.compliance::jsonb
+        from v join tr on tr.org_id = v.org_id and tr.id = v.trail_id
+        cross join jsonb_to_recordset(v.artifacts) x(id text, state text, compliance text, version text)
+        where a.org_id = v.org_id and a.trail_id = v.trail_id and a.id = x.id
+          and (x.version is null or a.xmin::text = x.version)
+      ), mk as (
+        -- As markEnvironmentsRunning: one mark per environment where a changed fingerprint runs.
+        insert into reevaluation_marks (org_id, id, environment_id, marked_at, reason)
+        select m.org_id, substr(gen_random_uuid()::text, 1, 32), m.environment_id, m.marked_at, 'provenance'
+        from (select distinct v.org_id, l.environment_id, v.marked_at
+          from v join tr on tr.org_id = v.org_id and tr.id = v.trail_id
+          cross join jsonb_array_elements_text(v.marks) f(fingerprint)
+          join runtime_live l on l.org_id = v.org_id and l.fingerprint = f.fingerprint) m
+        returning 1
       ), fa as (
         insert into trail_facts (org_id, trail_id, last_id, facts)
         select v.org_id, v.trail_id, v.facts_last_id, v.facts from v
@@ -184,26 +164,15 @@ export const attestationsRepository = {
         join tr on tr.org_id = e.org_id and tr.id = e.trail_id
         order by e.ord
       ), ins as (
-        insert into attestations (org_id, id, flow_id, trail_id, name, type, kind, is_compliant,
-          artifact_fingerprint, target_artifacts, git_commit, payload, description, origin_url, user_data,
-          annotations, external_urls, git_commit_info, repo_info, repo_id, evidence_sha256, evidence_filename,
-          evidence_size, evidence_content_type, created_by, created_at)
-        select r.org_id, r.id, r.flow_id, r.trail_id, r.name, r.type, r.kind, r.is_compliant,
-          r.artifact_fingerprint, r.target_artifacts::jsonb, r.git_commit, r.payload::jsonb, r.description,
-          r.origin_url, r.user_data::jsonb, r.annotations::jsonb, r.external_urls::jsonb,
-          r.git_commit_info::jsonb, r.repo_info::jsonb, r.repo_id, r.evidence_sha256, r.evidence_filename,
-          r.evidence_size, r.evidence_content_type, r.created_by, r.created_at
-        from jsonb_to_recordset(${JSON.stringify(rowRecords)}::jsonb) as r(ord int, org_id text, id text,
-          flow_id text, trail_id text, name text, type text, kind text, is_compliant boolean,
-          artifact_fingerprint text, target_artifacts text, git_commit text, payload text, description text,
-          origin_url text, user_data text, annotations text, external_urls text, git_commit_info text,
-          repo_info text, repo_id text, evidence_sha256 text, evidence_filename text, evidence_size bigint,
-          evidence_content_type text, created_by text, created_at timestamptz)
+        insert into attestations (${ATTESTATION_INSERT.names})
+        select ${ATTESTATION_INSERT.values}
+        from jsonb_to_recordset(${JSON.stringify(rowRecords)}::jsonb) as r(ord int, ${ATTESTATION_INSERT.record})
         join tr on tr.org_id = r.org_id and tr.id = r.trail_id
         order by r.ord
       )
-      select org_id, id, version from tr`.execute(db);
-    return new Map(result.rows.map((r) => [`${r.org_id}:${r.id}`, r.version]));
+      select org_id, id, version, (select count(*)::int from mk) as marks from tr`.execute(db);
+    const stored = new Map(result.rows.map((r) => [`${r.org_id}:${r.id}`, r.version]));
+    return Object.assign(stored, { marks: Number(result.rows[0]?.marks ?? 0) });
   },
 
   /** What compliance needs of every attestation of a trail, in report order. */
@@ -237,7 +206,9 @@ export const attestationsRepository = {
   },
 
   async findByIds(db: Db, orgId: string, ids: readonly string[]): Promise<AttestationRowWithNames[]> {
-    if (ids.length === 0) return [];
+    if (ids.length === 0) {
+      return [];
+    }
     return withNames(db)
       .where('x.org_id', '=', orgId)
       .where('x.id', 'in', [...ids])
@@ -256,7 +227,9 @@ export const attestationsRepository = {
       .where('x.org_id', '=', orgId)
       .where('x.trail_id', '=', trailId)
       .where('x.name', '=', name);
-    if ('fingerprint' in scope) q = q.where('x.artifact_fingerprint', '=', scope.fingerprint);
+    if ('fingerprint' in scope) {
+      q = q.where('x.artifact_fingerprint', '=', scope.fingerprint);
+    }
     return q.orderBy('x.seq', 'desc').execute();
   },
 
@@ -269,8 +242,12 @@ export const attestationsRepository = {
     page: { limit: number; offset: number },
   ): Promise<{ rows: AttestationRowWithNames[]; total: number }> {
     let q = withNames(db).where('x.org_id', '=', orgId).where('x.flow_id', '=', flowId);
-    if (span.from) q = q.where('x.created_at', '>=', span.from);
-    if (span.to) q = q.where('x.created_at', '<=', span.to);
+    if (span.from) {
+      q = q.where('x.created_at', '>=', span.from);
+    }
+    if (span.to) {
+      q = q.where('x.created_at', '<=', span.to);
+    }
     const total = Number(
       (
         await q
@@ -297,17 +274,35 @@ export const attestationsRepository = {
     maxScanned = 10_000,
   ): Promise<{ rows: AttestationRowWithNames[]; resumeAfter: number | null }> {
     let q = withNames(db).where('x.org_id', '=', orgId);
-    if (s.id) q = q.where('x.id', '=', s.id);
-    if (s.name) q = q.where('x.name', '=', s.name);
-    if (s.flowIds) q = q.where('x.flow_id', 'in', s.flowIds.length > 0 ? s.flowIds : ['']);
-    if (s.trailName !== undefined) q = q.where('t.name', '=', s.trailName);
-    if (s.types && s.types.length > 0) q = q.where('x.type', 'in', s.types);
-    if (s.isCompliant !== undefined) q = q.where('x.is_compliant', '=', s.isCompliant);
-    if (s.from) q = q.where('x.created_at', '>=', s.from);
-    if (s.to) q = q.where('x.created_at', '<=', s.to);
+    if (s.id) {
+      q = q.where('x.id', '=', s.id);
+    }
+    if (s.name) {
+      q = q.where('x.name', '=', s.name);
+    }
+    if (s.flowIds) {
+      q = q.where('x.flow_id', 'in', s.flowIds.length > 0 ? s.flowIds : ['']);
+    }
+    if (s.trailName !== undefined) {
+      q = q.where('t.name', '=', s.trailName);
+    }
+    if (s.types && s.types.length > 0) {
+      q = q.where('x.type', 'in', s.types);
+    }
+    if (s.isCompliant !== undefined) {
+      q = q.where('x.is_compliant', '=', s.isCompliant);
+    }
+    if (s.from) {
+      q = q.where('x.created_at', '>=', s.from);
+    }
+    if (s.to) {
+      q = q.where('x.created_at', '<=', s.to);
+    }
     const test = s.nameMatches;
     if (!test) {
-      if (s.afterSeq !== undefined) q = q.where('x.seq', '<', s.afterSeq);
+      if (s.afterSeq !== undefined) {
+        q = q.where('x.seq', '<', s.afterSeq);
+      }
       return { rows: await q.orderBy('x.seq', 'desc').limit(limit).execute(), resumeAfter: null };
     }
     const verdicts = new Map<string, boolean>();
@@ -330,10 +325,16 @@ export const attestationsRepository = {
           ok = test(c.name);
           verdicts.set(c.name, ok);
         }
-        if (ok) found.push(cursor);
-        if (found.length === limit) break;
+        if (ok) {
+          found.push(cursor);
+        }
+        if (found.length === limit) {
+          break;
+        }
       }
-      if (found.length === limit || candidates.length < want) break;
+      if (found.length === limit || candidates.length < want) {
+        break;
+      }
       if (scanned >= maxScanned) {
         return { rows: await this.bySeqs(db, orgId, found), resumeAfter: cursor ?? null };
       }
@@ -343,7 +344,9 @@ export const attestationsRepository = {
 
   /** Attestations by seq, newest first. */
   async bySeqs(db: Db, orgId: string, seqs: number[]): Promise<AttestationRowWithNames[]> {
-    if (seqs.length === 0) return [];
+    if (seqs.length === 0) {
+      return [];
+    }
     return withNames(db)
       .where('x.org_id', '=', orgId)
       .where('x.seq', 'in', seqs)

@@ -101,7 +101,9 @@ export const componentsRepository = {
       purl: string;
     }>,
   ): Promise<void> {
-    if (components.length === 0) return;
+    if (components.length === 0) {
+      return;
+    }
     const records = components.map((c, i) => ({
       o: i + 1,
       t: c.type,
@@ -179,7 +181,9 @@ export const componentsRepository = {
    * runs (started at `run_start`, ended at the `to_index` of the state that `exited`).
    */
   async runStates(db: Db, orgId: string, fingerprints: readonly string[]): Promise<RunStateRow[]> {
-    if (fingerprints.length === 0) return [];
+    if (fingerprints.length === 0) {
+      return [];
+    }
     const rows = await sql<RunStateRow>`
       select s.environment_id, e.name as environment_name, s.fingerprint, s.run_start, s.from_index,
         s.to_index, s.exited
@@ -204,7 +208,9 @@ export const componentsRepository = {
     since: Date | undefined,
     until: Date | undefined,
   ): Promise<SnapshotPoint[]> {
-    if (ranges.length === 0) return [];
+    if (ranges.length === 0) {
+      return [];
+    }
     const records = ranges.map((r) => ({ e: r.environmentId, lo: r.lo, hi: r.hi, p: r.points }));
     const inEffect = (at: Date) => sql<number>`(select p.index from runtime_snapshots p
       where p.org_id = ${orgId} and p.environment_id = r.e and p.created_at <= ${at}

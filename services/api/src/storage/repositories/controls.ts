@@ -1,7 +1,7 @@
 /** Controls (beta) and their versions. */
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../database.js';
-import { containsPattern } from './json.js';
+import { containsPattern } from '../like-pattern.js';
 import type { ControlsTable, ControlVersionsTable } from '../tables/evidence.js';
 
 export type ControlRow = Selectable<ControlsTable>;
@@ -14,7 +14,9 @@ export const controlsRepository = {
       .selectAll()
       .where('org_id', '=', orgId)
       .where('identifier', '=', identifier);
-    if (lock) q = q.forUpdate();
+    if (lock) {
+      q = q.forUpdate();
+    }
     return q.executeTakeFirst();
   },
 
@@ -36,7 +38,9 @@ export const controlsRepository = {
   },
 
   async latestVersions(db: Db, orgId: string, controlIds: readonly string[]): Promise<ControlVersionRow[]> {
-    if (controlIds.length === 0) return [];
+    if (controlIds.length === 0) {
+      return [];
+    }
     return db
       .selectFrom('control_versions')
       .selectAll()

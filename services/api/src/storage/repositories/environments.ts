@@ -47,7 +47,9 @@ export const environmentsRepository = {
   },
 
   async findByNames(db: Db, orgId: string, names: readonly string[]): Promise<EnvironmentRow[]> {
-    if (names.length === 0) return [];
+    if (names.length === 0) {
+      return [];
+    }
     return db
       .selectFrom('environments')
       .selectAll()
@@ -57,7 +59,9 @@ export const environmentsRepository = {
   },
 
   async findByIds(db: Db, orgId: string, ids: readonly string[]): Promise<EnvironmentRow[]> {
-    if (ids.length === 0) return [];
+    if (ids.length === 0) {
+      return [];
+    }
     return db
       .selectFrom('environments')
       .selectAll()
@@ -72,8 +76,12 @@ export const environmentsRepository = {
     f: EnvironmentListFilter,
   ): Promise<{ rows: EnvironmentRow[]; total: number }> {
     let q = db.selectFrom('environments').where('org_id', '=', orgId).where('archived', '=', false);
-    if (f.name) q = q.where(sql<boolean>`position(lower(${f.name}) in lower(name)) > 0`);
-    if (f.types && f.types.length > 0) q = q.where('type', 'in', f.types as EnvironmentType[]);
+    if (f.name) {
+      q = q.where(sql<boolean>`position(lower(${f.name}) in lower(name)) > 0`);
+    }
+    if (f.types && f.types.length > 0) {
+      q = q.where('type', 'in', f.types as EnvironmentType[]);
+    }
     for (const tag of f.tags ?? []) {
       q =
         tag.value === undefined
@@ -82,7 +90,9 @@ export const environmentsRepository = {
     }
     const total = (await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
     let rows = q.selectAll().orderBy(f.sort, f.direction).orderBy('name', 'asc');
-    if (f.limit !== undefined) rows = rows.limit(f.limit).offset(f.offset ?? 0);
+    if (f.limit !== undefined) {
+      rows = rows.limit(f.limit).offset(f.offset ?? 0);
+    }
     return { rows: await rows.execute(), total: Number(total) };
   },
 
@@ -156,7 +166,9 @@ export const environmentsRepository = {
   /** Members of logical environments, by logical id. */
   async membersOf(db: Db, orgId: string, logicalIds: readonly string[]): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>();
-    if (logicalIds.length === 0) return out;
+    if (logicalIds.length === 0) {
+      return out;
+    }
     const rows = await db
       .selectFrom('environment_members as m')
       .innerJoin('environments as e', (j) =>
@@ -167,7 +179,9 @@ export const environmentsRepository = {
       .where('m.logical_id', 'in', [...logicalIds])
       .orderBy('e.name')
       .execute();
-    for (const r of rows) out.set(r.logical_id, [...(out.get(r.logical_id) ?? []), r.name]);
+    for (const r of rows) {
+      out.set(r.logical_id, [...(out.get(r.logical_id) ?? []), r.name]);
+    }
     return out;
   },
 
@@ -181,7 +195,9 @@ export const environmentsRepository = {
   },
 
   async addMembers(db: Db, orgId: string, logicalId: string, physicalIds: readonly string[]): Promise<void> {
-    if (physicalIds.length === 0) return;
+    if (physicalIds.length === 0) {
+      return;
+    }
     await db
       .insertInto('environment_members')
       .values(physicalIds.map((p) => ({ org_id: orgId, logical_id: logicalId, physical_id: p })))
@@ -192,7 +208,9 @@ export const environmentsRepository = {
   /** Names of attached policies, by environment id. */
   async policyNamesOf(db: Db, orgId: string, envIds: readonly string[]): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>();
-    if (envIds.length === 0) return out;
+    if (envIds.length === 0) {
+      return out;
+    }
     const rows = await db
       .selectFrom('environment_policies as ep')
       .innerJoin('policies as p', (j) =>
@@ -203,7 +221,9 @@ export const environmentsRepository = {
       .where('ep.environment_id', 'in', [...envIds])
       .orderBy('p.name')
       .execute();
-    for (const r of rows) out.set(r.environment_id, [...(out.get(r.environment_id) ?? []), r.name]);
+    for (const r of rows) {
+      out.set(r.environment_id, [...(out.get(r.environment_id) ?? []), r.name]);
+    }
     return out;
   },
 
@@ -214,7 +234,9 @@ export const environmentsRepository = {
     policyIds: readonly string[],
     now: Date,
   ): Promise<number> {
-    if (policyIds.length === 0) return 0;
+    if (policyIds.length === 0) {
+      return 0;
+    }
     const rows = await db
       .insertInto('environment_policies')
       .values(
@@ -227,7 +249,9 @@ export const environmentsRepository = {
   },
 
   async detachPolicies(db: Db, orgId: string, envId: string, policyIds: readonly string[]): Promise<number> {
-    if (policyIds.length === 0) return 0;
+    if (policyIds.length === 0) {
+      return 0;
+    }
     const rows = await db
       .deleteFrom('environment_policies')
       .where('org_id', '=', orgId)

@@ -1,5 +1,9 @@
 /** Evidence file contents, stored once per organization and sha256. */
+import { sql } from 'kysely';
 import type { Db } from '../database.js';
+
+/** A file stored again later than this after it was stored counts as new (`created_at` moves). */
+const TOUCH_AFTER_MS = 600_000;
 
 export const evidenceFilesRepository = {
   async put(db: Db, orgId: string, file: { sha256: string; content: Buffer; now: Date }): Promise<void> {
@@ -12,8 +16,34 @@ export const evidenceFilesRepository = {
         content: file.content,
         created_at: file.now,
       })
-      .onConflict((oc) => oc.columns(['org_id', 'sha256']).doNothing())
+      // A file stored again is young again, so `deleteOrphans` cannot take it from under the
+      // attestation about to name it (the row lock orders the two).
+      .onConflict((oc) =>
+        oc
+          .columns(['org_id', 'sha256'])
+          .doUpdateSet({ created_at: (eb) => eb.ref('excluded.created_at') })
+          .where('evidence_files.created_at', '<', new Date(file.now.getTime() - TOUCH_AFTER_MS)),
+      )
       .execute();
+  },
+
+  /**
+   * Deletes at most `limit` files stored before `span.before` (and at or after `span.since`, when
+   * given) that no attestation of their organization names; returns how many.
+   */
+  async deleteOrphans(db: Db, span: { since: Date | null; before: Date }, limit: number): Promise<number> {
+    const { since, before } = span;
+    const result = await sql`
+      delete from evidence_files f
+      where f.created_at < ${before}
+        and (f.org_id, f.sha256) in (
+          select e.org_id, e.sha256 from evidence_files e
+          where e.created_at < ${before}
+            and (${since}::timestamptz is null or e.created_at >= ${since}::timestamptz)
+            and not exists (
+              select 1 from attestations a where a.org_id = e.org_id and a.evidence_sha256 = e.sha256)
+          limit ${limit})`.execute(db);
+    return Number(result.numAffectedRows ?? 0);
   },
 
   async get(db: Db, orgId: string, sha256: string): Promise<{ content: Buffer; size: number } | undefined> {

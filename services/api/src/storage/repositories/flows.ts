@@ -1,7 +1,7 @@
 /** Flows and the old names of renamed flows (spec rule 1). */
 import { sql, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../database.js';
-import { containsPattern } from './json.js';
+import { containsPattern } from '../like-pattern.js';
 import type { ComplianceStateValue, FlowsTable } from '../tables/evidence.js';
 
 export type FlowRow = Selectable<FlowsTable>;
@@ -41,7 +41,9 @@ export const flowsRepository = {
   /** The flow named `name`, or the flow that was renamed away from it. */
   async findByName(db: Db, orgId: string, name: string): Promise<FlowRow | undefined> {
     const direct = await flowsRepository.findByOwnName(db, orgId, name);
-    if (direct) return direct;
+    if (direct) {
+      return direct;
+    }
     return db
       .selectFrom('flow_aliases as a')
       .innerJoin('flows as f', (j) => j.onRef('f.org_id', '=', 'a.org_id').onRef('f.id', '=', 'a.flow_id'))
@@ -81,7 +83,9 @@ export const flowsRepository = {
   },
 
   async findByIds(db: Db, orgId: string, ids: readonly string[]): Promise<FlowRow[]> {
-    if (ids.length === 0) return [];
+    if (ids.length === 0) {
+      return [];
+    }
     return db
       .selectFrom('flows')
       .selectAll()
@@ -166,7 +170,9 @@ export const flowsRepository = {
     } else {
       rows = rows.orderBy('f.name', filter.direction);
     }
-    if (page) rows = rows.limit(page.limit).offset(page.offset);
+    if (page) {
+      rows = rows.limit(page.limit).offset(page.offset);
+    }
     return { rows: await rows.execute(), total };
   },
 };

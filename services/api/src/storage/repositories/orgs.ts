@@ -14,6 +14,12 @@ export const orgsRepository = {
     return db.selectFrom('orgs').selectAll().where('id', '=', id).executeTakeFirst();
   },
 
+  /** Whether the database holds any organization at all. */
+  async any(db: Db): Promise<boolean> {
+    const row = await db.selectFrom('orgs').select('id').limit(1).executeTakeFirst();
+    return row !== undefined;
+  },
+
   async list(db: Db): Promise<OrgRow[]> {
     return db.selectFrom('orgs').selectAll().orderBy('name').execute();
   },
@@ -29,7 +35,9 @@ export const orgsRepository = {
       .onConflict((oc) => oc.column('name').doNothing())
       .returningAll()
       .executeTakeFirst();
-    if (inserted) return { org: inserted, created: true };
+    if (inserted) {
+      return { org: inserted, created: true };
+    }
     const existing = await db
       .selectFrom('orgs')
       .selectAll()

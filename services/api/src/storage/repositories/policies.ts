@@ -28,7 +28,9 @@ export const policiesRepository = {
   },
 
   async findByNames(db: Db, orgId: string, names: readonly string[]): Promise<PolicyRow[]> {
-    if (names.length === 0) return [];
+    if (names.length === 0) {
+      return [];
+    }
     return db
       .selectFrom('policies')
       .selectAll()
@@ -67,7 +69,9 @@ export const policiesRepository = {
   },
 
   async versions(db: Db, orgId: string, policyIds: readonly string[]): Promise<PolicyVersionRow[]> {
-    if (policyIds.length === 0) return [];
+    if (policyIds.length === 0) {
+      return [];
+    }
     return db
       .selectFrom('policy_versions')
       .selectAll()
@@ -129,7 +133,9 @@ export const policiesRepository = {
   },
 
   async events(db: Db, orgId: string, policyIds: readonly string[]): Promise<PolicyEventRow[]> {
-    if (policyIds.length === 0) return [];
+    if (policyIds.length === 0) {
+      return [];
+    }
     return db
       .selectFrom('policy_events')
       .selectAll()
@@ -142,7 +148,9 @@ export const policiesRepository = {
   /** Names of the environments each policy is attached to. */
   async consumers(db: Db, orgId: string, policyIds: readonly string[]): Promise<Map<string, string[]>> {
     const out = new Map<string, string[]>();
-    if (policyIds.length === 0) return out;
+    if (policyIds.length === 0) {
+      return out;
+    }
     const rows = await db
       .selectFrom('environment_policies as ep')
       .innerJoin('environments as e', (j) =>
@@ -153,7 +161,9 @@ export const policiesRepository = {
       .where('ep.policy_id', 'in', [...policyIds])
       .orderBy('e.name')
       .execute();
-    for (const r of rows) out.set(r.policy_id, [...(out.get(r.policy_id) ?? []), r.name]);
+    for (const r of rows) {
+      out.set(r.policy_id, [...(out.get(r.policy_id) ?? []), r.name]);
+    }
     return out;
   },
 };

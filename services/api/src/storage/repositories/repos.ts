@@ -2,21 +2,23 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { ReposTable } from '../tables/evidence.js';
-import { containsPattern, toJson } from './json.js';
+import { containsPattern } from '../like-pattern.js';
+import { toJson } from './json.js';
 
 export type RepoRow = Selectable<ReposTable>;
 
-export interface RepoUpsert {
-  id: string;
-  name: string;
-  provider: string;
-  url: string;
-  external_id: string | null;
-  description: string | null;
-  vcs_instance: string | null;
-  namespace_path: string[] | null;
-  additional_info: Record<string, unknown> | null;
-}
+export type RepoUpsert = Pick<
+  RepoRow,
+  | 'id'
+  | 'name'
+  | 'provider'
+  | 'url'
+  | 'external_id'
+  | 'description'
+  | 'vcs_instance'
+  | 'namespace_path'
+  | 'additional_info'
+>;
 
 export const reposRepository = {
   /** Creates or refreshes the repo named in a `repo_info`; returns its id. */
@@ -59,12 +61,16 @@ export const reposRepository = {
 
   async findByName(db: Db, orgId: string, name: string, provider?: string): Promise<RepoRow[]> {
     let q = db.selectFrom('repos').selectAll().where('org_id', '=', orgId).where('name', '=', name);
-    if (provider !== undefined) q = q.where('provider', '=', provider);
+    if (provider !== undefined) {
+      q = q.where('provider', '=', provider);
+    }
     return q.orderBy('provider').execute();
   },
 
   async findByIds(db: Db, orgId: string, ids: readonly string[]): Promise<RepoRow[]> {
-    if (ids.length === 0) return [];
+    if (ids.length === 0) {
+      return [];
+    }
     return db
       .selectFrom('repos')
       .selectAll()
@@ -96,10 +102,17 @@ export const reposRepository = {
     direction: 'asc' | 'desc',
   ): Promise<{ rows: RepoRow[]; total: number }> {
     let q = db.selectFrom('repos').where('org_id', '=', orgId);
-    if (filter.externalId) q = q.where('external_id', '=', filter.externalId);
-    else if (filter.name) q = q.where('name', '=', filter.name);
-    if (filter.search) q = q.where('name', 'ilike', containsPattern(filter.search));
-    if (filter.provider) q = q.where('provider', '=', filter.provider);
+    if (filter.externalId) {
+      q = q.where('external_id', '=', filter.externalId);
+    } else if (filter.name) {
+      q = q.where('name', '=', filter.name);
+    }
+    if (filter.search) {
+      q = q.where('name', 'ilike', containsPattern(filter.search));
+    }
+    if (filter.provider) {
+      q = q.where('provider', '=', filter.provider);
+    }
     // The key is bound as a parameter: kysely's `->>` key() inlines it as a string literal.
     for (const tag of filter.tags) {
       q =

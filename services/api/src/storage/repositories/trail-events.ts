@@ -7,7 +7,9 @@ export type TrailEventRow = Selectable<TrailEventsTable>;
 
 export const trailEventsRepository = {
   async insert(db: Db, rows: ReadonlyArray<Insertable<TrailEventsTable>>): Promise<void> {
-    if (rows.length === 0) return;
+    if (rows.length === 0) {
+      return;
+    }
     await db
       .insertInto('trail_events')
       .values([...rows])
@@ -30,7 +32,9 @@ export const trailEventsRepository = {
     orgId: string,
     pairs: ReadonlyArray<{ trailId: string; fingerprint: string }>,
   ): Promise<TrailEventRow[]> {
-    if (pairs.length === 0) return [];
+    if (pairs.length === 0) {
+      return [];
+    }
     return db
       .selectFrom('trail_events')
       .selectAll()

@@ -41,19 +41,21 @@ export const flowIdByName = (orgId: RawBuilder<unknown>, name: RawBuilder<unknow
 /** A flow row read back with row_to_json. */
 const flowFromJson = (f: FlowRow): FlowRow => withDates(f, ['created_at', 'last_modified_at']);
 
-/** What `readForReports` reads for one trail. */
-export interface ReportRead {
+/** What `readTrailsForAttestations` reads for one trail. */
+export interface AttestationTrailRead {
   flow: FlowRow;
   trail: TrailRow;
   /** The trail row's version (xmin) at the read. */
   version: string;
   /** The flow row's version (xmin) at the read. */
   flowVersion: string;
+  /** Each of the trail's artifacts' row version (xmin) at the read, by artifact id. */
+  artifactVersions: Record<string, string>;
   inputs: EvaluationInputs;
 }
 
 /**
- * A trail's reports reduced to what its evaluation reads (`essentialReports` in
+ * A trail's reports reduced to what its evaluation reads (`essentialAttestations` in
  * usecases/evaluation.ts), in report order, as migration 0303 stores them.
  */
 export interface TrailFacts {
@@ -81,7 +83,9 @@ export const trailsRepository = {
       join flows f on f.org_id = ${orgId} and f.id = fl.id
       for update of t`.execute(db);
     const row = result.rows[0];
-    if (!row) return undefined;
+    if (!row) {
+      return undefined;
+    }
     const { flow_json, ...trail } = row;
     return {
       trail,
@@ -91,26 +95,29 @@ export const trailsRepository = {
 
   /**
    * For each (org, flow, trail): the flow (by name or an old name), its trail, the versions (xmin)
-   * of both rows and what the trail's evaluation reads (as `artifactsRepository.evaluationInputs`),
+   * of both rows and of its artifacts' rows, and what the trail's evaluation reads (as `artifactsRepository.evaluationInputs`),
    * all from one snapshot in one round trip, locking nothing; undefined where the flow or the
-   * trail is missing. A write conditioned on the versions (`attestationsRepository.insertReports`)
+   * trail is missing. A write conditioned on the versions (`attestationsRepository.insertAttestationBatch`)
    * then succeeds only if no other write to the flow or the trail committed meanwhile: every write
    * to a trail's evidence also rewrites the trail row (its evaluation), which gives the row a new
    * version.
    */
-  async readForReports(
+  async readTrailsForAttestations(
     db: Db,
     keys: ReadonlyArray<{ orgId: string; flowName: string; trailName: string }>,
-  ): Promise<Array<ReportRead | undefined>> {
+  ): Promise<Array<AttestationTrailRead | undefined>> {
     const result = await sql<
       TrailRow & {
         key_index: number;
         flow_json: FlowRow;
         version: string;
         flow_version: string;
+        artifact_versions: Record<string, string>;
       } & EvaluationInputsColumns
     >`
       select k.key_index::int as key_index, t.*, row_to_json(f) as flow_json, f.xmin::text as flow_version,
+        (select coalesce(json_object_agg(a.id, a.xmin::text), '{}'::json) from artifacts a
+          where a.org_id = t.org_id and a.trail_id = t.id) as artifact_versions,
         ${evaluationInputsColumns(sql.ref('t.org_id'), sql.ref('t.id'))}
       from unnest(${keys.map((k) => k.orgId)}::text[], ${keys.map((k) => k.flowName)}::text[],
         ${keys.map((k) => k.trailName)}::text[]) with ordinality as k(org_id, flow_name, trail_name, key_index)
@@ -121,14 +128,24 @@ export const trailsRepository = {
         where org_id = k.org_id and flow_id = fl.id and name = k.trail_name
       ) t
       join flows f on f.org_id = k.org_id and f.id = fl.id`.execute(db);
-    const reads: Array<ReportRead | undefined> = keys.map(() => undefined);
+    const reads: Array<AttestationTrailRead | undefined> = keys.map(() => undefined);
     for (const row of result.rows) {
-      const { key_index, flow_json, version, flow_version, artifacts, attestations_source, ...trail } = row;
+      const {
+        key_index,
+        flow_json,
+        version,
+        flow_version,
+        artifact_versions,
+        artifacts,
+        attestations_source,
+        ...trail
+      } = row;
       reads[key_index - 1] = {
         trail,
         flow: flowFromJson(flow_json),
         version,
         flowVersion: flow_version,
+        artifactVersions: artifact_versions,
         inputs: fromEvaluationInputsColumns({ artifacts, attestations_source }),
       };
     }
@@ -158,7 +175,9 @@ export const trailsRepository = {
   },
 
   async findByIds(db: Db, orgId: string, ids: readonly string[]): Promise<TrailRow[]> {
-    if (ids.length === 0) return [];
+    if (ids.length === 0) {
+      return [];
+    }
     return db
       .selectFrom('trails')
       .selectAll()
@@ -191,8 +210,12 @@ export const trailsRepository = {
       .selectFrom('trails as t')
       .innerJoin('flows as f', (j) => j.onRef('f.org_id', '=', 't.org_id').onRef('f.id', '=', 't.flow_id'))
       .where('t.org_id', '=', orgId);
-    if (filter.flowId) q = q.where('t.flow_id', '=', filter.flowId);
-    if (filter.flowTag) q = q.where(sql<boolean>`f.tags ->> ${filter.flowTag.key} = ${filter.flowTag.value}`);
+    if (filter.flowId) {
+      q = q.where('t.flow_id', '=', filter.flowId);
+    }
+    if (filter.flowTag) {
+      q = q.where(sql<boolean>`f.tags ->> ${filter.flowTag.key} = ${filter.flowTag.value}`);
+    }
     if (filter.fingerprintPrefix) {
       const prefix = `${filter.fingerprintPrefix}%`;
       q = q.where((eb) =>

@@ -10,25 +10,28 @@
  *   `runtime_details` and `runtime_verdicts` and shared by every state row that has them.
  */
 import type { ColumnType, Generated, JSONColumnType } from 'kysely';
+import type { z } from 'zod';
+import type { ENVIRONMENT_TYPE_VALUES } from '../../../../shared/contract/environments.js';
+import type { SnapshotArtifactFlow } from '../../../../shared/contract/snapshots.js';
+import type { PolicyDecision } from '../../domain/policy-evaluation.js';
 import type { InstanceDetail } from '../../domain/snapshot-diff.js';
+import type { NewState, StateChange } from '../../domain/snapshot-plan.js';
 
-export type { InstanceDetail };
+export type { InstanceDetail, PolicyDecision, StateChange };
+
+/**
+ * One flow record of a running fingerprint's frozen provenance, as snapshots show it (the
+ * contract's `flows[]`), with the artifact record it was found in.
+ */
+export type ProvenanceEntry = z.infer<typeof SnapshotArtifactFlow> & {
+  artifact_id: string;
+  trail_name: string;
+};
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type Json<T extends object | null> = JSONColumnType<T, string, string>;
 
-export const ENVIRONMENT_TYPES = [
-  'K8S',
-  'ECS',
-  'S3',
-  'lambda',
-  'server',
-  'docker',
-  'azure-apps',
-  'cloud-run',
-  'logical',
-] as const;
-export type EnvironmentType = (typeof ENVIRONMENT_TYPES)[number];
+export type EnvironmentType = (typeof ENVIRONMENT_TYPE_VALUES)[number];
 
 export interface EnvironmentsTable {
   org_id: string;
@@ -89,35 +92,22 @@ export interface RuntimeVerdictsTable {
   hash: string;
   compliant: boolean | null;
   /** Frozen provenance: the flows and trails the fingerprint was found in. */
-  provenance: Json<unknown[]>;
+  provenance: Json<ProvenanceEntry[]>;
   /** Frozen policy decisions (policy_decisions of the snapshot artifact). */
-  decisions: Json<unknown[]>;
+  decisions: Json<PolicyDecision[]>;
   reasons: Json<string[]>;
   allowlisted: boolean;
 }
 
-export type StateChange =
-  'started' | 'became-compliant' | 'became-non-compliant' | 'updated-provenance' | 'unchanged';
-
-export interface RuntimeStatesTable {
+/** A state of a fingerprint, valid from snapshot `from_index` to `to_index` (its fields: NewState). */
+export interface RuntimeStatesTable extends NewState {
   org_id: string;
   environment_id: string;
-  fingerprint: string;
-  from_index: number;
   to_index: number | null;
   /** Set with to_index when the fingerprint stopped running at to_index. */
   exited: Generated<boolean>;
   /** Instances running when it exited (counts may move between snapshots without making one). */
   exit_count: number | null;
-  name: string;
-  instance_count: number;
-  /** Instance count in the previous snapshot (0 when it started here). */
-  was_count: number;
-  change: StateChange;
-  detail_hash: string;
-  verdict_hash: string;
-  /** Snapshot where this run of the fingerprint started. */
-  run_start: number;
 }
 
 export interface AppliedPolicyRef {

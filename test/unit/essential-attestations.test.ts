@@ -1,11 +1,11 @@
 /**
- * A trail's facts (usecases/evaluation.ts `essentialReports`, migration 0303): reporting to a
+ * A trail's facts (domain/trail-evaluation.ts `essentialAttestations`, migration 0303): reporting to a
  * trail from its facts, report after report, evaluates exactly as reporting with its whole
  * history would, over random histories of every binding (trail, fingerprint, targets by name and
  * commit, unbound) with overrides; and the facts of a long history stay small.
  */
 import { describe, expect, it } from 'vitest';
-import { essentialReports, evaluateInputs } from '../../services/api/src/usecases/evaluation.js';
+import { essentialAttestations, evaluateInputs } from '../../services/api/src/domain/trail-evaluation.js';
 import type { EvaluationInputs } from '../../services/api/src/storage/repositories/artifacts.js';
 import type { FlowRow } from '../../services/api/src/storage/repositories/flows.js';
 import type { TrailRow } from '../../services/api/src/storage/repositories/trails.js';
@@ -52,7 +52,7 @@ function history(seed: number): { artifacts: Artifact[]; reports: Array<Omit<Rep
   const r = random(seed);
   const artifacts: Artifact[] = [];
   // The third fingerprint is never reported: attestations for it stay unbound.
-  if (r.next() < 0.8)
+  if (r.next() < 0.8) {
     artifacts.push({
       id: 'a1',
       fingerprint: FP[0]!,
@@ -62,7 +62,8 @@ function history(seed: number): { artifacts: Artifact[]; reports: Array<Omit<Rep
       state: 'INCOMPLETE',
       compliance: {},
     } as unknown as Artifact);
-  if (r.next() < 0.6)
+  }
+  if (r.next() < 0.6) {
     artifacts.push({
       id: 'a2',
       fingerprint: FP[1]!,
@@ -72,6 +73,7 @@ function history(seed: number): { artifacts: Artifact[]; reports: Array<Omit<Rep
       state: 'INCOMPLETE',
       compliance: {},
     } as unknown as Artifact);
+  }
   const length = 1 + Math.floor(r.next() * 40);
   const reports: Array<Omit<Report, 'seq'>> = [];
   for (let i = 0; i < length; i++) {
@@ -134,7 +136,7 @@ describe('trail facts', () => {
       git_commit: null,
       original_type: i % 10 === 9 ? 'generic' : null,
     }));
-    const kept = essentialReports(reports, new Set());
+    const kept = essentialAttestations(reports, new Set());
     // The first, the latest (an override) and the latest report it overrides.
     expect(kept.map((r) => r.id)).toEqual(['r0', 'r998', 'r999']);
   });
@@ -152,13 +154,13 @@ describe('trail facts', () => {
       git_commit: COMMITS[0]!,
       original_type: null,
     }));
-    expect(essentialReports(reports, new Set())).toHaveLength(5);
+    expect(essentialAttestations(reports, new Set())).toHaveLength(5);
     const byFingerprint = reports.map((r) => ({
       ...r,
       target_artifacts: null,
       artifact_fingerprint: FP[2]!,
     }));
-    expect(essentialReports(byFingerprint, new Set())).toHaveLength(5);
-    expect(essentialReports(byFingerprint, new Set([FP[2]!]))).toHaveLength(2);
+    expect(essentialAttestations(byFingerprint, new Set())).toHaveLength(5);
+    expect(essentialAttestations(byFingerprint, new Set([FP[2]!]))).toHaveLength(2);
   });
 });

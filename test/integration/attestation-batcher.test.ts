@@ -1,19 +1,18 @@
 /**
- * Reports stored together (usecases/report-batcher.ts), as a client sees them: many concurrent
- * reports to a few trails all answer and all count, in the trail's evaluation, event log and
- * order; a report that must take the lock, or that names an unknown artifact, does not disturb
- * the others in its batch; a failed batch statement leaves every report to be stored on its own.
+ * Attestations stored together (usecases/attestation-batcher.ts), as a client sees them: many
+ * concurrent attestations to a few trails all answer and all count, in the trail's evaluation,
+ * event log and order; one that must take the lock, or that names an unknown artifact, does not
+ * disturb the others in its batch; a failed batch statement leaves each to be stored on its own.
  * A trail the batcher wrote last is not read again, and what changed it since (another writer, an
  * artifact, a flow rename, a flow name taken by another flow) is still seen; on PostgreSQL, two
  * replicas reporting to the same trails at once lose and repeat nothing.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
-import { buildApp } from '../../services/api/src/app.js';
-import { openDatabase } from '../../services/api/src/storage/create-db.js';
-import { createTestApp, testConfig, type TestApp } from '../helpers/app.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
-import { TEST_DATABASE_URL, onPostgres } from '../helpers/database.js';
+import { onPostgres } from '../helpers/database.js';
+import { withReplica } from '../helpers/replica.js';
 import { attestationsRepository } from '../../services/api/src/storage/repositories/attestations.js';
 import { trailsRepository } from '../../services/api/src/storage/repositories/trails.js';
 
@@ -73,14 +72,14 @@ afterAll(async () => t?.close());
 
 describe('reports stored together', () => {
   it('stores 120 concurrent reports to four trails, in batches, each counted once', async () => {
-    const writes = vi.spyOn(attestationsRepository, 'insertReports');
+    const writes = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
     const sent = TRAILS.flatMap((trail) => Array.from({ length: 30 }, (_, i) => ({ trail, name: `n-${i}` })));
     const results = await Promise.all(sent.map((r) => report(r.trail, r.name)));
     expect(results.map((r) => r.status)).toEqual(sent.map(() => 201));
     // Shared statements: fewer writes than reports, and some with several trails or reports.
     expect(writes.mock.calls.length).toBeLessThan(120);
     const largest = Math.max(
-      ...writes.mock.calls.map(([, trails]) => trails.reduce((n, x) => n + x.reports.length, 0)),
+      ...writes.mock.calls.map(([, trails]) => trails.reduce((n, x) => n + x.attestations.length, 0)),
     );
     expect(largest).toBeGreaterThan(1);
     for (const trail of TRAILS) {
@@ -93,12 +92,29 @@ describe('reports stored together', () => {
         trail === 'b1' ? 31 : 30,
       );
     }
-    // Report order is the order the trail's attestations list them, with no gaps or repeats.
-    const listed = (await cli.get('/api/v2/attestations/acme/batched?per_page=100')).json as {
-      data: Array<{ attestation_name: string; trail_name: string }>;
-      pagination: { total: number };
-    };
-    expect(listed.pagination.total).toBe(121);
+    // Attestation order is the order the trail's attestations list them, with no gaps or repeats:
+    // the flow's listing (newest first, over two pages) holds each of the 121 once, and each
+    // trail's share of it, oldest first, is the order of that trail's slots.
+    const listed: Array<{ attestation_id: string; attestation_name: string; trail_name: string }> = [];
+    for (const page of [1, 2]) {
+      const body = (await cli.get(`/api/v2/attestations/acme/batched?per_page=100&page=${page}`)).json as {
+        data: typeof listed;
+        pagination: { total: number };
+      };
+      expect(body.pagination.total).toBe(121);
+      listed.push(...body.data);
+    }
+    expect(new Set(listed.map((a) => a.attestation_id)).size).toBe(121);
+    expect(listed.map((a) => `${a.trail_name}/${a.attestation_name}`).sort()).toEqual(
+      ['b1/warm', ...sent.map((r) => `${r.trail}/${r.name}`)].sort(),
+    );
+    for (const trail of TRAILS) {
+      const oldestFirst = listed
+        .filter((a) => a.trail_name === trail)
+        .reverse()
+        .map((a) => a.attestation_name);
+      expect(oldestFirst).toEqual(await names('batched', trail));
+    }
   });
 
   it('keeps report order: the slot shows the latest stored of 30 concurrent reports of one name', async () => {
@@ -159,7 +175,7 @@ describe('reports stored together', () => {
   });
 
   it('stores every report on its own when the shared read or write fails', async () => {
-    vi.spyOn(trailsRepository, 'readForReports').mockImplementationOnce(async (db, keys) => {
+    vi.spyOn(trailsRepository, 'readTrailsForAttestations').mockImplementationOnce(async (db, keys) => {
       void db;
       void keys;
       throw new Error('connection lost');
@@ -173,7 +189,9 @@ describe('reports stored together', () => {
       [201, ''],
     ]);
     // The batch's write fails once; stored under the lock, each report writes alone.
-    vi.spyOn(attestationsRepository, 'insertReports').mockRejectedValueOnce(new Error('connection lost'));
+    vi.spyOn(attestationsRepository, 'insertAttestationBatch').mockRejectedValueOnce(
+      new Error('connection lost'),
+    );
     const second = await Promise.all([
       report('b3', 'after-write-failure-1'),
       report('b4', 'after-write-failure-2'),
@@ -194,8 +212,10 @@ describe('trails remembered from their last write', () => {
 
   it('reads a trail once while only this batcher writes it', async () => {
     expect((await cli.json('PUT', '/api/v2/trails/acme/batched', { name: 'r1' })).status).toBe(201);
-    const reads = vi.spyOn(trailsRepository, 'readForReports');
-    for (let i = 0; i < 5; i++) expect((await attest('batched', 'r1', `step-${i}`)).status).toBe(201);
+    const reads = vi.spyOn(trailsRepository, 'readTrailsForAttestations');
+    for (let i = 0; i < 5; i++) {
+      expect((await attest('batched', 'r1', `step-${i}`)).status).toBe(201);
+    }
     expect(readsOf(reads, 'r1')).toBe(1);
     expect(await names('batched', 'r1')).toEqual(['step-0', 'step-1', 'step-2', 'step-3', 'step-4']);
   });
@@ -205,8 +225,8 @@ describe('trails remembered from their last write', () => {
     expect((await attest('batched', 'r2', 'first')).status).toBe(201);
     // Another replica's write: the trail row gets a new version.
     await sql`update trails set last_modified_at = last_modified_at where name = 'r2'`.execute(t.db.db);
-    const reads = vi.spyOn(trailsRepository, 'readForReports');
-    const writes = vi.spyOn(attestationsRepository, 'insertReports');
+    const reads = vi.spyOn(trailsRepository, 'readTrailsForAttestations');
+    const writes = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
     expect((await attest('batched', 'r2', 'second')).status).toBe(201);
     const outcomes = await Promise.all(
       writes.mock.results.map((r) => r.value as Promise<Map<string, string>>),
@@ -291,17 +311,13 @@ describe('trails remembered from their last write', () => {
 
 describe.runIf(onPostgres)('two replicas reporting to the same trails', () => {
   it('stores every report of both once, in one order, and evaluates the whole of it', async () => {
-    // Its own pool on the same schema, as another process would have.
-    const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(t.db.db)).rows[0]!.s;
-    const replicaDb = await openDatabase({ databaseUrl: TEST_DATABASE_URL, searchPath: schema, poolMax: 4 });
-    const replica = await buildApp({ config: testConfig(), database: replicaDb, logger: false });
-    try {
-      await replica.ready();
+    await withReplica(t, async (replica) => {
       const other = cliClient(replica, await t.seedKey('acme', 'admin'));
       const trails = ['m1', 'm2', 'm3'];
-      for (const trail of trails)
+      for (const trail of trails) {
         expect((await cli.json('PUT', '/api/v2/trails/acme/batched', { name: trail })).status).toBe(201);
-      const writes = vi.spyOn(attestationsRepository, 'insertReports');
+      }
+      const writes = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
       // Waves: within one, both replicas write the same trails at once; between two, each finds
       // the trails it remembers written by the other.
       const sent: string[] = [];
@@ -343,9 +359,6 @@ describe.runIf(onPostgres)('two replicas reporting to the same trails', () => {
           );
         }
       }
-    } finally {
-      await replica.close();
-      await replicaDb.close();
-    }
+    });
   });
 });
