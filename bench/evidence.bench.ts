@@ -14,6 +14,7 @@ import pg from 'pg';
 import { createHash, randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { startApi, type BenchContext, type BenchFigure } from './harness.js';
+import { insertTransaction } from './pipeline-baseline.js';
 
 const CONNECTIONS = 64;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -80,10 +81,14 @@ export default async function bench(ctx: BenchContext): Promise<BenchFigure[]> {
         headers: { ...headers, 'content-type': 'application/json; charset=utf-8' },
         body: JSON.stringify(body),
       });
-      if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+      if (res.status >= 300) {
+        throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+      }
     };
     await json('PUT', '/api/v2/flows/bench', { name: 'ci', description: 'bench' });
-    for (let i = 0; i < TRAILS; i++) await json('PUT', '/api/v2/trails/bench/ci', { name: `t${i}` });
+    for (let i = 0; i < TRAILS; i++) {
+      await json('PUT', '/api/v2/trails/bench/ci', { name: `t${i}` });
+    }
 
     // 1. Attestation ingest.
     const form = multipart({
@@ -110,8 +115,9 @@ export default async function bench(ctx: BenchContext): Promise<BenchFigure[]> {
     await ingestLoad(WARMUP_S);
     const ingest = await ingestLoad(DURATION_S);
     const ingestOk = ingest['2xx'];
-    if (ingest.non2xx > 0 || ingest.errors > 0)
+    if (ingest.non2xx > 0 || ingest.errors > 0) {
       ctx.log(`ingest: ${ingest.non2xx} non-2xx, ${ingest.errors} errors`);
+    }
     const ingestRate = ingestOk / (ingest.duration || DURATION_S);
 
     const baselineRate = await pgInsertBaseline(api.db, ingestOk);
@@ -148,14 +154,18 @@ export default async function bench(ctx: BenchContext): Promise<BenchFigure[]> {
           headers: { ...headers, 'content-type': f.contentType },
           body: f.body,
         });
-        if (res.status !== 201) throw new Error(`attest: ${res.status}`);
+        if (res.status !== 201) {
+          throw new Error(`attest: ${res.status}`);
+        }
       }
     }
     const get = await load(
       { url: api.url, headers: { ...headers, 'content-type': 'application/json; charset=utf-8' } },
       fps.map((fp) => `/api/v2/artifacts/bench/ci/fingerprint/${fp}`),
     );
-    if (get.non2xx > 0 || get.errors > 0) ctx.log(`get: ${get.non2xx} non-2xx, ${get.errors} errors`);
+    if (get.non2xx > 0 || get.errors > 0) {
+      ctx.log(`get: ${get.non2xx} non-2xx, ${get.errors} errors`);
+    }
     // For scale: an authenticated route doing one query (the organization), under the same load.
     const org = await load({ url: `${api.url}/api/v2/organizations/bench`, headers });
     const hello = await helloWorldRate();
@@ -217,20 +227,7 @@ async function inserts(pool: pg.Pool, count: number): Promise<void> {
     Array.from({ length: CONNECTIONS }, async () => {
       while (next < count) {
         next++;
-        const client = await pool.connect();
-        try {
-          await client.query('begin');
-          await client.query('insert into rows values ($1, $2, $3, $4, $5, now())', [
-            'org',
-            randomBytes(16).toString('hex'),
-            `t${next % TRAILS}`,
-            'lint',
-            '{"is_compliant":true}',
-          ]);
-          await client.query('commit');
-        } finally {
-          client.release();
-        }
+        await insertTransaction(pool, `t${next % TRAILS}`);
       }
     }),
   );

@@ -42,8 +42,9 @@ export default async function run(ctx: BenchContext): Promise<BenchFigure[]> {
         ...(body ? { payload: body.payload } : {}),
       });
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      if (res.statusCode >= 300)
+      if (res.statusCode >= 300) {
         throw new Error(`${method} ${url}: ${res.statusCode} ${res.body.slice(0, 300)}`);
+      }
       return { ms, body: res.body };
     };
     const db = api.db.db;
@@ -60,9 +61,13 @@ export default async function run(ctx: BenchContext): Promise<BenchFigure[]> {
 
     // Baseline: a single-row indexed read through the same stack, in the same run.
     const baselineUrl = `/api/v2/environments/${api.org}/env-1`;
-    for (let i = 0; i < 20; i++) await call('GET', baselineUrl);
+    for (let i = 0; i < 20; i++) {
+      await call('GET', baselineUrl);
+    }
     const baselineRuns: number[] = [];
-    for (let i = 0; i < 50; i++) baselineRuns.push((await call('GET', baselineUrl)).ms);
+    for (let i = 0; i < 50; i++) {
+      baselineRuns.push((await call('GET', baselineUrl)).ms);
+    }
     const baseline = median(baselineRuns);
     ctx.log(`baseline GET environment: ${baseline.toFixed(2)} ms`);
 
@@ -86,8 +91,9 @@ export default async function run(ctx: BenchContext): Promise<BenchFigure[]> {
     const byKind = new Map<string, number[]>();
     let matched = 0;
     let intervals = 0;
-    for (let i = 0; i < 40; i++)
+    for (let i = 0; i < 40; i++) {
       await call('GET', `/api/v2/exposure/${api.org}?${await queries[i % 4]!.url()}`);
+    }
     for (let i = 0; i < 400; i++) {
       const q = queries[i % queries.length]!;
       const url = `/api/v2/exposure/${api.org}?${await q.url()}`;

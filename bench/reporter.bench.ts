@@ -66,7 +66,9 @@ function waitForLog(child: ChildProcessWithoutNullStreams, msg: string): Promise
       for (const line of lines) {
         try {
           const entry = JSON.parse(line) as Record<string, any>;
-          if (entry.msg !== msg) continue;
+          if (entry.msg !== msg) {
+            continue;
+          }
           child.stdout.off('data', onData);
           return resolve(entry);
         } catch {
@@ -84,12 +86,18 @@ const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 export default async function run(ctx: BenchContext): Promise<BenchFigure[]> {
   ctx.log('compiling (npm run build)');
   const build = spawnSync('npm', ['run', 'build'], { encoding: 'utf8' });
-  if (build.status !== 0) throw new Error(`build failed: ${build.stdout}${build.stderr}`);
+  if (build.status !== 0) {
+    throw new Error(`build failed: ${build.stdout}${build.stderr}`);
+  }
 
   const double = await new ApiServerDouble({ historyLimit: 200_000 }).start();
-  for (let n = 0; n < NAMESPACES; n++)
-    for (let d = 0; d < DEPLOYMENTS_PER_NAMESPACE; d++)
-      for (const pod of deploymentPods(ns(n), `svc-${d}`, image(n, d, 1), REPLICAS)) double.putPod(pod);
+  for (let n = 0; n < NAMESPACES; n++) {
+    for (let d = 0; d < DEPLOYMENTS_PER_NAMESPACE; d++) {
+      for (const pod of deploymentPods(ns(n), `svc-${d}`, image(n, d, 1), REPLICAS)) {
+        double.putPod(pod);
+      }
+    }
+  }
   const receiver = await new RecordingReceiver('bench', KEY).start();
   receiver.environments.set('cluster', 'K8S');
   const dir = mkdtempSync(join(tmpdir(), 'verity-bench-reporter-'));
@@ -135,8 +143,11 @@ export default async function run(ctx: BenchContext): Promise<BenchFigure[]> {
     const atStart = memory(child.pid!);
     ctx.log(`reporter started: resident ${mib(atStart.rss)} MiB`);
     // Keep draining the log so the child never blocks on a full pipe (into a file when asked).
-    if (process.env.BENCH_REPORTER_LOG) child.stdout.pipe(createWriteStream(process.env.BENCH_REPORTER_LOG));
-    else child.stdout.resume();
+    if (process.env.BENCH_REPORTER_LOG) {
+      child.stdout.pipe(createWriteStream(process.env.BENCH_REPORTER_LOG));
+    } else {
+      child.stdout.resume();
+    }
     const ops = `http://127.0.0.1:${port}`;
     const metrics = async () => (await fetch(`${ops}/metrics`)).text();
     await firstReport;
@@ -172,7 +183,9 @@ export default async function run(ctx: BenchContext): Promise<BenchFigure[]> {
         const [namespace, name] = extras.shift()!;
         double.deletePod(namespace, name);
       }
-      if (i % 4 === 3) await sleep(16);
+      if (i % 4 === 3) {
+        await sleep(16);
+      }
     }
     // The storm is done when the reporter has evaluated it (debounce after the last event).
     const deadline = performance.now() + DEBOUNCE_MS + 15_000;
@@ -204,9 +217,12 @@ export default async function run(ctx: BenchContext): Promise<BenchFigure[]> {
         60_000,
       );
       const previous = image(n, d, 1);
-      for (const p of deploymentPods(ns(n), `svc-${d}`, previous, REPLICAS))
+      for (const p of deploymentPods(ns(n), `svc-${d}`, previous, REPLICAS)) {
         double.deletePod(ns(n), p.metadata.name);
-      for (const p of deploymentPods(ns(n), `svc-${d}`, next, REPLICAS)) double.putPod(p);
+      }
+      for (const p of deploymentPods(ns(n), `svc-${d}`, next, REPLICAS)) {
+        double.putPod(p);
+      }
       const t0 = performance.now();
       const [arrived] = await put;
       latencies.push(arrived.at - t0);
@@ -256,7 +272,9 @@ export default async function run(ctx: BenchContext): Promise<BenchFigure[]> {
   } finally {
     child.kill('SIGTERM');
     await new Promise((resolve) => child.once('exit', resolve));
-    if (stderr) ctx.log(`reporter stderr: ${stderr.slice(0, 500)}`);
+    if (stderr) {
+      ctx.log(`reporter stderr: ${stderr.slice(0, 500)}`);
+    }
     await receiver.stop();
     await double.close();
     rmSync(dir, { recursive: true, force: true });

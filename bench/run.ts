@@ -28,13 +28,17 @@ for (const file of files) {
   process.stdout.write(`\n## ${name}\n`);
   const mod = (await import(pathToFileURL(join(here, file)).href)) as BenchModule;
   const figures = await mod.default({ log: (line: string) => process.stdout.write(`  ${line}\n`) });
-  for (const f of figures) rows.push({ ...f, bench: name });
+  for (const f of figures) {
+    rows.push({ ...f, bench: name });
+  }
 }
 
 process.stdout.write('\n| benchmark | figure | value | target | verdict |\n|---|---|---|---|---|\n');
 for (const r of rows) {
   const verdict = r.pass === undefined ? '' : r.pass ? 'ok' : 'MISSED';
-  if (r.pass === false) failed += 1;
+  if (r.pass === false) {
+    failed += 1;
+  }
   process.stdout.write(`| ${r.bench} | ${r.name} | ${r.value} | ${r.target ?? ''} | ${verdict} |\n`);
 }
 process.exit(failed > 0 ? 1 : 0);

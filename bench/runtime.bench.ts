@@ -55,8 +55,9 @@ export default async function run(ctx: BenchContext): Promise<BenchFigure[]> {
         ...(payload !== undefined ? { payload } : {}),
       });
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      if (res.statusCode >= 300)
+      if (res.statusCode >= 300) {
         throw new Error(`${method} ${url}: ${res.statusCode} ${res.body.slice(0, 300)}`);
+      }
       return { ms, body: res.body };
     };
     const env = 'cluster';
@@ -66,10 +67,13 @@ export default async function run(ctx: BenchContext): Promise<BenchFigure[]> {
     const report = () => ({ artifacts: versions.flatMap((v, d) => podsOf(d, v)) });
 
     // Baseline: a small authenticated read, in the same process and run.
-    for (let i = 0; i < 20; i++) await call('GET', `/api/v2/environments/${api.org}/${env}`);
+    for (let i = 0; i < 20; i++) {
+      await call('GET', `/api/v2/environments/${api.org}/${env}`);
+    }
     const baselineRuns: number[] = [];
-    for (let i = 0; i < 30; i++)
+    for (let i = 0; i < 30; i++) {
       baselineRuns.push((await call('GET', `/api/v2/environments/${api.org}/${env}`)).ms);
+    }
     const baseline = median(baselineRuns);
     ctx.log(`baseline GET environment: ${baseline.toFixed(2)} ms`);
 
@@ -79,7 +83,9 @@ export default async function run(ctx: BenchContext): Promise<BenchFigure[]> {
     );
 
     const identical: number[] = [];
-    for (let i = 0; i < 7; i++) identical.push((await call('PUT', reportUrl, report())).ms);
+    for (let i = 0; i < 7; i++) {
+      identical.push((await call('PUT', reportUrl, report())).ms);
+    }
     const identicalMs = median(identical);
 
     const rolls: number[] = [];
@@ -100,7 +106,9 @@ export default async function run(ctx: BenchContext): Promise<BenchFigure[]> {
       versions[d] = (versions[d] ?? 1) + 1;
       await call('PUT', reportUrl, report());
       // What autovacuum does on a live server: dead rows of the live state become reusable.
-      if (r % 100 === 99) await sql`vacuum runtime_live, environments, runtime_states`.execute(api.db.db);
+      if (r % 100 === 99) {
+        await sql`vacuum runtime_live, environments, runtime_states`.execute(api.db.db);
+      }
     }
     await sql`vacuum analyze`.execute(api.db.db);
     const after = await sizeOf(api);

@@ -1,0 +1,229 @@
+/**
+ * The CI workload on PostgreSQL (`npm run bench -- pipeline`): trails that carry an artifact, as
+ * the kosli CLI reports them. The API runs in a child process (`services/api/src/main.ts`, rate
+ * limits off, a service-account key); the load comes from this process, 64 connections.
+ *  1. Pipelines: each caller runs CI runs on new trails (pipeline-ci.ts): begin trail, attest
+ *     artifact, five attestations bound to it (junit and snyk with their results file attached,
+ *     generic, custom, pull request), two trail-level attestations, assert artifact, get artifact.
+ *     Throughput and p50/p99 per request kind, pipelines per second.
+ *  2. Artifact-bound generic attestations, 64 trails with an artifact each, one caller a trail.
+ *  3. Trail-level generic attestations on the same trails.
+ *  4. One trail with an artifact, 64 callers attesting to it.
+ *  5. GET artifact by fingerprint (autocannon) vs a fastify hello world in its own process.
+ * Rates are also given against single-row `pg` insert transactions by 64 callers, measured in the
+ * same run. Then the organization grows to BENCH_PIPELINE_SEED attestations (default 1,000,000;
+ * 0 skips; pipeline-seed.ts) and 2 to 5 run again on it, on a new API process.
+ * BENCH_DURATION_S (default 10) is each workload's length.
+ */
+import { getLoad, pgInsertRate } from './pipeline-baseline.js';
+import { attestGeneric, beginWithArtifact, FLOW, pipeline, setupFlow } from './pipeline-ci.js';
+import { fingerprintOf, fmt, forDuration, ms, Recorder, type Target } from './pipeline-client.js';
+import { seedOrganization } from './pipeline-seed.js';
+import {
+  ensureDatabase,
+  newSchema,
+  startApiProcess,
+  startHelloWorld,
+  type ApiProcess,
+} from './pipeline-server.js';
+import type { BenchContext, BenchFigure } from './harness.js';
+
+const CONNECTIONS = 64;
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const SEED = Number(process.env.BENCH_PIPELINE_SEED ?? 1_000_000);
+const RUN = Date.now().toString(36);
+
+interface Rate {
+  rate: number;
+  p50: number;
+  p99: number;
+}
+
+/** Rate and percentiles of one kind of request (or all) over `seconds`, printing failures. */
+function rateOf(rec: Recorder, seconds: number, ctx: BenchContext, kind?: string): Rate {
+  for (const [k, f] of rec.failures) {
+    if (!kind || k === kind) {
+      ctx.log(`  ${k}: ${f.count} failed, e.g. ${f.sample}`);
+    }
+  }
+  return { rate: rec.count(kind) / seconds, ...rec.percentiles(kind) };
+}
+
+/** Workload 1: whole CI runs on new trails; prints a line per request kind. */
+async function runPipelines(t: Target, ctx: BenchContext, baseline: number): Promise<Rate> {
+  const rec = new Recorder();
+  let pipelines = 0;
+  const elapsed = await forDuration(CONNECTIONS, DURATION_S, async (caller, round) => {
+    const before = rec.failed();
+    await pipeline(t, rec, `run-${RUN}-${caller}-${round}`);
+    if (rec.failed() === before) {
+      pipelines += 1;
+    }
+  });
+  ctx.log(`pipelines: ${fmt(pipelines)} in ${elapsed.toFixed(1)} s, ${(pipelines / elapsed).toFixed(1)} /s`);
+  ctx.log('| request | count | /s | vs pg insert | p50 ms | p99 ms |');
+  for (const kind of rec.latencies.keys()) {
+    const r = rateOf(rec, elapsed, ctx, kind);
+    ctx.log(
+      `| ${kind} | ${rec.count(kind)} | ${fmt(r.rate)} | ${(r.rate / baseline).toFixed(3)} | ${ms(r.p50)} | ${ms(r.p99)} |`,
+    );
+  }
+  const all = rateOf(rec, elapsed, ctx);
+  ctx.log(`all requests: ${fmt(all.rate)} /s, p50 ${ms(all.p50)} ms, p99 ${ms(all.p99)} ms`);
+  return { rate: pipelines / elapsed, p50: all.p50, p99: all.p99 };
+}
+
+/** 64 trails, each with its artifact reported. */
+async function artifactTrails(t: Target, prefix: string): Promise<Array<{ trail: string; fp: string }>> {
+  const rec = new Recorder();
+  const trails = Array.from({ length: CONNECTIONS }, (_, i) => {
+    const trail = `${prefix}-${RUN}-${i}`;
+    return { trail, fp: fingerprintOf(`artifact ${trail}`) };
+  });
+  await Promise.all(trails.map(({ trail, fp }) => beginWithArtifact(t, rec, trail, fp)));
+  if (rec.failures.size > 0) {
+    throw new Error(`setup failed: ${JSON.stringify([...rec.failures])}`);
+  }
+  return trails;
+}
+
+/** Workloads 2 to 4 (attestations on trails with artifacts) and 5 (GET artifact). */
+async function ingestWorkloads(t: Target, ctx: BenchContext, label: string): Promise<Record<string, Rate>> {
+  const trails = await artifactTrails(t, `${label}-w`);
+  const measure = async (kind: string, send: (rec: Recorder, caller: number) => Promise<unknown>) => {
+    await forDuration(CONNECTIONS, 1, async (caller) => void (await send(new Recorder(), caller))); // warm-up
+    const rec = new Recorder();
+    const elapsed = await forDuration(
+      CONNECTIONS,
+      DURATION_S,
+      async (caller) => void (await send(rec, caller)),
+    );
+    return rateOf(rec, elapsed, ctx, kind);
+  };
+  const out: Record<string, Rate> = {};
+  out.bound = await measure('bound', (rec, i) =>
+    attestGeneric(t, rec, 'bound', trails[i]!.trail, 'backend.lint', trails[i]!.fp),
+  );
+  out.trail = await measure('trail', (rec, i) =>
+    attestGeneric(t, rec, 'trail', trails[i]!.trail, 'security-review', null),
+  );
+  out.one = await measure('one', (rec) =>
+    attestGeneric(t, rec, 'one', trails[0]!.trail, 'backend.lint', trails[0]!.fp),
+  );
+  const paths = trails.map(({ fp }) => `/api/v2/artifacts/${t.org}/${FLOW}/fingerprint/${fp}`);
+  const headers = { authorization: `Bearer ${t.key}`, 'user-agent': 'Kosli/v2.38.0' };
+  await getLoad(t.url, paths, headers, CONNECTIONS, 1);
+  const get = await getLoad(t.url, paths, headers, CONNECTIONS, DURATION_S);
+  if (get.failures > 0) {
+    ctx.log(`  get artifact: ${get.failures} failed`);
+  }
+  out.get = get;
+  return out;
+}
+
+const WORKLOADS = [
+  { key: 'bound', name: 'artifact-bound attestations, 64 trails with artifacts', min: 0.4, p99: 50 },
+  { key: 'trail', name: 'trail-level attestations, 64 trails with artifacts', min: 0.4, p99: 50 },
+  { key: 'one', name: 'one trail with an artifact, 64 writers', min: 0.25 },
+] as const;
+
+function figuresFor(label: string, r: Record<string, Rate>, baseline: number, hello: number): BenchFigure[] {
+  const figures: BenchFigure[] = [];
+  for (const w of WORKLOADS) {
+    const x = r[w.key]!;
+    const ratio = x.rate / baseline;
+    const p99ok = !('p99' in w) || x.p99 < w.p99;
+    figures.push({
+      name: `${label}: ${w.name} vs pg insert txns (64 conns)`,
+      value: `${ratio.toFixed(2)} (${fmt(x.rate)} vs ${fmt(baseline)} /s; p50 ${ms(x.p50)} ms, p99 ${ms(x.p99)} ms)`,
+      target: `>= ${w.min.toFixed(2)}${'p99' in w ? `, p99 < ${w.p99} ms` : ''}`,
+      pass: ratio >= w.min && p99ok,
+    });
+  }
+  const g = r.get!;
+  figures.push({
+    name: `${label}: GET artifact by fingerprint vs fastify hello world (separate processes, 64 conns)`,
+    value: `${(g.rate / hello).toFixed(2)} (${fmt(g.rate)} vs ${fmt(hello)} req/s; p50 ${g.p50} ms, p99 ${g.p99} ms)`,
+    target: '>= 0.40, p99 < 15 ms',
+    pass: g.rate / hello >= 0.4 && g.p99 < 15,
+  });
+  return figures;
+}
+
+/** Runs the workloads again on an organization grown to SEED attestations, on a new API process. */
+async function grown(
+  ctx: BenchContext,
+  empty: Record<string, Rate>,
+  baseline: number,
+  hello: number,
+): Promise<BenchFigure[]> {
+  const s = await newSchema('pipeline_grown');
+  let api: ApiProcess | undefined;
+  try {
+    api = await startApiProcess({ schema: s.schema });
+    await setupFlow(api);
+    await pipeline(api, new Recorder(), 'seed-template');
+    await api.stop();
+    api = undefined;
+    const seeded = await seedOrganization(s.url, {
+      org: 'bench',
+      flowName: FLOW,
+      templateTrail: 'seed-template',
+      attestations: SEED,
+      log: (line) => ctx.log(line),
+    });
+    ctx.log(
+      `seeded ${fmt(seeded.attestations)} attestations, ${fmt(seeded.trails)} trails in ${Math.round(seeded.seconds)} s`,
+    );
+    api = await startApiProcess({ schema: s.schema });
+    const r = await ingestWorkloads(api, ctx, 'grown');
+    const figures = figuresFor(`${fmt(seeded.attestations)} attestations`, r, baseline, hello);
+    for (const k of ['bound', 'trail', 'one', 'get'] as const) {
+      const ratio = r[k]!.rate / empty[k]!.rate;
+      figures.push({
+        name: `growth: ${k === 'get' ? 'GET artifact' : WORKLOADS.find((w) => w.key === k)!.name}, grown vs empty`,
+        value: `${ratio.toFixed(2)} (${fmt(r[k]!.rate)} vs ${fmt(empty[k]!.rate)} /s)`,
+        target: '>= 0.80',
+        pass: ratio >= 0.8,
+      });
+    }
+    return figures;
+  } finally {
+    await api?.stop();
+    await s.drop();
+  }
+}
+
+export default async function bench(ctx: BenchContext): Promise<BenchFigure[]> {
+  await ensureDatabase();
+  const helloProcess = await startHelloWorld();
+  const api = await startApiProcess();
+  const figures: BenchFigure[] = [];
+  let empty: Record<string, Rate>;
+  let baseline: number;
+  let hello: number;
+  try {
+    await setupFlow(api);
+    baseline = await pgInsertRate(CONNECTIONS, DURATION_S);
+    ctx.log(`baseline: ${fmt(baseline)} single-row pg insert txns/s (64 callers)`);
+    await pipeline(api, new Recorder(), `warm-${RUN}`);
+    const p = await runPipelines(api, ctx, baseline);
+    figures.push({
+      name: 'CI pipelines (64 in parallel; 12 requests each)',
+      value: `${p.rate.toFixed(1)} pipelines/s (request p50 ${ms(p.p50)} ms, p99 ${ms(p.p99)} ms)`,
+    });
+    empty = await ingestWorkloads(api, ctx, 'empty');
+    hello = (await getLoad(helloProcess.url, ['/'], {}, CONNECTIONS, DURATION_S)).rate;
+    figures.push(...figuresFor('empty org', empty, baseline, hello));
+  } finally {
+    await api.stop();
+  }
+  try {
+    if (SEED > 0) {
+      figures.push(...(await grown(ctx, empty, baseline, hello)));
+    }
+  } finally {
+    await helloProcess.stop();
+  }
+  return figures;
+}
