@@ -1,7 +1,8 @@
 /**
- * The processes the pipeline benchmark measures: the API (`services/api/src/main.ts`, as an
- * operator starts it, on a private schema of BENCH_PIPELINE_DATABASE_URL with the rate limits
- * off) and a fastify hello world, each in a child process of its own.
+ * The processes the pipeline benchmark measures: the API (compiled, and started as the image
+ * starts it, `node dist/services/api/src/main.js`, on a private schema of
+ * BENCH_PIPELINE_DATABASE_URL with the rate limits off) and a fastify hello world, each in a
+ * child process of its own.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -14,7 +15,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** The database the benchmark works in (created when missing); each run takes a schema of its own. */
 export const PIPELINE_DATABASE_URL =
-  process.env.BENCH_PIPELINE_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/verity_bench_h6';
+  process.env.BENCH_PIPELINE_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/verity_bench';
 
 /** Connections of the API's pool and of the baseline's. */
 export const POOL_MAX = Number(process.env.BENCH_POOL_MAX ?? 20);
@@ -61,6 +62,39 @@ export function withOptions(url: string, options: string): string {
   const before = u.searchParams.get('options');
   u.searchParams.set('options', before ? `${before} ${options}` : options);
   return u.toString();
+}
+
+let built: Promise<void> | undefined;
+
+/** Compiles the API once per benchmark run, as the image's build does (`tsconfig.build.json`). */
+function buildApi(): Promise<void> {
+  built ??= new Promise((resolve, reject) => {
+    const tsc = spawn(`${ROOT}node_modules/.bin/tsc`, ['-p', 'tsconfig.build.json'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    tsc.once('error', reject);
+    tsc.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`tsc exited with ${code}`))));
+  });
+  return built;
+}
+
+/**
+ * The API's command: `node dist/services/api/src/main.js` in BENCH_API_ROOT (a checkout built
+ * already, to compare two builds in one run) or in this checkout, built first;
+ * BENCH_API_SOURCE=1 runs the sources with tsx instead. BENCH_API_NODE_FLAGS go to node
+ * (`--cpu-prof --cpu-prof-dir=/tmp/prof` for a profile).
+ */
+async function apiCommand(): Promise<[string, string[]]> {
+  const flags = process.env.BENCH_API_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  if (process.env.BENCH_API_SOURCE === '1') {
+    return [`${ROOT}node_modules/.bin/tsx`, [...flags, 'services/api/src/main.ts']];
+  }
+  const root = process.env.BENCH_API_ROOT;
+  if (!root) {
+    await buildApi();
+  }
+  return [process.execPath, [...flags, `${root ?? ROOT}/dist/services/api/src/main.js`]];
 }
 
 async function freePort(): Promise<number> {
@@ -128,7 +162,8 @@ export async function startApiProcess(
   }
   const [port, metricsPort] = [await freePort(), await freePort()];
   const bootstrapKey = `bench-bootstrap-${randomBytes(16).toString('hex')}`;
-  const child = spawn(`${ROOT}node_modules/.bin/tsx`, ['services/api/src/main.ts'], {
+  const [command, args] = await apiCommand();
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: {
       ...process.env,
