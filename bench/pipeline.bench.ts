@@ -1,6 +1,6 @@
 /**
  * The CI workload on PostgreSQL (`npm run bench -- pipeline`): trails that carry an artifact, as
- * the kosli CLI reports them. The API runs in a child process (`services/api/src/main.ts`, rate
+ * the kosli CLI reports them. The API runs compiled in a child process (pipeline-server.ts, rate
  * limits off, a service-account key); the load comes from this process, 64 connections.
  *  1. Pipelines: each caller runs CI runs on new trails (pipeline-ci.ts): begin trail, attest
  *     artifact, five attestations bound to it (junit and snyk with their results file attached,
@@ -10,15 +10,18 @@
  *  3. Trail-level generic attestations on the same trails.
  *  4. One trail with an artifact, 64 callers attesting to it.
  *  5. GET artifact by fingerprint (autocannon) vs a fastify hello world in its own process.
+ *  6. A 5,000-pod K8S report whose pods run the organization's artifacts: first, identical
+ *     again, one deployment rolling out (pipeline-k8s.ts).
  * Rates are also given against single-row `pg` insert transactions by 64 callers, measured in the
  * same run. Then the organization grows to BENCH_PIPELINE_SEED attestations (default 1,000,000;
- * 0 skips; pipeline-seed.ts) and 2 to 5 run again on it, on a new API process.
+ * 0 skips; pipeline-seed.ts) and 2 to 6 run again on it, on a new API process.
  * BENCH_DURATION_S (default 10) is each workload's length.
  */
 import { getLoad, pgInsertRate } from './pipeline-baseline.js';
 import { attestGeneric, beginWithArtifact, FLOW, pipeline, setupFlow } from './pipeline-ci.js';
 import { fingerprintOf, fmt, forDuration, ms, Recorder, type Target } from './pipeline-client.js';
 import { seedOrganization } from './pipeline-seed.js';
+import { k8sReports, type K8sFigures } from './pipeline-k8s.js';
 import {
   ensureDatabase,
   newSchema,
@@ -127,6 +130,26 @@ const WORKLOADS = [
   { key: 'one', name: 'one trail with an artifact, 64 writers', min: 0.25 },
 ] as const;
 
+/** The K8S report figures (`pipeline-k8s.ts`) with the targets of the issue that set them. */
+function k8sFigures(label: string, k: K8sFigures): BenchFigure[] {
+  const what = `${label}: K8S report, 5,000 pods over 500 fingerprints (${k.known} of them artifacts of the org)`;
+  return [
+    { name: `${what}, first`, value: `${ms(k.firstMs)} ms`, target: '< 500 ms', pass: k.firstMs < 500 },
+    {
+      name: `${what}, identical again`,
+      value: `${ms(k.identicalMs)} ms`,
+      target: '< 60 ms',
+      pass: k.identicalMs < 60,
+    },
+    {
+      name: `${what}, one deployment rolls out`,
+      value: `${ms(k.rolloutMs)} ms`,
+      target: '< 150 ms',
+      pass: k.rolloutMs < 150,
+    },
+  ];
+}
+
 function figuresFor(label: string, r: Record<string, Rate>, baseline: number, hello: number): BenchFigure[] {
   const figures: BenchFigure[] = [];
   for (const w of WORKLOADS) {
@@ -177,7 +200,9 @@ async function grown(
     );
     api = await startApiProcess({ schema: s.schema });
     const r = await ingestWorkloads(api, ctx, 'grown');
-    const figures = figuresFor(`${fmt(seeded.attestations)} attestations`, r, baseline, hello);
+    const label = `${fmt(seeded.attestations)} attestations`;
+    const figures = figuresFor(label, r, baseline, hello);
+    figures.push(...k8sFigures(label, await k8sReports(api, 'cluster')));
     for (const k of ['bound', 'trail', 'one', 'get'] as const) {
       const ratio = r[k]!.rate / empty[k]!.rate;
       figures.push({
@@ -215,6 +240,7 @@ export default async function bench(ctx: BenchContext): Promise<BenchFigure[]> {
     empty = await ingestWorkloads(api, ctx, 'empty');
     hello = (await getLoad(helloProcess.url, ['/'], {}, CONNECTIONS, DURATION_S)).rate;
     figures.push(...figuresFor('empty org', empty, baseline, hello));
+    figures.push(...k8sFigures('empty org', await k8sReports(api, 'cluster')));
   } finally {
     await api.stop();
   }
