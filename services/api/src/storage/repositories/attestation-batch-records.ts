@@ -1,15 +1,28 @@
 /**
  * The JSON records `attestationsRepository.insertAttestationBatch` sends in one statement: per
  * trail its write and its conditions, its trail events and its attestation rows (each column with
- * its SQL type, written once).
+ * its SQL type, written once). jsonb values are JSON text already; they go into the records as
+ * they are, not as strings to escape here and parse twice there.
  */
 import { sql } from 'kysely';
 import type { AttestationsTable } from '../tables/evidence.js';
 import type { StoredAttestation, TrailAttestationBatch } from './attestations.js';
 
-/** A jsonb column's value as text (stored rows carry JSON text already), cast in SQL. */
-const jsonText = (v: unknown): string | null =>
-  v === null || v === undefined ? null : typeof v === 'string' ? v : JSON.stringify(v);
+/** A jsonb column's value as JSON text (stored rows carry JSON text already). */
+const jsonText = (v: unknown): string =>
+  v === null || v === undefined ? 'null' : typeof v === 'string' ? v : JSON.stringify(v);
+
+/**
+ * One JSON record: `plain` serialised, then each of `json` (JSON text) appended as it is. A JSON
+ * null reads back as SQL NULL, as a null parameter did.
+ */
+function record(plain: Record<string, unknown>, json: Record<string, unknown>): string {
+  let out = JSON.stringify(plain).slice(0, -1);
+  for (const [k, v] of Object.entries(json)) {
+    out += `,${JSON.stringify(k)}:${jsonText(v)}`;
+  }
+  return `${out}}`;
+}
 
 /**
  * The attestation columns a batch inserts, each with its SQL type, written once: the insert's
@@ -51,58 +64,66 @@ const isJson = (c: AttestationColumn) => ATTESTATION_COLUMNS[c] === 'jsonb';
 
 export const ATTESTATION_INSERT = {
   names: sql.raw(COLUMN_NAMES.join(', ')),
-  values: sql.raw(COLUMN_NAMES.map((c) => (isJson(c) ? `r.${c}::jsonb` : `r.${c}`)).join(', ')),
-  record: sql.raw(COLUMN_NAMES.map((c) => `${c} ${isJson(c) ? 'text' : ATTESTATION_COLUMNS[c]}`).join(', ')),
+  values: sql.raw(COLUMN_NAMES.map((c) => `r.${c}`).join(', ')),
+  record: sql.raw(COLUMN_NAMES.map((c) => `${c} ${ATTESTATION_COLUMNS[c]}`).join(', ')),
 };
 
 /** Columns a row may leave out, and what they store then. */
 const COLUMN_DEFAULTS: Partial<Record<AttestationColumn, string>> = { description: '', origin_url: '' };
 
-/** An attestation row as one JSON record of a batch insert. */
-function attestationRecord(r: StoredAttestation['row']): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+/** An attestation row as one JSON record of a batch insert, `ord` its place in the batch. */
+function attestationRecord(ord: number, r: StoredAttestation['row']): string {
+  const plain: Record<string, unknown> = { ord };
+  const json: Record<string, unknown> = {};
   for (const c of COLUMN_NAMES) {
-    out[c] = isJson(c) ? jsonText(r[c]) : (r[c] ?? COLUMN_DEFAULTS[c] ?? null);
-  }
-  return out;
-}
-
-/** A batch as the JSON records its statement reads: trails, trail events and attestations. */
-export function batchRecords(trails: readonly TrailAttestationBatch[]) {
-  const trailRecords: object[] = [];
-  const eventRecords: object[] = [];
-  const rowRecords: object[] = [];
-  let ord = 0;
-  for (const t of trails) {
-    trailRecords.push({
-      org_id: t.orgId,
-      trail_id: t.trailId,
-      version: t.ifUnchanged?.version ?? null,
-      flow_version: t.ifUnchanged?.flowVersion ?? null,
-      flow_names: t.ifUnchanged ? JSON.stringify(t.ifUnchanged.flowNames) : null,
-      compliance: jsonText(t.trail.compliance),
-      compliance_state: t.trail.compliance_state,
-      evaluated_at: t.trail.evaluated_at,
-      last_modified_at: t.trail.last_modified_at,
-      facts_last_id: t.facts.lastId,
-      facts: JSON.stringify(t.facts.attestations),
-      artifacts: JSON.stringify(t.artifacts ?? []),
-      marks: JSON.stringify(t.marks?.fingerprints ?? []),
-      marked_at: t.marks?.at ?? null,
-    });
-    for (const { row: r, event: e } of t.attestations) {
-      ord += 1;
-      eventRecords.push({
-        ord,
-        org_id: e.org_id,
-        trail_id: e.trail_id,
-        type: e.type,
-        fingerprint: e.fingerprint ?? null,
-        occurred_at: e.occurred_at,
-        data: jsonText(e.data),
-      });
-      rowRecords.push({ ord, ...attestationRecord(r) });
+    if (isJson(c)) {
+      json[c] = r[c];
+    } else {
+      plain[c] = r[c] ?? COLUMN_DEFAULTS[c] ?? null;
     }
   }
-  return { trailRecords, eventRecords, rowRecords };
+  return record(plain, json);
+}
+
+/** A batch as the JSON arrays its statement reads: trails, trail events and attestations. */
+export function batchRecords(trails: readonly TrailAttestationBatch[]) {
+  const trailRecords: string[] = [];
+  const eventRecords: string[] = [];
+  const rowRecords: string[] = [];
+  let ord = 0;
+  for (const t of trails) {
+    trailRecords.push(
+      record(
+        {
+          org_id: t.orgId,
+          trail_id: t.trailId,
+          version: t.ifUnchanged?.version ?? null,
+          flow_version: t.ifUnchanged?.flowVersion ?? null,
+          compliance_state: t.trail.compliance_state,
+          evaluated_at: t.trail.evaluated_at,
+          last_modified_at: t.trail.last_modified_at,
+          facts_last_id: t.facts.lastId,
+          marked_at: t.marks?.at ?? null,
+        },
+        {
+          flow_names: t.ifUnchanged ? JSON.stringify(t.ifUnchanged.flowNames) : null,
+          compliance: t.trail.compliance,
+          facts: JSON.stringify(t.facts.attestations),
+          artifacts: `[${(t.artifacts ?? []).map(({ compliance, ...a }) => record(a, { compliance })).join(',')}]`,
+          marks: JSON.stringify(t.marks?.fingerprints ?? []),
+        },
+      ),
+    );
+    for (const { row: r, event: e } of t.attestations) {
+      ord += 1;
+      const { data, ...event } = e;
+      eventRecords.push(record({ ord, ...event, fingerprint: e.fingerprint ?? null }, { data }));
+      rowRecords.push(attestationRecord(ord, r));
+    }
+  }
+  return {
+    trailRecords: `[${trailRecords.join(',')}]`,
+    eventRecords: `[${eventRecords.join(',')}]`,
+    rowRecords: `[${rowRecords.join(',')}]`,
+  };
 }

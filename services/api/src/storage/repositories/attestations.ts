@@ -115,13 +115,10 @@ export const attestationsRepository = {
     // Rows are locked trail first, then its artifacts (`au` joins `tr`), as every other writer does.
     const result = await sql<{ org_id: string; id: string; version: string; marks: number }>`
       with v as (
-        select org_id, trail_id, version, flow_version, flow_names::jsonb as flow_names,
-          compliance::jsonb as compliance, compliance_state, evaluated_at, last_modified_at, facts_last_id,
-          facts::jsonb as facts, artifacts::jsonb as artifacts, marks::jsonb as marks, marked_at
-        from jsonb_to_recordset(${JSON.stringify(trailRecords)}::jsonb) as v(org_id text,
-          trail_id text, version text, flow_version text, flow_names text, compliance text,
+        select * from jsonb_to_recordset(${trailRecords}::jsonb) as v(org_id text,
+          trail_id text, version text, flow_version text, flow_names jsonb, compliance jsonb,
           compliance_state text, evaluated_at timestamptz, last_modified_at timestamptz, facts_last_id text,
-          facts text, artifacts text, marks text, marked_at timestamptz)
+          facts jsonb, artifacts jsonb, marks jsonb, marked_at timestamptz)
       ), tr as (
         update trails t set compliance = v.compliance, compliance_state = v.compliance_state,
           evaluated_at = v.evaluated_at, last_modified_at = v.last_modified_at
@@ -137,9 +134,9 @@ export const attestationsRepository = {
             where a.xmin::text is distinct from x.version)))
         returning t.org_id, t.id, t.xmin::text as version
       ), au as (
-        update artifacts a set state = x.state, compliance = x.compliance::jsonb
+        update artifacts a set state = x.state, compliance = x.compliance
         from v join tr on tr.org_id = v.org_id and tr.id = v.trail_id
-        cross join jsonb_to_recordset(v.artifacts) x(id text, state text, compliance text, version text)
+        cross join jsonb_to_recordset(v.artifacts) x(id text, state text, compliance jsonb, version text)
         where a.org_id = v.org_id and a.trail_id = v.trail_id and a.id = x.id
           and (x.version is null or a.xmin::text = x.version)
       ), mk as (
@@ -158,15 +155,15 @@ export const attestationsRepository = {
         on conflict (org_id, trail_id) do update set last_id = excluded.last_id, facts = excluded.facts
       ), ev as (
         insert into trail_events (org_id, trail_id, type, fingerprint, occurred_at, data)
-        select e.org_id, e.trail_id, e.type, e.fingerprint, e.occurred_at, e.data::jsonb
-        from jsonb_to_recordset(${JSON.stringify(eventRecords)}::jsonb) as e(ord int, org_id text,
-          trail_id text, type text, fingerprint text, occurred_at timestamptz, data text)
+        select e.org_id, e.trail_id, e.type, e.fingerprint, e.occurred_at, e.data
+        from jsonb_to_recordset(${eventRecords}::jsonb) as e(ord int, org_id text,
+          trail_id text, type text, fingerprint text, occurred_at timestamptz, data jsonb)
         join tr on tr.org_id = e.org_id and tr.id = e.trail_id
         order by e.ord
       ), ins as (
         insert into attestations (${ATTESTATION_INSERT.names})
         select ${ATTESTATION_INSERT.values}
-        from jsonb_to_recordset(${JSON.stringify(rowRecords)}::jsonb) as r(ord int, ${ATTESTATION_INSERT.record})
+        from jsonb_to_recordset(${rowRecords}::jsonb) as r(ord int, ${ATTESTATION_INSERT.record})
         join tr on tr.org_id = r.org_id and tr.id = r.trail_id
         order by r.ord
       )
