@@ -2,6 +2,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { EnvironmentsTable, EnvironmentType } from '../tables/runtime.js';
+import { countRows } from './queries.js';
 
 export type EnvironmentRow = Selectable<EnvironmentsTable>;
 
@@ -88,12 +89,12 @@ export const environmentsRepository = {
           ? q.where(sql<boolean>`tags ? ${tag.key}`)
           : q.where(sql<boolean>`tags ->> ${tag.key} = ${tag.value}`);
     }
-    const total = (await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+    const total = await countRows(q);
     let rows = q.selectAll().orderBy(f.sort, f.direction).orderBy('name', 'asc');
     if (f.limit !== undefined) {
       rows = rows.limit(f.limit).offset(f.offset ?? 0);
     }
-    return { rows: await rows.execute(), total: Number(total) };
+    return { rows: await rows.execute(), total };
   },
 
   async insert(

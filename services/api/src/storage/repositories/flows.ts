@@ -3,6 +3,7 @@ import { sql, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../database.js';
 import { containsPattern } from '../like-pattern.js';
 import type { ComplianceStateValue, FlowsTable } from '../tables/evidence.js';
+import { countRows } from './queries.js';
 
 export type FlowRow = Selectable<FlowsTable>;
 /** A flow with its latest activity: the last change of any of its trails, and that trail's state. */
@@ -154,14 +155,7 @@ export const flowsRepository = {
           ? q.where(sql<boolean>`f.tags ? ${tag.key}`)
           : q.where(sql<boolean>`f.tags ->> ${tag.key} = ${tag.value}`);
     }
-    const total = Number(
-      (
-        await q
-          .clearSelect()
-          .select((eb) => eb.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
+    const total = await countRows(q);
     let rows = q;
     if (filter.sort === 'latest_activity') {
       rows = rows

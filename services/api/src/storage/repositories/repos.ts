@@ -4,6 +4,7 @@ import type { Db } from '../database.js';
 import type { ReposTable } from '../tables/evidence.js';
 import { containsPattern } from '../like-pattern.js';
 import { toJson } from './json.js';
+import { countRows } from './queries.js';
 
 export type RepoRow = Selectable<ReposTable>;
 
@@ -120,7 +121,7 @@ export const reposRepository = {
           ? q.where(sql<boolean>`tags ->> ${tag.key} is not null`)
           : q.where(sql<boolean>`tags ->> ${tag.key} = ${tag.value}`);
     }
-    const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const total = await countRows(q);
     const rows = await q
       .selectAll()
       .orderBy('name', direction)

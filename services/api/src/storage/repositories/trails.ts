@@ -10,6 +10,7 @@ import {
   type EvaluationInputs,
   type EvaluationInputsColumns,
 } from './artifacts.js';
+import { countRows } from './queries.js';
 
 export type TrailRow = Selectable<TrailsTable>;
 export type NewTrailRow = Omit<
@@ -229,7 +230,7 @@ export const trailsRepository = {
         ),
       );
     }
-    const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const total = await countRows(q);
     const rows = await q
       .selectAll('t')
       .select('f.name as flow_name')
