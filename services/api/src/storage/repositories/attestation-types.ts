@@ -2,6 +2,7 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { CustomAttestationTypesTable, CustomAttestationTypeVersionsTable } from '../tables/evidence.js';
+import { insertUnlessNameTaken } from './queries.js';
 
 export type AttestationTypeRow = Selectable<CustomAttestationTypesTable>;
 export type AttestationTypeVersionRow = Selectable<CustomAttestationTypeVersionsTable>;
@@ -28,12 +29,7 @@ export const attestationTypesRepository = {
     db: Db,
     row: Insertable<CustomAttestationTypesTable>,
   ): Promise<AttestationTypeRow | undefined> {
-    return db
-      .insertInto('custom_attestation_types')
-      .values(row)
-      .onConflict((oc) => oc.columns(['org_id', 'name']).doNothing())
-      .returningAll()
-      .executeTakeFirst();
+    return insertUnlessNameTaken(db, 'custom_attestation_types', row);
   },
 
   async touch(

@@ -3,7 +3,7 @@ import { sql, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../database.js';
 import { containsPattern } from '../like-pattern.js';
 import type { ComplianceStateValue, FlowsTable } from '../tables/evidence.js';
-import { countRows } from './queries.js';
+import { countRows, insertUnlessNameTaken } from './queries.js';
 
 export type FlowRow = Selectable<FlowsTable>;
 /** A flow with its latest activity: the last change of any of its trails, and that trail's state. */
@@ -11,6 +11,9 @@ export type FlowWithActivity = FlowRow & {
   latest_activity_at: Date | null;
   latest_state: ComplianceStateValue | null;
 };
+
+/** The organization's flows. */
+const flowsOf = (db: Db, orgId: string) => db.selectFrom('flows').selectAll().where('org_id', '=', orgId);
 
 const withActivity = (db: Db) =>
   db
@@ -56,12 +59,7 @@ export const flowsRepository = {
 
   /** The flow whose current name is `name`; an old name of a renamed flow does not count. */
   async findByOwnName(db: Db, orgId: string, name: string): Promise<FlowRow | undefined> {
-    return db
-      .selectFrom('flows')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('name', '=', name)
-      .executeTakeFirst();
+    return flowsOf(db, orgId).where('name', '=', name).executeTakeFirst();
   },
 
   /** The old name stops answering for the flow renamed away from it: another flow has taken it. */
@@ -75,22 +73,14 @@ export const flowsRepository = {
   },
 
   async findById(db: Db, orgId: string, id: string): Promise<FlowRow | undefined> {
-    return db
-      .selectFrom('flows')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    return flowsOf(db, orgId).where('id', '=', id).executeTakeFirst();
   },
 
   async findByIds(db: Db, orgId: string, ids: readonly string[]): Promise<FlowRow[]> {
     if (ids.length === 0) {
       return [];
     }
-    return db
-      .selectFrom('flows')
-      .selectAll()
-      .where('org_id', '=', orgId)
+    return flowsOf(db, orgId)
       .where('id', 'in', [...ids])
       .execute();
   },
@@ -104,12 +94,7 @@ export const flowsRepository = {
       tags: string;
     },
   ): Promise<FlowRow | undefined> {
-    return db
-      .insertInto('flows')
-      .values(row)
-      .onConflict((oc) => oc.columns(['org_id', 'name']).doNothing())
-      .returningAll()
-      .executeTakeFirst();
+    return insertUnlessNameTaken(db, 'flows', row);
   },
 
   async update(db: Db, orgId: string, id: string, patch: Updateable<FlowsTable>): Promise<FlowRow> {

@@ -1,5 +1,25 @@
 /** Query pieces several repositories share. */
-import type { SelectQueryBuilder } from 'kysely';
+import type { Insertable, SelectQueryBuilder } from 'kysely';
+import type { Database, Db } from '../database.js';
+
+/** The tables whose rows an organization names uniquely (a unique index on `org_id, name`). */
+type NamedTable = {
+  [T in keyof Database]: Database[T] extends { org_id: string; name: string } ? T : never;
+}[keyof Database];
+
+/** Inserts a named row; undefined, and nothing written, when the organization has that name already. */
+export async function insertUnlessNameTaken<T extends NamedTable>(
+  db: Db,
+  table: T,
+  row: Insertable<Database[T]>,
+) {
+  return db
+    .insertInto(table)
+    .values(row)
+    .onConflict((oc) => oc.columns(['org_id', 'name']).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+}
 
 /**
  * How many rows a query finds, whatever it selects; call it before adding order and paging.
