@@ -32,27 +32,20 @@ function sameTarget(a: TargetInput, b: ActionTargetRow): boolean {
   );
 }
 
+/** The organization's actions. */
+const actionsOf = (db: Db, orgId: string) => db.selectFrom('actions').selectAll().where('org_id', '=', orgId);
+
 export const actionsRepository = {
   async findByName(db: Db, orgId: string, name: string): Promise<ActionRow | undefined> {
-    return db
-      .selectFrom('actions')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('name', '=', name)
-      .executeTakeFirst();
+    return actionsOf(db, orgId).where('name', '=', name).executeTakeFirst();
   },
 
   async findByNumber(db: Db, orgId: string, number: number): Promise<ActionRow | undefined> {
-    return db
-      .selectFrom('actions')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('number', '=', number)
-      .executeTakeFirst();
+    return actionsOf(db, orgId).where('number', '=', number).executeTakeFirst();
   },
 
   async list(db: Db, orgId: string, type?: 'env' | 'flow'): Promise<ActionRow[]> {
-    let q = db.selectFrom('actions').selectAll().where('org_id', '=', orgId);
+    let q = actionsOf(db, orgId);
     if (type) {
       q = q.where('type', '=', type);
     }

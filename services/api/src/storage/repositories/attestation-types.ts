@@ -7,6 +7,10 @@ import { insertUnlessNameTaken } from './queries.js';
 export type AttestationTypeRow = Selectable<CustomAttestationTypesTable>;
 export type AttestationTypeVersionRow = Selectable<CustomAttestationTypeVersionsTable>;
 
+/** The organization's custom attestation types. */
+const typesOf = (db: Db, orgId: string) =>
+  db.selectFrom('custom_attestation_types').selectAll().where('org_id', '=', orgId);
+
 export const attestationTypesRepository = {
   async findByName(
     db: Db,
@@ -14,11 +18,7 @@ export const attestationTypesRepository = {
     name: string,
     lock = false,
   ): Promise<AttestationTypeRow | undefined> {
-    let q = db
-      .selectFrom('custom_attestation_types')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('name', '=', name);
+    let q = typesOf(db, orgId).where('name', '=', name);
     if (lock) {
       q = q.forUpdate();
     }
@@ -74,11 +74,6 @@ export const attestationTypesRepository = {
   },
 
   async list(db: Db, orgId: string): Promise<AttestationTypeRow[]> {
-    return db
-      .selectFrom('custom_attestation_types')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .orderBy('name')
-      .execute();
+    return typesOf(db, orgId).orderBy('name').execute();
   },
 };

@@ -21,6 +21,9 @@ export type RepoUpsert = Pick<
   | 'additional_info'
 >;
 
+/** The organization's repos. */
+const reposOf = (db: Db, orgId: string) => db.selectFrom('repos').selectAll().where('org_id', '=', orgId);
+
 export const reposRepository = {
   /** Creates or refreshes the repo named in a `repo_info`; returns its id. */
   async upsert(db: Db, orgId: string, repo: RepoUpsert, now: Date): Promise<string> {
@@ -52,16 +55,11 @@ export const reposRepository = {
   },
 
   async findById(db: Db, orgId: string, id: string): Promise<RepoRow | undefined> {
-    return db
-      .selectFrom('repos')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    return reposOf(db, orgId).where('id', '=', id).executeTakeFirst();
   },
 
   async findByName(db: Db, orgId: string, name: string, provider?: string): Promise<RepoRow[]> {
-    let q = db.selectFrom('repos').selectAll().where('org_id', '=', orgId).where('name', '=', name);
+    let q = reposOf(db, orgId).where('name', '=', name);
     if (provider !== undefined) {
       q = q.where('provider', '=', provider);
     }
@@ -72,10 +70,7 @@ export const reposRepository = {
     if (ids.length === 0) {
       return [];
     }
-    return db
-      .selectFrom('repos')
-      .selectAll()
-      .where('org_id', '=', orgId)
+    return reposOf(db, orgId)
       .where('id', 'in', [...ids])
       .execute();
   },

@@ -65,6 +65,9 @@ export interface TrailFacts {
   attestations: Array<Omit<EvaluationInputs['attestations'][number], 'seq'>>;
 }
 
+/** The organization's trails. */
+const trailsOf = (db: Db, orgId: string) => db.selectFrom('trails').selectAll().where('org_id', '=', orgId);
+
 export const trailsRepository = {
   /**
    * The flow (by name or an old name) and its trail, the trail locked, in one round trip;
@@ -161,12 +164,7 @@ export const trailsRepository = {
     name: string,
     lock = false,
   ): Promise<TrailRow | undefined> {
-    const q = db
-      .selectFrom('trails')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('flow_id', '=', flowId)
-      .where('name', '=', name);
+    const q = trailsOf(db, orgId).where('flow_id', '=', flowId).where('name', '=', name);
     return (lock ? q.forUpdate() : q).executeTakeFirst();
   },
 
@@ -179,10 +177,7 @@ export const trailsRepository = {
     if (ids.length === 0) {
       return [];
     }
-    return db
-      .selectFrom('trails')
-      .selectAll()
-      .where('org_id', '=', orgId)
+    return trailsOf(db, orgId)
       .where('id', 'in', [...ids])
       .execute();
   },
