@@ -15,6 +15,10 @@ export type FlowWithActivity = FlowRow & {
 /** The organization's flows. */
 const flowsOf = (db: Db, orgId: string) => db.selectFrom('flows').selectAll().where('org_id', '=', orgId);
 
+/** An update of one flow. */
+const updateFlow = (db: Db, orgId: string, id: string) =>
+  db.updateTable('flows').where('org_id', '=', orgId).where('id', '=', id);
+
 const withActivity = (db: Db) =>
   db
     .selectFrom('flows as f')
@@ -98,13 +102,7 @@ export const flowsRepository = {
   },
 
   async update(db: Db, orgId: string, id: string, patch: Updateable<FlowsTable>): Promise<FlowRow> {
-    return db
-      .updateTable('flows')
-      .set(patch)
-      .where('org_id', '=', orgId)
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    return updateFlow(db, orgId, id).set(patch).returningAll().executeTakeFirstOrThrow();
   },
 
   /** Renames; the old name stays an alias of this flow, and the new name stops being anyone's alias. */
@@ -115,12 +113,7 @@ export const flowsRepository = {
       .values({ org_id: orgId, name: flow.name, flow_id: flow.id })
       .onConflict((oc) => oc.columns(['org_id', 'name']).doUpdateSet({ flow_id: flow.id }))
       .execute();
-    await db
-      .updateTable('flows')
-      .set({ name: newName, last_modified_at: now })
-      .where('org_id', '=', orgId)
-      .where('id', '=', flow.id)
-      .execute();
+    await updateFlow(db, orgId, flow.id).set({ name: newName, last_modified_at: now }).execute();
   },
 
   async list(
