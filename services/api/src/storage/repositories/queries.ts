@@ -2,7 +2,10 @@
 import type { Insertable, SelectQueryBuilder } from 'kysely';
 import type { Database, Db } from '../database.js';
 
-/** The tables whose rows an organization names uniquely (a unique index on `org_id, name`). */
+/**
+ * The tables with `org_id` and `name` columns. (insertUnlessNameTaken needs a unique index on the
+ * two, which environments, flows, policies, service accounts and custom attestation types have.)
+ */
 type NamedTable = {
   [T in keyof Database]: Database[T] extends { org_id: string; name: string } ? T : never;
 }[keyof Database];
