@@ -9,6 +9,11 @@ export function sendJsonString(reply: FastifyReply, text: string, status = 200):
   return reply.code(status).type('application/json; charset=utf-8').send(JSON.stringify(text));
 }
 
+/** Answers the JSON string "OK": 201 when the request created the resource, else 200. */
+export function sendOk(reply: FastifyReply, created = false): FastifyReply {
+  return sendJsonString(reply, 'OK', created ? 201 : 200);
+}
+
 /** Sends JSON text made earlier (by the route's response schema): fastify sends it as it is. */
 export function sendSerialized(reply: FastifyReply, json: string, status = 200): FastifyReply {
   return reply.code(status).type('application/json; charset=utf-8').send(json);

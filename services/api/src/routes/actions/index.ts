@@ -16,7 +16,7 @@ import { roleAllows } from '../../domain/roles.js';
 import { requirePrincipal, requireRole, orgRef } from '../../plugins/auth.js';
 import { deleteAction, getAction, listActions, putAction, type ActionInput } from '../../usecases/actions.js';
 import { orgSigningKey, presentSigningKey, rotateOrgSigningKey } from '../../usecases/webhook-signing.js';
-import { sendJsonString } from '../reply.js';
+import { sendOk } from '../reply.js';
 import { NoBody } from '../request-schemas.js';
 
 const tags = ['actions'];
@@ -60,7 +60,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
           app.clock(),
         );
         app.caches.config.bump(orgRef(request).id);
-        return sendJsonString(reply, 'OK', created ? 201 : 200);
+        return sendOk(reply, created);
       },
     );
   putEnv(
@@ -104,7 +104,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         app.clock(),
       );
       app.caches.config.bump(orgRef(request).id);
-      return sendJsonString(reply, 'OK', created ? 201 : 200);
+      return sendOk(reply, created);
     },
   );
 
@@ -166,7 +166,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         const org = orgRef(request);
         await deleteAction(app.db, org, numberOf(request));
         app.caches.config.bump(org.id);
-        return sendJsonString(reply, 'OK');
+        return sendOk(reply);
       },
     );
   };
@@ -200,7 +200,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         request.params.notification_number,
       );
       app.caches.config.bump(orgRef(request).id);
-      return sendJsonString(reply, 'OK');
+      return sendOk(reply);
     },
   );
 

@@ -8,7 +8,7 @@ import { requirePrincipal, orgRef } from '../../plugins/auth.js';
 import { listAllowlist } from '../../usecases/allowlists.js';
 import { allowArtifact } from '../../usecases/environments.js';
 import { EnvParams } from '../params.js';
-import { sendJsonString } from '../reply.js';
+import { sendOk } from '../reply.js';
 
 const tags = ['allowlists'];
 
@@ -43,7 +43,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         app.clock(),
       );
       app.runtime.committed([outcome, { snapshot: null, notifications }]);
-      return sendJsonString(reply, 'OK', created ? 201 : 200);
+      return sendOk(reply, created);
     },
   );
 

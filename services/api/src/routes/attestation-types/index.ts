@@ -25,7 +25,7 @@ import {
 } from '../../usecases/attestation-types.js';
 import { inTransaction } from '../../usecases/org-scope.js';
 import { orgScope, parseJsonPart } from '../request-context.js';
-import { sendJsonString } from '../reply.js';
+import { sendJsonString, sendOk } from '../reply.js';
 import { NoBody } from '../request-schemas.js';
 
 const tags = ['custom attestation types'];
@@ -138,7 +138,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       const ctx = orgScope(app, request);
       await archiveAttestationType(ctx, request.params.name);
       app.caches.config.bump(ctx.org.id);
-      return sendJsonString(reply, 'OK');
+      return sendOk(reply);
     },
   );
 };

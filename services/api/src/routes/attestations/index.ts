@@ -37,7 +37,7 @@ import { recordAttestation } from '../../usecases/attestations.js';
 import { FingerprintParam, FlowParams, Repeated, TrailParams } from '../params.js';
 import { pagination } from '../paging.js';
 import { orgScope, parseJsonPart } from '../request-context.js';
-import { sendJsonString } from '../reply.js';
+import { sendJsonString, sendOk } from '../reply.js';
 import type { OrgScope } from '../../usecases/org-scope.js';
 
 const tags = ['attestations'];
@@ -124,7 +124,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         null,
         services(),
       );
-      return sendJsonString(reply, 'OK');
+      return sendOk(reply);
     },
   );
 

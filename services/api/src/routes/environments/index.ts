@@ -36,7 +36,7 @@ import {
 import { ingestReport } from '../../usecases/runtime.js';
 import { presentEnvironments } from '../../usecases/environment-present.js';
 import { listEvents } from '../../usecases/environment-events.js';
-import { sendJsonString } from '../reply.js';
+import { sendJsonString, sendOk } from '../reply.js';
 import { NoBody } from '../request-schemas.js';
 import { EnvParams } from '../params.js';
 
@@ -109,7 +109,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         app.clock(),
       );
       app.runtime.committed([outcome]);
-      return sendJsonString(reply, 'OK', created ? 201 : 200);
+      return sendOk(reply, created);
     },
   );
 
@@ -227,7 +227,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
       async (request, reply) => {
         await run(request as never);
-        return sendJsonString(reply, 'OK');
+        return sendOk(reply);
       },
     );
 

@@ -24,7 +24,7 @@ import { presentFlow, renameFlow, resolveFlow, templateFromYaml, upsertFlow } fr
 import { FlowParams, Repeated, tagFilters } from '../params.js';
 import { paging } from '../paging.js';
 import { orgScope, parseJsonPart } from '../request-context.js';
-import { sendJsonString } from '../reply.js';
+import { sendOk } from '../reply.js';
 import { NoBody } from '../request-schemas.js';
 
 const tags = ['flows'];
@@ -105,7 +105,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
           legacy: b.template ?? ['artifact'],
         }),
       );
-      return sendJsonString(reply, 'OK', created ? 201 : 200);
+      return sendOk(reply, created);
     },
   );
 
@@ -144,7 +144,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
           legacy: null,
         }),
       );
-      return sendJsonString(reply, 'OK', created ? 201 : 200);
+      return sendOk(reply, created);
     },
   );
 
@@ -186,7 +186,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       await app.db
         .transaction()
         .execute((trx) => renameFlow(inTransaction(scope, trx), request.params.flow, request.body.new_name));
-      return sendJsonString(reply, 'OK');
+      return sendOk(reply);
     },
   );
 
@@ -210,7 +210,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         archived: true,
         last_modified_at: scope.now,
       });
-      return sendJsonString(reply, 'OK');
+      return sendOk(reply);
     },
   );
 };

@@ -14,7 +14,7 @@ import {
   setDefaultOrg,
   setExperimentalFeatures,
 } from '../../usecases/organizations.js';
-import { sendJsonString } from '../reply.js';
+import { sendOk } from '../reply.js';
 import { NoBody } from '../request-schemas.js';
 
 const tags = ['organizations'];
@@ -59,7 +59,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         request.body.experimental_features_enabled,
       );
       app.caches.keys.clear();
-      return sendJsonString(reply, 'OK');
+      return sendOk(reply);
     },
   );
 
@@ -94,7 +94,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
     async (request, reply) => {
       await setDefaultOrg(app.db, requirePrincipal(request), requireOrg(request).id);
-      return sendJsonString(reply, 'OK');
+      return sendOk(reply);
     },
   );
 };

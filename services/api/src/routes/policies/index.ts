@@ -15,7 +15,7 @@ import { requirePrincipal, orgRef } from '../../plugins/auth.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
 import { MAX_POLICY_BYTES } from '../../domain/policy.js';
 import { listPolicies, putPolicy, readPolicy } from '../../usecases/policies.js';
-import { sendJsonString } from '../reply.js';
+import { sendOk } from '../reply.js';
 
 const tags = ['policies'];
 const PolicyParams = z.strictObject({ org: OrgName, policy_name: ResourceName });
@@ -71,7 +71,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       if (result.marked > 0) {
         app.runtime.kick();
       }
-      return sendJsonString(reply, 'OK', result.created ? 201 : 200);
+      return sendOk(reply, result.created);
     },
   );
 

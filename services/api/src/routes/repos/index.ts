@@ -20,7 +20,7 @@ import { TAG_TARGETS } from '../../usecases/tags.js';
 import { sortedPage } from '../paging.js';
 import { Repeated, tagFilters } from '../params.js';
 import { orgScope } from '../request-context.js';
-import { sendJsonString } from '../reply.js';
+import { sendOk } from '../reply.js';
 
 const tags = ['repos'];
 
@@ -144,7 +144,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         .execute((trx) =>
           target.apply(inTransaction(ctx, trx), requireOrg(request), request.params.id, change),
         );
-      return sendJsonString(reply, 'OK');
+      return sendOk(reply);
     },
   );
 };

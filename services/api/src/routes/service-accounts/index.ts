@@ -31,7 +31,7 @@ import {
   updateServiceAccount,
   type AccountCaller,
 } from '../../usecases/service-accounts.js';
-import { sendJsonString } from '../reply.js';
+import { sendJsonString, sendOk } from '../reply.js';
 import { NoBody } from '../request-schemas.js';
 
 const tags = ['service accounts'];
@@ -148,7 +148,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     async (request, reply) => {
       await deleteServiceAccount(app.db, requireOrg(request).id, caller(request), request.params.name);
       app.caches.keys.clear();
-      return sendJsonString(reply, 'OK');
+      return sendOk(reply);
     },
   );
 

@@ -19,7 +19,7 @@ import { flowsRepository } from '../../storage/repositories/flows.js';
 import { pagination, paging } from '../paging.js';
 import { FlowParams, TrailParams } from '../params.js';
 import { orgScope, parseJsonBody, parseJsonPart } from '../request-context.js';
-import { sendJsonString } from '../reply.js';
+import { sendOk } from '../reply.js';
 
 const tags = ['trails'];
 const PageQuery = {
@@ -85,7 +85,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         const flow = await resolveFlow(trxScope, request.params.flow);
         return beginTrail(trxScope, flow, input, template);
       });
-      return sendJsonString(reply, 'OK', created ? 201 : 200);
+      return sendOk(reply, created);
     },
   );
 

@@ -32,27 +32,24 @@ function sameTarget(a: TargetInput, b: ActionTargetRow): boolean {
   );
 }
 
+/** The organization's actions. */
+const actionsOf = (db: Db, orgId: string) => db.selectFrom('actions').selectAll().where('org_id', '=', orgId);
+
+/** An update of one action. */
+const updateAction = (db: Db, orgId: string, id: string) =>
+  db.updateTable('actions').where('org_id', '=', orgId).where('id', '=', id);
+
 export const actionsRepository = {
   async findByName(db: Db, orgId: string, name: string): Promise<ActionRow | undefined> {
-    return db
-      .selectFrom('actions')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('name', '=', name)
-      .executeTakeFirst();
+    return actionsOf(db, orgId).where('name', '=', name).executeTakeFirst();
   },
 
   async findByNumber(db: Db, orgId: string, number: number): Promise<ActionRow | undefined> {
-    return db
-      .selectFrom('actions')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('number', '=', number)
-      .executeTakeFirst();
+    return actionsOf(db, orgId).where('number', '=', number).executeTakeFirst();
   },
 
   async list(db: Db, orgId: string, type?: 'env' | 'flow'): Promise<ActionRow[]> {
-    let q = db.selectFrom('actions').selectAll().where('org_id', '=', orgId);
+    let q = actionsOf(db, orgId);
     if (type) {
       q = q.where('type', '=', type);
     }
@@ -116,8 +113,7 @@ export const actionsRepository = {
       last_modified_at: Date;
     },
   ): Promise<void> {
-    await db
-      .updateTable('actions')
+    await updateAction(db, orgId, id)
       .set({
         name: patch.name,
         environments: JSON.stringify(patch.environments),
@@ -125,8 +121,6 @@ export const actionsRepository = {
         triggers: JSON.stringify(patch.triggers),
         last_modified_at: patch.last_modified_at,
       })
-      .where('org_id', '=', orgId)
-      .where('id', '=', id)
       .execute();
   },
 
@@ -209,11 +203,8 @@ export const actionsRepository = {
       .where(sql<boolean>`environments ? ${from}`)
       .execute();
     for (const r of rows) {
-      await db
-        .updateTable('actions')
+      await updateAction(db, orgId, r.id)
         .set({ environments: JSON.stringify(r.environments.map((e) => (e === from ? to : e))) })
-        .where('org_id', '=', orgId)
-        .where('id', '=', r.id)
         .execute();
     }
   },

@@ -5,14 +5,15 @@ import type { AllowlistEntriesTable } from '../tables/runtime.js';
 
 export type AllowlistRow = Selectable<AllowlistEntriesTable>;
 
+/** The allow-list of one environment. */
+const entriesOf = (db: Db, orgId: string, envId: string) =>
+  db.selectFrom('allowlist_entries').where('org_id', '=', orgId).where('environment_id', '=', envId);
+
 export const allowlistsRepository = {
   /** Adds or updates an entry; returns true when it is new. */
   async upsert(db: Db, row: AllowlistRow): Promise<boolean> {
-    const existing = await db
-      .selectFrom('allowlist_entries')
+    const existing = await entriesOf(db, row.org_id, row.environment_id)
       .select('id')
-      .where('org_id', '=', row.org_id)
-      .where('environment_id', '=', row.environment_id)
       .where('fingerprint', '=', row.fingerprint)
       .executeTakeFirst();
     await db
@@ -29,22 +30,11 @@ export const allowlistsRepository = {
   },
 
   async find(db: Db, orgId: string, envId: string, fingerprint: string): Promise<AllowlistRow | undefined> {
-    return db
-      .selectFrom('allowlist_entries')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('environment_id', '=', envId)
-      .where('fingerprint', '=', fingerprint)
-      .executeTakeFirst();
+    return entriesOf(db, orgId, envId).selectAll().where('fingerprint', '=', fingerprint).executeTakeFirst();
   },
 
   async fingerprints(db: Db, orgId: string, envId: string): Promise<Set<string>> {
-    const rows = await db
-      .selectFrom('allowlist_entries')
-      .select('fingerprint')
-      .where('org_id', '=', orgId)
-      .where('environment_id', '=', envId)
-      .execute();
+    const rows = await entriesOf(db, orgId, envId).select('fingerprint').execute();
     return new Set(rows.map((r) => r.fingerprint));
   },
 

@@ -82,6 +82,25 @@ export const withDates = <T extends Record<string, unknown>>(row: T, keys: strin
   return out as T;
 };
 
+/** The artifacts of a flow with this fingerprint or commit (in the named trail, if any), newest first. */
+function newestInFlow(
+  db: Db,
+  orgId: string,
+  flowId: string,
+  column: 'a.fingerprint' | 'a.git_commit',
+  value: string,
+  trailName: string | undefined,
+) {
+  let q = withNames(db)
+    .where('a.org_id', '=', orgId)
+    .where('a.flow_id', '=', flowId)
+    .where(column, '=', value);
+  if (trailName !== undefined) {
+    q = q.where('t.name', '=', trailName);
+  }
+  return q.orderBy('a.created_at', 'desc').orderBy('a.seq', 'desc');
+}
+
 export const artifactsRepository = {
   /**
    * The artifact of endpoint 1 in one round trip: the flow by its current name, the artifact in
@@ -214,14 +233,9 @@ export const artifactsRepository = {
     fingerprint: string,
     trailName?: string,
   ): Promise<ArtifactRowWithNames | undefined> {
-    let q = withNames(db)
-      .where('a.org_id', '=', orgId)
-      .where('a.flow_id', '=', flowId)
-      .where('a.fingerprint', '=', fingerprint);
-    if (trailName !== undefined) {
-      q = q.where('t.name', '=', trailName);
-    }
-    return q.orderBy('a.created_at', 'desc').orderBy('a.seq', 'desc').limit(1).executeTakeFirst();
+    return newestInFlow(db, orgId, flowId, 'a.fingerprint', fingerprint, trailName)
+      .limit(1)
+      .executeTakeFirst();
   },
 
   async findById(db: Db, orgId: string, id: string): Promise<ArtifactRowWithNames | undefined> {
@@ -235,14 +249,7 @@ export const artifactsRepository = {
     commit: string,
     trailName?: string,
   ): Promise<ArtifactRowWithNames[]> {
-    let q = withNames(db)
-      .where('a.org_id', '=', orgId)
-      .where('a.flow_id', '=', flowId)
-      .where('a.git_commit', '=', commit);
-    if (trailName !== undefined) {
-      q = q.where('t.name', '=', trailName);
-    }
-    return q.orderBy('a.created_at', 'desc').orderBy('a.seq', 'desc').execute();
+    return newestInFlow(db, orgId, flowId, 'a.git_commit', commit, trailName).execute();
   },
 
   /** Every artifact with one of these fingerprints or commits, newest first. */

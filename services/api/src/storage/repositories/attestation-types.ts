@@ -2,9 +2,14 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { CustomAttestationTypesTable, CustomAttestationTypeVersionsTable } from '../tables/evidence.js';
+import { insertUnlessNameTaken } from './queries.js';
 
 export type AttestationTypeRow = Selectable<CustomAttestationTypesTable>;
 export type AttestationTypeVersionRow = Selectable<CustomAttestationTypeVersionsTable>;
+
+/** The organization's custom attestation types. */
+const typesOf = (db: Db, orgId: string) =>
+  db.selectFrom('custom_attestation_types').selectAll().where('org_id', '=', orgId);
 
 export const attestationTypesRepository = {
   async findByName(
@@ -13,11 +18,7 @@ export const attestationTypesRepository = {
     name: string,
     lock = false,
   ): Promise<AttestationTypeRow | undefined> {
-    let q = db
-      .selectFrom('custom_attestation_types')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('name', '=', name);
+    let q = typesOf(db, orgId).where('name', '=', name);
     if (lock) {
       q = q.forUpdate();
     }
@@ -28,12 +29,7 @@ export const attestationTypesRepository = {
     db: Db,
     row: Insertable<CustomAttestationTypesTable>,
   ): Promise<AttestationTypeRow | undefined> {
-    return db
-      .insertInto('custom_attestation_types')
-      .values(row)
-      .onConflict((oc) => oc.columns(['org_id', 'name']).doNothing())
-      .returningAll()
-      .executeTakeFirst();
+    return insertUnlessNameTaken(db, 'custom_attestation_types', row);
   },
 
   async touch(
@@ -78,11 +74,6 @@ export const attestationTypesRepository = {
   },
 
   async list(db: Db, orgId: string): Promise<AttestationTypeRow[]> {
-    return db
-      .selectFrom('custom_attestation_types')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .orderBy('name')
-      .execute();
+    return typesOf(db, orgId).orderBy('name').execute();
   },
 };

@@ -4,6 +4,7 @@ import type { Db } from '../database.js';
 import type { AttestationsTable, TrailEventsTable, TrailsTable } from '../tables/evidence.js';
 import { flowIdByName, type TrailFacts } from './trails.js';
 import { ATTESTATION_INSERT, batchRecords } from './attestation-batch-records.js';
+import { countRows } from './queries.js';
 
 export type AttestationRow = Selectable<AttestationsTable>;
 export type AttestationRowWithNames = AttestationRow & { trail_name: string; flow_name: string };
@@ -245,14 +246,7 @@ export const attestationsRepository = {
     if (span.to) {
       q = q.where('x.created_at', '<=', span.to);
     }
-    const total = Number(
-      (
-        await q
-          .clearSelect()
-          .select((eb) => eb.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
+    const total = await countRows(q);
     const rows = await q.orderBy('x.seq', 'desc').limit(page.limit).offset(page.offset).execute();
     return { rows, total };
   },

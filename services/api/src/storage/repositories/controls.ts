@@ -3,6 +3,7 @@ import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../database.js';
 import { containsPattern } from '../like-pattern.js';
 import type { ControlsTable, ControlVersionsTable } from '../tables/evidence.js';
+import { countRows } from './queries.js';
 
 export type ControlRow = Selectable<ControlsTable>;
 export type ControlVersionRow = Selectable<ControlVersionsTable>;
@@ -105,7 +106,7 @@ export const controlsRepository = {
           : eb(eb.ref('c.tags', '->>').key(tag.key), '=', tag.value),
       );
     }
-    const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const total = await countRows(q);
     const rows = await q
       .selectAll('c')
       .orderBy('c.identifier', direction)

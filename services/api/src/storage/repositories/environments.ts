@@ -2,6 +2,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { EnvironmentsTable, EnvironmentType } from '../tables/runtime.js';
+import { countRows, insertUnlessNameTaken } from './queries.js';
 
 export type EnvironmentRow = Selectable<EnvironmentsTable>;
 
@@ -15,45 +16,29 @@ export interface EnvironmentListFilter {
   offset?: number;
 }
 
+/** The organization's environments. */
+const environmentsOf = (db: Db, orgId: string) =>
+  db.selectFrom('environments').selectAll().where('org_id', '=', orgId);
+
 export const environmentsRepository = {
   async findByName(db: Db, orgId: string, name: string): Promise<EnvironmentRow | undefined> {
-    return db
-      .selectFrom('environments')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('name', '=', name)
-      .executeTakeFirst();
+    return environmentsOf(db, orgId).where('name', '=', name).executeTakeFirst();
   },
 
   /** The row, locked for the rest of the transaction: reports and re-evaluations of one environment take turns. */
   async lockByName(db: Db, orgId: string, name: string): Promise<EnvironmentRow | undefined> {
-    return db
-      .selectFrom('environments')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('name', '=', name)
-      .forUpdate()
-      .executeTakeFirst();
+    return environmentsOf(db, orgId).where('name', '=', name).forUpdate().executeTakeFirst();
   },
 
   async lockById(db: Db, orgId: string, id: string): Promise<EnvironmentRow | undefined> {
-    return db
-      .selectFrom('environments')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('id', '=', id)
-      .forUpdate()
-      .executeTakeFirst();
+    return environmentsOf(db, orgId).where('id', '=', id).forUpdate().executeTakeFirst();
   },
 
   async findByNames(db: Db, orgId: string, names: readonly string[]): Promise<EnvironmentRow[]> {
     if (names.length === 0) {
       return [];
     }
-    return db
-      .selectFrom('environments')
-      .selectAll()
-      .where('org_id', '=', orgId)
+    return environmentsOf(db, orgId)
       .where('name', 'in', [...names])
       .execute();
   },
@@ -62,10 +47,7 @@ export const environmentsRepository = {
     if (ids.length === 0) {
       return [];
     }
-    return db
-      .selectFrom('environments')
-      .selectAll()
-      .where('org_id', '=', orgId)
+    return environmentsOf(db, orgId)
       .where('id', 'in', [...ids])
       .execute();
   },
@@ -88,12 +70,12 @@ export const environmentsRepository = {
           ? q.where(sql<boolean>`tags ? ${tag.key}`)
           : q.where(sql<boolean>`tags ->> ${tag.key} = ${tag.value}`);
     }
-    const total = (await q.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n;
+    const total = await countRows(q);
     let rows = q.selectAll().orderBy(f.sort, f.direction).orderBy('name', 'asc');
     if (f.limit !== undefined) {
       rows = rows.limit(f.limit).offset(f.offset ?? 0);
     }
-    return { rows: await rows.execute(), total: Number(total) };
+    return { rows: await rows.execute(), total };
   },
 
   async insert(
@@ -103,12 +85,7 @@ export const environmentsRepository = {
       tags?: Record<string, string>;
     },
   ): Promise<EnvironmentRow | undefined> {
-    return db
-      .insertInto('environments')
-      .values({ ...row, tags: JSON.stringify(row.tags ?? {}) })
-      .onConflict((oc) => oc.columns(['org_id', 'name']).doNothing())
-      .returningAll()
-      .executeTakeFirst();
+    return insertUnlessNameTaken(db, 'environments', { ...row, tags: JSON.stringify(row.tags ?? {}) });
   },
 
   async update(

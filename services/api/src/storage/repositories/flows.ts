@@ -3,6 +3,7 @@ import { sql, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../database.js';
 import { containsPattern } from '../like-pattern.js';
 import type { ComplianceStateValue, FlowsTable } from '../tables/evidence.js';
+import { countRows, insertUnlessNameTaken } from './queries.js';
 
 export type FlowRow = Selectable<FlowsTable>;
 /** A flow with its latest activity: the last change of any of its trails, and that trail's state. */
@@ -10,6 +11,13 @@ export type FlowWithActivity = FlowRow & {
   latest_activity_at: Date | null;
   latest_state: ComplianceStateValue | null;
 };
+
+/** The organization's flows. */
+const flowsOf = (db: Db, orgId: string) => db.selectFrom('flows').selectAll().where('org_id', '=', orgId);
+
+/** An update of one flow. */
+const updateFlow = (db: Db, orgId: string, id: string) =>
+  db.updateTable('flows').where('org_id', '=', orgId).where('id', '=', id);
 
 const withActivity = (db: Db) =>
   db
@@ -55,12 +63,7 @@ export const flowsRepository = {
 
   /** The flow whose current name is `name`; an old name of a renamed flow does not count. */
   async findByOwnName(db: Db, orgId: string, name: string): Promise<FlowRow | undefined> {
-    return db
-      .selectFrom('flows')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('name', '=', name)
-      .executeTakeFirst();
+    return flowsOf(db, orgId).where('name', '=', name).executeTakeFirst();
   },
 
   /** The old name stops answering for the flow renamed away from it: another flow has taken it. */
@@ -74,22 +77,14 @@ export const flowsRepository = {
   },
 
   async findById(db: Db, orgId: string, id: string): Promise<FlowRow | undefined> {
-    return db
-      .selectFrom('flows')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    return flowsOf(db, orgId).where('id', '=', id).executeTakeFirst();
   },
 
   async findByIds(db: Db, orgId: string, ids: readonly string[]): Promise<FlowRow[]> {
     if (ids.length === 0) {
       return [];
     }
-    return db
-      .selectFrom('flows')
-      .selectAll()
-      .where('org_id', '=', orgId)
+    return flowsOf(db, orgId)
       .where('id', 'in', [...ids])
       .execute();
   },
@@ -103,22 +98,11 @@ export const flowsRepository = {
       tags: string;
     },
   ): Promise<FlowRow | undefined> {
-    return db
-      .insertInto('flows')
-      .values(row)
-      .onConflict((oc) => oc.columns(['org_id', 'name']).doNothing())
-      .returningAll()
-      .executeTakeFirst();
+    return insertUnlessNameTaken(db, 'flows', row);
   },
 
   async update(db: Db, orgId: string, id: string, patch: Updateable<FlowsTable>): Promise<FlowRow> {
-    return db
-      .updateTable('flows')
-      .set(patch)
-      .where('org_id', '=', orgId)
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    return updateFlow(db, orgId, id).set(patch).returningAll().executeTakeFirstOrThrow();
   },
 
   /** Renames; the old name stays an alias of this flow, and the new name stops being anyone's alias. */
@@ -129,12 +113,7 @@ export const flowsRepository = {
       .values({ org_id: orgId, name: flow.name, flow_id: flow.id })
       .onConflict((oc) => oc.columns(['org_id', 'name']).doUpdateSet({ flow_id: flow.id }))
       .execute();
-    await db
-      .updateTable('flows')
-      .set({ name: newName, last_modified_at: now })
-      .where('org_id', '=', orgId)
-      .where('id', '=', flow.id)
-      .execute();
+    await updateFlow(db, orgId, flow.id).set({ name: newName, last_modified_at: now }).execute();
   },
 
   async list(
@@ -154,14 +133,7 @@ export const flowsRepository = {
           ? q.where(sql<boolean>`f.tags ? ${tag.key}`)
           : q.where(sql<boolean>`f.tags ->> ${tag.key} = ${tag.value}`);
     }
-    const total = Number(
-      (
-        await q
-          .clearSelect()
-          .select((eb) => eb.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
+    const total = await countRows(q);
     let rows = q;
     if (filter.sort === 'latest_activity') {
       rows = rows

@@ -2,54 +2,40 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { PoliciesTable, PolicyEventsTable, PolicyVersionsTable } from '../tables/runtime.js';
+import { insertUnlessNameTaken } from './queries.js';
 
 export type PolicyRow = Selectable<PoliciesTable>;
 export type PolicyVersionRow = Selectable<PolicyVersionsTable>;
 export type PolicyEventRow = Selectable<PolicyEventsTable>;
 
+/** The organization's policies. */
+const policiesOf = (db: Db, orgId: string) =>
+  db.selectFrom('policies').selectAll().where('org_id', '=', orgId);
+
 export const policiesRepository = {
   async findByName(db: Db, orgId: string, name: string): Promise<PolicyRow | undefined> {
-    return db
-      .selectFrom('policies')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('name', '=', name)
-      .executeTakeFirst();
+    return policiesOf(db, orgId).where('name', '=', name).executeTakeFirst();
   },
 
   async lockByName(db: Db, orgId: string, name: string): Promise<PolicyRow | undefined> {
-    return db
-      .selectFrom('policies')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('name', '=', name)
-      .forUpdate()
-      .executeTakeFirst();
+    return policiesOf(db, orgId).where('name', '=', name).forUpdate().executeTakeFirst();
   },
 
   async findByNames(db: Db, orgId: string, names: readonly string[]): Promise<PolicyRow[]> {
     if (names.length === 0) {
       return [];
     }
-    return db
-      .selectFrom('policies')
-      .selectAll()
-      .where('org_id', '=', orgId)
+    return policiesOf(db, orgId)
       .where('name', 'in', [...names])
       .execute();
   },
 
   async list(db: Db, orgId: string): Promise<PolicyRow[]> {
-    return db.selectFrom('policies').selectAll().where('org_id', '=', orgId).orderBy('name').execute();
+    return policiesOf(db, orgId).orderBy('name').execute();
   },
 
   async insert(db: Db, row: Omit<PolicyRow, 'archived'>): Promise<PolicyRow | undefined> {
-    return db
-      .insertInto('policies')
-      .values(row)
-      .onConflict((oc) => oc.columns(['org_id', 'name']).doNothing())
-      .returningAll()
-      .executeTakeFirst();
+    return insertUnlessNameTaken(db, 'policies', row);
   },
 
   async update(

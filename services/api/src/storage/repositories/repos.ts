@@ -4,6 +4,7 @@ import type { Db } from '../database.js';
 import type { ReposTable } from '../tables/evidence.js';
 import { containsPattern } from '../like-pattern.js';
 import { toJson } from './json.js';
+import { countRows } from './queries.js';
 
 export type RepoRow = Selectable<ReposTable>;
 
@@ -19,6 +20,9 @@ export type RepoUpsert = Pick<
   | 'namespace_path'
   | 'additional_info'
 >;
+
+/** The organization's repos. */
+const reposOf = (db: Db, orgId: string) => db.selectFrom('repos').selectAll().where('org_id', '=', orgId);
 
 export const reposRepository = {
   /** Creates or refreshes the repo named in a `repo_info`; returns its id. */
@@ -51,16 +55,11 @@ export const reposRepository = {
   },
 
   async findById(db: Db, orgId: string, id: string): Promise<RepoRow | undefined> {
-    return db
-      .selectFrom('repos')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('id', '=', id)
-      .executeTakeFirst();
+    return reposOf(db, orgId).where('id', '=', id).executeTakeFirst();
   },
 
   async findByName(db: Db, orgId: string, name: string, provider?: string): Promise<RepoRow[]> {
-    let q = db.selectFrom('repos').selectAll().where('org_id', '=', orgId).where('name', '=', name);
+    let q = reposOf(db, orgId).where('name', '=', name);
     if (provider !== undefined) {
       q = q.where('provider', '=', provider);
     }
@@ -71,10 +70,7 @@ export const reposRepository = {
     if (ids.length === 0) {
       return [];
     }
-    return db
-      .selectFrom('repos')
-      .selectAll()
-      .where('org_id', '=', orgId)
+    return reposOf(db, orgId)
       .where('id', 'in', [...ids])
       .execute();
   },
@@ -120,7 +116,7 @@ export const reposRepository = {
           ? q.where(sql<boolean>`tags ->> ${tag.key} is not null`)
           : q.where(sql<boolean>`tags ->> ${tag.key} = ${tag.value}`);
     }
-    const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const total = await countRows(q);
     const rows = await q
       .selectAll()
       .orderBy('name', direction)

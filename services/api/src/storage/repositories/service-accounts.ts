@@ -2,26 +2,21 @@
 import type { Selectable, Updateable } from 'kysely';
 import type { Db } from '../database.js';
 import type { ServiceAccountsTable } from '../tables/identity.js';
+import { insertUnlessNameTaken } from './queries.js';
 
 export type ServiceAccountRow = Selectable<ServiceAccountsTable>;
 
+/** The organization's service accounts. */
+const accountsOf = (db: Db, orgId: string) =>
+  db.selectFrom('service_accounts').selectAll().where('org_id', '=', orgId);
+
 export const serviceAccountsRepository = {
   async list(db: Db, orgId: string): Promise<ServiceAccountRow[]> {
-    return db
-      .selectFrom('service_accounts')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .orderBy('name')
-      .execute();
+    return accountsOf(db, orgId).orderBy('name').execute();
   },
 
   async findByName(db: Db, orgId: string, name: string): Promise<ServiceAccountRow | undefined> {
-    return db
-      .selectFrom('service_accounts')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('name', '=', name)
-      .executeTakeFirst();
+    return accountsOf(db, orgId).where('name', '=', name).executeTakeFirst();
   },
 
   /** Inserts; returns undefined when the name is taken. */
@@ -29,12 +24,7 @@ export const serviceAccountsRepository = {
     db: Db,
     row: Omit<ServiceAccountRow, 'created_at' | 'display_name'> & { display_name?: string | null },
   ): Promise<ServiceAccountRow | undefined> {
-    return db
-      .insertInto('service_accounts')
-      .values(row)
-      .onConflict((oc) => oc.columns(['org_id', 'name']).doNothing())
-      .returningAll()
-      .executeTakeFirst();
+    return insertUnlessNameTaken(db, 'service_accounts', row);
   },
 
   async update(

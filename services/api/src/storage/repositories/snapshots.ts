@@ -10,24 +10,19 @@ import { chunks, type StateWithVerdict } from './runtime.js';
 
 export type SnapshotRow = Selectable<RuntimeSnapshotsTable>;
 
+/** The snapshots of one environment. */
+const snapshotsOf = (db: Db, orgId: string, envId: string) =>
+  db.selectFrom('runtime_snapshots').where('org_id', '=', orgId).where('environment_id', '=', envId);
+
 export const snapshotsRepository = {
   async snapshot(db: Db, orgId: string, envId: string, index: number): Promise<SnapshotRow | undefined> {
-    return db
-      .selectFrom('runtime_snapshots')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('environment_id', '=', envId)
-      .where('index', '=', index)
-      .executeTakeFirst();
+    return snapshotsOf(db, orgId, envId).selectAll().where('index', '=', index).executeTakeFirst();
   },
 
   /** The number of the latest snapshot taken at or before `at`, if any. */
   async indexAt(db: Db, orgId: string, envId: string, at: Date): Promise<number | undefined> {
-    const row = await db
-      .selectFrom('runtime_snapshots')
+    const row = await snapshotsOf(db, orgId, envId)
       .select('index')
-      .where('org_id', '=', orgId)
-      .where('environment_id', '=', envId)
       .where('created_at', '<=', at)
       .orderBy('created_at', 'desc')
       .orderBy('index', 'desc')
@@ -43,11 +38,8 @@ export const snapshotsRepository = {
     from: number,
     to: number,
   ): Promise<SnapshotRow[]> {
-    return db
-      .selectFrom('runtime_snapshots')
+    return snapshotsOf(db, orgId, envId)
       .selectAll()
-      .where('org_id', '=', orgId)
-      .where('environment_id', '=', envId)
       .where('index', '>=', from)
       .where('index', '<=', to)
       .orderBy('index')

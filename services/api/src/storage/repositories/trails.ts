@@ -10,6 +10,7 @@ import {
   type EvaluationInputs,
   type EvaluationInputsColumns,
 } from './artifacts.js';
+import { countRows } from './queries.js';
 
 export type TrailRow = Selectable<TrailsTable>;
 export type NewTrailRow = Omit<
@@ -63,6 +64,9 @@ export interface TrailFacts {
   lastId: string | null;
   attestations: Array<Omit<EvaluationInputs['attestations'][number], 'seq'>>;
 }
+
+/** The organization's trails. */
+const trailsOf = (db: Db, orgId: string) => db.selectFrom('trails').selectAll().where('org_id', '=', orgId);
 
 export const trailsRepository = {
   /**
@@ -160,12 +164,7 @@ export const trailsRepository = {
     name: string,
     lock = false,
   ): Promise<TrailRow | undefined> {
-    const q = db
-      .selectFrom('trails')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('flow_id', '=', flowId)
-      .where('name', '=', name);
+    const q = trailsOf(db, orgId).where('flow_id', '=', flowId).where('name', '=', name);
     return (lock ? q.forUpdate() : q).executeTakeFirst();
   },
 
@@ -178,10 +177,7 @@ export const trailsRepository = {
     if (ids.length === 0) {
       return [];
     }
-    return db
-      .selectFrom('trails')
-      .selectAll()
-      .where('org_id', '=', orgId)
+    return trailsOf(db, orgId)
       .where('id', 'in', [...ids])
       .execute();
   },
@@ -229,7 +225,7 @@ export const trailsRepository = {
         ),
       );
     }
-    const total = Number((await q.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const total = await countRows(q);
     const rows = await q
       .selectAll('t')
       .select('f.name as flow_name')
