@@ -1,7 +1,7 @@
 /**
  * Trail and artifact compliance (semantics.md section 4). Pure: the trail's template, artifacts
  * and attestations in, the statuses out. Rules, by the numbers used in the tests:
- *  4.1 slots: one per trail-level name, and one per (artifact, name); the latest report wins.
+ *  4.1 slots: one per trail-level name, and one per (artifact, name); the latest attestation wins.
  *  4.2 an expected slot never reported is MISSING with `is_compliant: null`.
  *  4.3 a reported name the template does not expect is `unexpected: true` and still counts.
  *  4.4 artifact binding: by fingerprint, or by template name + commit (pending until such an
@@ -17,7 +17,7 @@ import type { FlowTemplate } from './flow-template.js';
 
 export type ComplianceState = 'COMPLIANT' | 'NON-COMPLIANT' | 'INCOMPLETE';
 
-/** An artifact reported to the trail. `seq` orders reports. */
+/** An artifact reported to the trail. `seq` orders them. */
 export interface ArtifactFact {
   id: string;
   fingerprint: string;
@@ -26,7 +26,7 @@ export interface ArtifactFact {
   seq: number;
 }
 
-/** An attestation reported to the trail. `seq` orders reports (latest wins). */
+/** An attestation reported to the trail. `seq` orders them (latest wins). */
 export interface AttestationFact {
   id: string;
   name: string;
@@ -123,12 +123,12 @@ export function bindAttestation(
   };
 }
 
-/** Rules 4.1 and 4.5: the effective attestation of one slot from its reports. */
-export function effectiveOf(reports: readonly AttestationFact[]): {
+/** Rules 4.1 and 4.5: the effective attestation of one slot from its attestations. */
+export function effectiveOf(attestations: readonly AttestationFact[]): {
   effective: AttestationFact;
   overriddenId: string | null;
 } {
-  const sorted = [...reports].sort((a, b) => a.seq - b.seq);
+  const sorted = [...attestations].sort((a, b) => a.seq - b.seq);
   const effective = sorted[sorted.length - 1]!;
   let overriddenId: string | null = null;
   if (effective.isOverride) {
@@ -141,10 +141,10 @@ export function effectiveOf(reports: readonly AttestationFact[]): {
 /** Rules 4.1-4.3: the statuses of one group of slots against the names the template expects. */
 export function slotStatuses(
   expected: readonly { name: string; type: string }[],
-  reports: readonly AttestationFact[],
+  attestations: readonly AttestationFact[],
 ): SlotStatus[] {
   const byName = new Map<string, AttestationFact[]>();
-  for (const r of reports) {
+  for (const r of attestations) {
     const list = byName.get(r.name);
     if (list) {
       list.push(r);
@@ -272,7 +272,7 @@ export function evaluateTrail(input: {
     };
   }
 
-  // The map shows the latest report under each name; a rebuild replaces the earlier artifact.
+  // The map shows the latest artifact under each name; a rebuild replaces the earlier artifact.
   const latestByKey = new Map<string, ArtifactFact>();
   for (const a of [...artifacts].sort((x, y) => x.seq - y.seq)) {
     latestByKey.set(artifactKey(a), a);

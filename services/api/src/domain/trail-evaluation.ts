@@ -1,5 +1,5 @@
 /**
- * A trail's evaluation from what it holds (semantics.md section 4): the reports it depends on
+ * A trail's evaluation from what it holds (semantics.md section 4): the attestations it depends on
  * (its facts), the evaluation itself and the writes it implies. Pure: the stored rows in, the
  * stored values out; usecases/evaluation.ts reads and stores them.
  */
@@ -23,7 +23,7 @@ export interface EvaluatedTrail extends TemplateHolder {
   compliance: unknown;
 }
 
-/** What a trail's evaluation reads: its artifacts, and its attestations in report order. */
+/** What a trail's evaluation reads: its artifacts, and its attestations in the order they came. */
 export interface EvaluationInputs {
   artifacts: Array<{
     id: string;
@@ -48,7 +48,7 @@ export interface EvaluationInputs {
   }>;
 }
 
-/** A trail's facts: the reports its evaluation depends on, and the latest report they include. */
+/** A trail's facts: the attestations its evaluation depends on, and the latest one they include. */
 export interface TrailFacts {
   lastId: string | null;
   attestations: Array<Omit<InputAttestation, 'seq'>>;
@@ -107,21 +107,21 @@ export function sameEvaluation(a: unknown, b: unknown): boolean {
 type InputAttestation = EvaluationInputs['attestations'][number];
 
 /**
- * The reports a trail's evaluation depends on, now and after any later report (rules 4.1, 4.3,
- * 4.4, 4.5): reports that bind alike (same name, fingerprint, targets and commit) form a group,
- * and of a group only its first report (the order of unexpected names), its latest (the
+ * The attestations a trail's evaluation depends on, now and after any later one (rules 4.1, 4.3,
+ * 4.4, 4.5): attestations that bind alike (same name, fingerprint, targets and commit) form a group,
+ * and of a group only its first (the order of unexpected names), its latest (the
  * effective one) and its latest that is not an override (what a later override overrides)
  * matter. Groups that are or may become unbound (targets by name and commit, or a fingerprint
- * the trail has no artifact for) are kept whole: every unbound report is listed. So evaluating
- * these, plus any later reports, gives what evaluating every report would. Keeps `seq` order.
+ * the trail has no artifact for) are kept whole: every unbound attestation is listed. So evaluating
+ * these, plus any later attestations, gives what evaluating every one would. Keeps `seq` order.
  */
 export function essentialAttestations<T extends Omit<InputAttestation, 'seq'> & { seq: number }>(
-  reports: readonly T[],
+  attestations: readonly T[],
   artifactFingerprints: ReadonlySet<string>,
 ): T[] {
-  const sorted = [...reports].sort((a, b) => a.seq - b.seq);
+  const sorted = [...attestations].sort((a, b) => a.seq - b.seq);
   const keep = new Set<T>();
-  const groups = new Map<string, { first: T; last: T; lastReport?: T }>();
+  const groups = new Map<string, { first: T; last: T; lastNonOverride?: T }>();
   for (const r of sorted) {
     const wholeGroup = r.artifact_fingerprint
       ? !artifactFingerprints.has(r.artifact_fingerprint)
@@ -132,21 +132,21 @@ export function essentialAttestations<T extends Omit<InputAttestation, 'seq'> & 
     }
     const key = JSON.stringify([r.name, r.artifact_fingerprint, r.target_artifacts ?? [], r.git_commit]);
     const g = groups.get(key);
-    const isReport = r.kind !== 'override';
+    const notOverride = r.kind !== 'override';
     if (!g) {
-      groups.set(key, { first: r, last: r, ...(isReport ? { lastReport: r } : {}) });
+      groups.set(key, { first: r, last: r, ...(notOverride ? { lastNonOverride: r } : {}) });
     } else {
       g.last = r;
-      if (isReport) {
-        g.lastReport = r;
+      if (notOverride) {
+        g.lastNonOverride = r;
       }
     }
   }
   for (const g of groups.values()) {
     keep.add(g.first);
     keep.add(g.last);
-    if (g.lastReport) {
-      keep.add(g.lastReport);
+    if (g.lastNonOverride) {
+      keep.add(g.lastNonOverride);
     }
   }
   return sorted.filter((r) => keep.has(r));
@@ -161,7 +161,7 @@ export interface EvaluationWrites extends EvaluationOutcome {
     last_modified_at: Date;
   };
   artifacts: Array<{ id: string; state: ComplianceState; compliance: string }>;
-  /** The trail's facts after this evaluation (its reports and the added one). */
+  /** The trail's facts after this evaluation (its attestations and the added one). */
   facts: TrailFacts;
 }
 
@@ -180,7 +180,7 @@ export function evaluateInputs(input: {
   const { flow, trail, now } = input;
   const { artifacts } = input.inputs;
   const facts: InputAttestation[] = input.added
-    ? // Stored later under the trail's lock, the added report takes a seq above all of these.
+    ? // Stored later under the trail's lock, the added attestation takes a seq above all of these.
       [...input.inputs.attestations, { ...input.added, seq: Number.MAX_SAFE_INTEGER }]
     : input.inputs.attestations;
   const attestations: AttestationFact[] = facts.map((f) => ({
