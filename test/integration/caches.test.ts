@@ -180,6 +180,25 @@ describe('artifact view cache', () => {
       .toBe('web:renamed');
   });
 
+  it('keeps no view with VERITY_READ_CACHE_ENTRIES=0: a direct change shows at once', async () => {
+    // The change log is read once a minute here: only a view read afresh can show the change.
+    const uncached = await buildApp({
+      config: testConfig({ VERITY_CHANGE_POLL_MS: '60000', VERITY_READ_CACHE_ENTRIES: '0' }),
+      database: replicaDb ?? t.db,
+      logger: false,
+    });
+    try {
+      await uncached.ready();
+      const filename = async () => ((await view(uncached)) as unknown as { filename: string }).filename;
+      await sql`update artifacts set filename = 'web:uncached-1' where fingerprint = ${FP}`.execute(t.db.db);
+      expect(await filename()).toBe('web:uncached-1');
+      await sql`update artifacts set filename = 'web:uncached-2' where fingerprint = ${FP}`.execute(t.db.db);
+      expect(await filename()).toBe('web:uncached-2');
+    } finally {
+      await uncached.close();
+    }
+  });
+
   it('keeps organizations apart: another organization never sees a cached view', async () => {
     const other = cliClient(t.app, await t.seedKey('globex', 'admin'));
     expect((await other.get(`/api/v2/artifacts/globex/web/fingerprint/${FP}`)).status).toBe(404);

@@ -93,4 +93,10 @@ describe('loadConfig', () => {
     expect(c.publicUrl).toBe('https://verity.example.com');
     expect(c.rateLimitPerMinute).toBe(0);
   });
+
+  it('keeps 20,000 read views by default, none with 0, and refuses a negative count', () => {
+    expect(loadConfig({}).readCacheEntries).toBe(20_000);
+    expect(loadConfig({ VERITY_READ_CACHE_ENTRIES: '0' }).readCacheEntries).toBe(0);
+    expect(() => loadConfig({ VERITY_READ_CACHE_ENTRIES: '-1' })).toThrow(/VERITY_READ_CACHE_ENTRIES/);
+  });
 });

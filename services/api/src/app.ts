@@ -95,7 +95,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
 
   await app.register(dbPlugin, { handle, owned, config, clock: options.clock ?? (() => new Date()) });
-  await app.register(cachesPlugin, { handle, changePollMs: config.changePollMs });
+  await app.register(cachesPlugin, {
+    handle,
+    changePollMs: config.changePollMs,
+    readCacheEntries: config.readCacheEntries,
+  });
   await app.register(domainEventsPlugin);
   // The runtime asks the evidence where running fingerprints came from through this port;
   // tests may put their own in its place.

@@ -72,6 +72,7 @@ const EnvSchema = z
     VERITY_NOTIFICATION_RETENTION_DAYS: intVar(30, 0, 3650),
     VERITY_REEVALUATION_INTERVAL_MS: intVar(30_000, 100, 86_400_000),
     VERITY_CHANGE_POLL_MS: intVar(100, 10, 60_000),
+    VERITY_READ_CACHE_ENTRIES: intVar(20_000, 0, 1_000_000),
     VERITY_OUTBOUND_ALLOW: optionalString.transform((v, ctx) => {
       const parsed = parseOutboundAllowList(v);
       if (!parsed.ok) {
@@ -150,6 +151,8 @@ export interface Config {
   reevaluationIntervalMs: number;
   /** Between reads of the evidence change log, which keeps this replica's caches current. */
   changePollMs: number;
+  /** Evidence read views (GET artifact and the like) each replica keeps; 0 keeps none. */
+  readCacheEntries: number;
   /** Hosts and ranges notifications may reach despite being loopback or private. */
   outboundAllow: OutboundAllowList;
   outboundTimeoutMs: number;
@@ -232,6 +235,7 @@ export function loadConfig(
     notificationRetentionDays: e.VERITY_NOTIFICATION_RETENTION_DAYS,
     reevaluationIntervalMs: e.VERITY_REEVALUATION_INTERVAL_MS,
     changePollMs: e.VERITY_CHANGE_POLL_MS,
+    readCacheEntries: e.VERITY_READ_CACHE_ENTRIES,
     outboundAllow: e.VERITY_OUTBOUND_ALLOW,
     outboundTimeoutMs: e.VERITY_OUTBOUND_TIMEOUT_MS,
     webhookSecret: e.VERITY_WEBHOOK_SECRET,

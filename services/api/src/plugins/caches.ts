@@ -60,12 +60,15 @@ export class KeyCache {
 /** Read views per organization, valid while the organization's epoch has not moved. */
 export class EpochCache {
   private readonly epochs = new Map<string, number>();
-  private readonly entries = new LruMap<{ epoch: number; value: unknown; at: number }>(20_000);
+  private readonly entries: LruMap<{ epoch: number; value: unknown; at: number }>;
   private generation = 0;
   constructor(
     private readonly usable: () => boolean,
+    private readonly maxEntries = 20_000,
     private readonly untrustedTtlMs = UNTRUSTED_TTL_MS,
-  ) {}
+  ) {
+    this.entries = new LruMap(maxEntries);
+  }
   /** The epoch to pass to `set` for a view read from now on. */
   epoch(orgId: string): number {
     return this.generation * 1e9 + (this.epochs.get(orgId) ?? 0);
@@ -81,7 +84,7 @@ export class EpochCache {
     return e.value as T;
   }
   set(orgId: string, key: string, value: unknown, epoch: number): void {
-    if (epoch === this.epoch(orgId)) {
+    if (this.maxEntries > 0 && epoch === this.epoch(orgId)) {
       this.entries.set(`${orgId}\u0000${key}`, { epoch, value, at: Date.now() });
     }
   }
@@ -103,12 +106,12 @@ declare module 'fastify' {
   }
 }
 
-export default fp<{ handle: DatabaseHandle; changePollMs?: number }>(
+export default fp<{ handle: DatabaseHandle; changePollMs?: number; readCacheEntries?: number }>(
   async (app, opts) => {
     const state: { listener?: ChangeListener; feed?: ChangeFeed } = {};
     const usable = () => state.listener?.listening === true && state.feed?.healthy === true;
     const keys = new KeyCache(usable);
-    const evidence = new EpochCache(usable);
+    const evidence = new EpochCache(usable, opts.readCacheEntries);
     const config = new EpochCache(usable);
     const listener = await opts.handle.listen({
       onChange(channel, payload) {
