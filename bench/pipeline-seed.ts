@@ -160,3 +160,23 @@ async function seedTrails(
     throw err;
   }
 }
+
+/** Artifacts the seed wrote (clones of the template CI run's), with their flows, at most `n`. */
+export async function seededArtifacts(
+  url: string,
+  n: number,
+): Promise<Array<{ flow: string; fingerprint: string }>> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const r = await c.query<{ flow: string; fingerprint: string }>(
+      `select f.name as flow, a.fingerprint from artifacts a
+         join flows f on f.org_id = a.org_id and f.id = a.flow_id
+        where a.id like 'seedartifact-%' order by a.id limit $1`,
+      [n],
+    );
+    return r.rows;
+  } finally {
+    await c.end();
+  }
+}

@@ -152,7 +152,7 @@ function stopChild(child: ChildProcess): Promise<void> {
  * authenticates. `pgOptions` go to every session of its pool (auto_explain settings, say).
  */
 export async function startApiProcess(
-  opts: { schema?: string; pgOptions?: string } = {},
+  opts: { schema?: string; pgOptions?: string; env?: Record<string, string> } = {},
 ): Promise<ApiProcess> {
   const fresh = opts.schema ? undefined : await newSchema('pipeline');
   const schema = opts.schema ?? fresh!.schema;
@@ -176,6 +176,7 @@ export async function startApiProcess(
       VERITY_AUTH_FAILURES_PER_MINUTE: '0',
       // 64 CI runs at once send 64 custom attestations at once; the default queue (20) refuses some.
       VERITY_JQ_QUEUE_PER_ORG: process.env.VERITY_JQ_QUEUE_PER_ORG ?? '256',
+      ...opts.env,
       VERITY_BOOTSTRAP_ORG: 'bench',
       VERITY_BOOTSTRAP_API_KEY: bootstrapKey,
       LOG_LEVEL: 'warn',
