@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { deploymentPods } from './k8s-pods.js';
 import { json, send, type Target } from './pipeline-client.js';
 import { PIPELINE_DATABASE_URL, withOptions } from './pipeline-server.js';
 
@@ -48,23 +49,12 @@ async function artifactFingerprints(schema: string, n: number): Promise<string[]
 }
 
 function podsOf(d: number, fingerprint: string) {
-  const rs = fingerprint.slice(0, 10);
-  return Array.from({ length: REPLICAS }, (_, i) => ({
-    podName: `svc-${d}-${rs}-${i}`,
-    namespace: `team-${d % 20}`,
-    digests: { [`registry.example/svc-${d}@sha256:${fingerprint}`]: fingerprint },
-    creationTimestamp: 1_700_000_000 + i,
-    owners: [
-      {
-        apiVersion: 'apps/v1',
-        kind: 'ReplicaSet',
-        name: `svc-${d}-${rs}`,
-        uid: sha(rs).slice(0, 36),
-        controller: true,
-        blockOwnerDeletion: true,
-      },
-    ],
-  }));
+  return deploymentPods(
+    d,
+    fingerprint.slice(0, 10),
+    { [`registry.example/svc-${d}@sha256:${fingerprint}`]: fingerprint },
+    { replicas: REPLICAS, createdAt: 1_700_000_000 },
+  );
 }
 
 /** First report, the identical report again, and single-deployment rollouts to other artifacts. */

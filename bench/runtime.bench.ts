@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { BenchContext, BenchFigure, RunningApi } from './harness.js';
 import { startApi } from './harness.js';
+import { deploymentPods } from './k8s-pods.js';
 
 const DEPLOYMENTS = 500;
 const REPLICAS = 10;
@@ -18,22 +19,12 @@ const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 
 function podsOf(d: number, version: number) {
   const rs = sha(`${d}:${version}`).slice(0, 10);
-  return Array.from({ length: REPLICAS }, (_, i) => ({
-    podName: `svc-${d}-${rs}-${i}`,
-    namespace: `team-${d % 20}`,
-    digests: { [`registry.example/svc-${d}:v${version}`]: sha(`image ${d} v${version}`) },
-    creationTimestamp: 1_700_000_000 + version * 100 + i,
-    owners: [
-      {
-        apiVersion: 'apps/v1',
-        kind: 'ReplicaSet',
-        name: `svc-${d}-${rs}`,
-        uid: sha(rs).slice(0, 36),
-        controller: true,
-        blockOwnerDeletion: true,
-      },
-    ],
-  }));
+  return deploymentPods(
+    d,
+    rs,
+    { [`registry.example/svc-${d}:v${version}`]: sha(`image ${d} v${version}`) },
+    { replicas: REPLICAS, createdAt: 1_700_000_000 + version * 100 },
+  );
 }
 
 function median(values: number[]): number {
