@@ -188,14 +188,29 @@ describe('reports stored together', () => {
       [201, ''],
       [201, ''],
     ]);
-    // The batch's write fails once; stored under the lock, each report writes alone.
-    vi.spyOn(attestationsRepository, 'insertAttestationBatch').mockRejectedValueOnce(
-      new Error('connection lost'),
-    );
-    const second = await Promise.all([
-      report('b3', 'after-write-failure-1'),
-      report('b4', 'after-write-failure-2'),
-    ]);
+    // The batch's write fails once; stored under the lock, each report writes alone. Only a
+    // batch write fails: a report may take the lock from the start (when the action settings
+    // were just forgotten, say), and its own write must not be the one that fails.
+    const insert = attestationsRepository.insertAttestationBatch.bind(attestationsRepository);
+    let failedBatches = 0;
+    const spy = vi
+      .spyOn(attestationsRepository, 'insertAttestationBatch')
+      .mockImplementation(async (db, trails) => {
+        if (failedBatches === 0 && trails.some((t) => t.ifUnchanged !== null)) {
+          failedBatches += 1;
+          throw new Error('connection lost');
+        }
+        return insert(db, trails);
+      });
+    let second;
+    try {
+      second = await Promise.all([
+        report('b3', 'after-write-failure-1'),
+        report('b4', 'after-write-failure-2'),
+      ]);
+    } finally {
+      spy.mockRestore();
+    }
     expect(second.map((r) => r.status)).toEqual([201, 201]);
     const b3 = (await trailOf('b3')).compliance_status.attestations_statuses.map((s) => s.attestation_name);
     expect(b3).toEqual(expect.arrayContaining(['after-read-failure-1', 'after-write-failure-1']));
