@@ -16,19 +16,14 @@ import {
   MessageOk,
 } from '../../../../shared/contract/artifacts.js';
 import { TrailName } from '../../../../shared/contract/evidence-common.js';
-import { NotFoundError } from '../../errors.js';
-import { artifactsRepository } from '../../storage/repositories/artifacts.js';
-import { attestationsRepository } from '../../storage/repositories/attestations.js';
-import { flowsRepository } from '../../storage/repositories/flows.js';
-import { reposRepository } from '../../storage/repositories/repos.js';
 import {
-  findArtifact,
-  presentArtifacts,
-  readArtifactRecord,
-  recordArtifact,
-} from '../../usecases/artifacts.js';
-import { inTransaction, type OrgScope } from '../../usecases/org-scope.js';
-import { flowNotFound, resolveFlow } from '../../usecases/flows.js';
+  artifactsByCommit,
+  latestArtifactCommit,
+  listArtifacts,
+  readArtifactByFingerprint,
+} from '../../usecases/artifact-reads.js';
+import { recordArtifact } from '../../usecases/artifacts.js';
+import { inTransaction } from '../../usecases/org-scope.js';
 import { FingerprintParam, FlowParams } from '../params.js';
 import { paging } from '../paging.js';
 import { orgScope } from '../request-context.js';
@@ -80,35 +75,12 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const scope = orgScope(app, request);
       const q = request.query;
-      let flowId: string | undefined;
-      let repoIds: string[] | undefined;
-      if (q.flow_name !== undefined) {
-        const flow = await flowsRepository.findByName(app.db, scope.org.id, q.flow_name);
-        if (!flow) {
-          throw flowNotFound(q.flow_name, scope.org.name);
-        }
-        flowId = flow.id;
-      }
-      if (q.repo_name !== undefined) {
-        repoIds = (await reposRepository.findByName(app.db, scope.org.id, q.repo_name)).map((r) => r.id);
-        if (repoIds.length === 0) {
-          throw new NotFoundError(`Repo '${q.repo_name}' not found`);
-        }
-      }
-      const rows = [];
-      for (const repoId of repoIds ?? [undefined]) {
-        rows.push(
-          ...(await artifactsRepository.list(
-            app.db,
-            scope.org.id,
-            { flowId, repoId },
-            paging(q.page, q.per_page),
-          )),
-        );
-      }
-      return presentArtifacts(scope, rows);
+      return listArtifacts(
+        orgScope(app, request),
+        { flowName: q.flow_name, repoName: q.repo_name },
+        paging(q.page, q.per_page),
+      );
     },
   );
 
@@ -155,47 +127,6 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
   );
 
-  /** Endpoint 1 without the cache: a full fingerprint in one query; prefixes, ids and errors after. */
-  async function readArtifactByFingerprint(
-    scope: OrgScope,
-    params: { flow: string; fingerprint: string },
-    query: {
-      trail?: string | undefined;
-      attestation_id?: string | undefined;
-      artifact_id?: string | undefined;
-    },
-  ): Promise<ArtifactRecord> {
-    if (params.fingerprint.length === 64 && !query.attestation_id && !query.artifact_id) {
-      const record = await readArtifactRecord(scope, params.flow, params.fingerprint, query.trail);
-      if (record) {
-        return record;
-      }
-    }
-    const flow = await resolveFlow(scope, params.flow);
-    let trailName = query.trail;
-    if (query.attestation_id) {
-      const [att] = await attestationsRepository.findByIds(app.db, scope.org.id, [query.attestation_id]);
-      if (!att || att.flow_id !== flow.id) {
-        throw new NotFoundError(
-          `Attestation '${query.attestation_id}' does not exist in flow '${flow.name}'`,
-        );
-      }
-      trailName = att.trail_name;
-    }
-    if (query.artifact_id) {
-      const artifact = await artifactsRepository.findById(app.db, scope.org.id, query.artifact_id);
-      if (!artifact || artifact.flow_id !== flow.id || !artifact.fingerprint.startsWith(params.fingerprint)) {
-        throw new NotFoundError(
-          `Artifact '${query.artifact_id}' with fingerprint '${params.fingerprint}' does not exist in flow '${flow.name}'`,
-        );
-      }
-      trailName = artifact.trail_name;
-    }
-    const row = await findArtifact(scope, flow, params.fingerprint, trailName);
-    const [record] = await presentArtifacts(scope, [row]);
-    return record!;
-  }
-
   app.get(
     '/artifacts/:org/:flow/commit_sha/:commit_sha',
     {
@@ -212,16 +143,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const scope = orgScope(app, request);
-      const flow = await resolveFlow(scope, request.params.flow);
-      const rows = await artifactsRepository.byCommit(
-        app.db,
-        scope.org.id,
-        flow.id,
-        request.params.commit_sha,
-        request.query.trail,
-      );
-      return presentArtifacts(scope, rows);
+      const { flow, commit_sha } = request.params;
+      return artifactsByCommit(orgScope(app, request), flow, commit_sha, request.query.trail);
     },
   );
 
@@ -240,18 +163,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
     async (request) => {
       const scope = orgScope(app, request);
-      const flow = await flowsRepository.findByName(app.db, scope.org.id, request.params.flow);
-      if (!flow) {
-        return { latest_commit: null };
-      }
-      return {
-        latest_commit: await artifactsRepository.latestCommit(
-          app.db,
-          scope.org.id,
-          flow.id,
-          request.query.branch,
-        ),
-      };
+      return { latest_commit: await latestArtifactCommit(scope, request.params.flow, request.query.branch) };
     },
   );
 };
