@@ -4,7 +4,12 @@ import { EMPTY_TEMPLATE_YAML, parseFlowTemplate, type FlowTemplate } from '../do
 import { BadRequestError, NotFoundError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
 import { epochSeconds } from '../time.js';
-import { flowsRepository, type FlowRow, type FlowWithActivity } from '../storage/repositories/flows.js';
+import {
+  flowsRepository,
+  type FlowListFilter,
+  type FlowRow,
+  type FlowWithActivity,
+} from '../storage/repositories/flows.js';
 import { toJson } from '../storage/repositories/json.js';
 import type { OrgScope } from './org-scope.js';
 import { flowHtmlUrl, type LinkBase } from './links.js';
@@ -166,4 +171,29 @@ export function presentFlow(row: FlowWithActivity, scope: LinkBase): Flow {
     last_deployment_at: null,
     html_url: flowHtmlUrl(scope, row.name),
   };
+}
+
+/** The organization's flows as the API shows them, and how many match (a page when given). */
+export async function listFlows(
+  scope: OrgScope,
+  filter: FlowListFilter,
+  page?: { limit: number; offset: number },
+): Promise<{ flows: Flow[]; total: number }> {
+  const { rows, total } = await flowsRepository.list(scope.db, scope.org.id, filter, page);
+  return { flows: rows.map((r) => presentFlow(r, scope)), total };
+}
+
+/** A flow by its name or an old name, as the API shows it; 404 otherwise. */
+export async function readFlow(scope: OrgScope, name: string): Promise<Flow> {
+  const flow = await resolveFlow(scope, name);
+  return presentFlow((await flowsRepository.findWithActivity(scope.db, scope.org.id, flow.id))!, scope);
+}
+
+/** Archives a flow found by its name or an old name; 404 otherwise. */
+export async function archiveFlow(scope: OrgScope, name: string): Promise<void> {
+  const flow = await resolveFlow(scope, name);
+  await flowsRepository.update(scope.db, scope.org.id, flow.id, {
+    archived: true,
+    last_modified_at: scope.now,
+  });
 }

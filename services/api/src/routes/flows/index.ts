@@ -18,11 +18,17 @@ import {
   RenameInput,
 } from '../../../../shared/contract/flows.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
-import { flowsRepository } from '../../storage/repositories/flows.js';
 import { inTransaction } from '../../usecases/org-scope.js';
-import { presentFlow, renameFlow, resolveFlow, templateFromYaml, upsertFlow } from '../../usecases/flows.js';
+import {
+  archiveFlow,
+  listFlows,
+  readFlow,
+  renameFlow,
+  templateFromYaml,
+  upsertFlow,
+} from '../../usecases/flows.js';
 import { FlowParams, Repeated, tagFilters } from '../params.js';
-import { paging } from '../paging.js';
+import { pagination, paging } from '../paging.js';
 import { orgScope, parseJsonPart } from '../request-context.js';
 import { sendOk } from '../reply.js';
 import { NoBody } from '../request-schemas.js';
@@ -66,16 +72,12 @@ const routes: FastifyPluginAsync = async (fastify) => {
         direction,
       };
       if (q.per_page === undefined && q.page === undefined) {
-        const { rows } = await flowsRepository.list(app.db, scope.org.id, filter);
-        return rows.map((r) => presentFlow(r, scope));
+        return (await listFlows(scope, filter)).flows;
       }
       const page = q.page ?? 1;
       const perPage = q.per_page ?? 20;
-      const { rows, total } = await flowsRepository.list(app.db, scope.org.id, filter, paging(page, perPage));
-      return {
-        data: rows.map((r) => presentFlow(r, scope)),
-        pagination: { total, page, per_page: perPage, page_count: Math.ceil(total / perPage) },
-      };
+      const { flows, total } = await listFlows(scope, filter, paging(page, perPage));
+      return { data: flows, pagination: pagination(total, page, perPage) };
     },
   );
 
@@ -161,9 +163,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const scope = orgScope(app, request);
-      const flow = await resolveFlow(scope, request.params.flow);
-      return presentFlow((await flowsRepository.findWithActivity(app.db, scope.org.id, flow.id))!, scope);
+      return readFlow(orgScope(app, request), request.params.flow);
     },
   );
 
@@ -204,12 +204,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const scope = orgScope(app, request);
-      const flow = await resolveFlow(scope, request.params.flow);
-      await flowsRepository.update(app.db, scope.org.id, flow.id, {
-        archived: true,
-        last_modified_at: scope.now,
-      });
+      await archiveFlow(orgScope(app, request), request.params.flow);
       return sendOk(reply);
     },
   );
