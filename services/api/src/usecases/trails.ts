@@ -6,13 +6,14 @@ import { EMPTY_TEMPLATE, type FlowTemplate } from '../domain/flow-template.js';
 import { NotFoundError } from '../errors.js';
 import { newId } from '../ids.js';
 import { epochSeconds } from '../time.js';
-import type { FlowRow } from '../storage/repositories/flows.js';
+import { flowsRepository, type FlowRow } from '../storage/repositories/flows.js';
 import { toJson } from '../storage/repositories/json.js';
 import { trailEventsRepository } from '../storage/repositories/trail-events.js';
-import { trailsRepository, type TrailRow } from '../storage/repositories/trails.js';
+import { trailsRepository, type TrailListFilter, type TrailRow } from '../storage/repositories/trails.js';
 import { reevaluateTrail, storedCompliance, trailTemplate } from './evaluation.js';
 import type { OrgScope } from './org-scope.js';
 import { trailHtmlUrl, type LinkBase } from './links.js';
+import { flowNotFound, resolveFlow } from './flows.js';
 import { captureRepo } from './repos.js';
 
 /** The message of a missing trail. */
@@ -200,4 +201,54 @@ export function presentTrailItem(
     last_modified_at: epochSeconds(trail.last_modified_at),
     html_url: trailHtmlUrl(scope, trail.flow_name, trail.name),
   };
+}
+
+type TrailItems = { trails: Array<z.infer<typeof TrailListItem>>; total: number };
+
+/** One page of the trails matching `filter`, as listings show them, and how many match. */
+async function trailItems(
+  scope: OrgScope,
+  filter: TrailListFilter,
+  page: { limit: number; offset: number },
+): Promise<TrailItems> {
+  const { rows, total } = await trailsRepository.list(scope.db, scope.org.id, filter, page);
+  return { trails: rows.map((r) => presentTrailItem(scope, r)), total };
+}
+
+/** The organization's trails, in the flow of that (current) name when given; 404 for no such flow. */
+export async function listTrails(
+  scope: OrgScope,
+  filter: Omit<TrailListFilter, 'flowId'> & { flowName?: string | undefined },
+  page: { limit: number; offset: number },
+): Promise<TrailItems> {
+  const { flowName, ...rest } = filter;
+  let flowId: string | undefined;
+  if (flowName !== undefined) {
+    const flow = await flowsRepository.findByName(scope.db, scope.org.id, flowName);
+    if (!flow) {
+      throw flowNotFound(flowName, scope.org.name);
+    }
+    flowId = flow.id;
+  }
+  return trailItems(scope, { ...rest, flowId }, page);
+}
+
+/** The trails of a flow found by its name or an old name, newest first; 404 otherwise. */
+export async function listFlowTrails(
+  scope: OrgScope,
+  flowName: string,
+  page: { limit: number; offset: number },
+): Promise<TrailItems> {
+  const flow = await resolveFlow(scope, flowName);
+  return trailItems(scope, { flowId: flow.id }, page);
+}
+
+/** A trail of a flow (found by its name or an old name) as the API shows it; 404 otherwise. */
+export async function readTrail(scope: OrgScope, flowName: string, trailName: string): Promise<Trail> {
+  const flow = await resolveFlow(scope, flowName);
+  const trail = await trailsRepository.find(scope.db, scope.org.id, flow.id, trailName);
+  if (!trail) {
+    throw trailNotFound(trailName, flow.name, scope.org.name);
+  }
+  return presentTrail(scope, flow, trail);
 }

@@ -11,11 +11,9 @@ import {
   TrailPage,
 } from '../../../../shared/contract/trails.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
-import { trailsRepository } from '../../storage/repositories/trails.js';
-import { inTransaction, type OrgScope } from '../../usecases/org-scope.js';
-import { flowNotFound, resolveFlow, templateFromYaml } from '../../usecases/flows.js';
-import { beginTrail, presentTrail, presentTrailItem, trailNotFound } from '../../usecases/trails.js';
-import { flowsRepository } from '../../storage/repositories/flows.js';
+import { inTransaction } from '../../usecases/org-scope.js';
+import { resolveFlow, templateFromYaml } from '../../usecases/flows.js';
+import { beginTrail, listFlowTrails, listTrails, readTrail } from '../../usecases/trails.js';
 import { pagination, paging } from '../paging.js';
 import { FlowParams, TrailParams } from '../params.js';
 import { orgScope, parseJsonBody, parseJsonPart } from '../request-context.js';
@@ -30,23 +28,11 @@ const PageQuery = {
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
 
-  /** One page of the trails matching `filter`, presented. */
-  const trailPage = async (
-    scope: OrgScope,
-    q: { page: number; per_page: number },
-    filter: Parameters<typeof trailsRepository.list>[2],
-  ) => {
-    const { rows, total } = await trailsRepository.list(
-      app.db,
-      scope.org.id,
-      filter,
-      paging(q.page, q.per_page),
-    );
-    return {
-      data: rows.map((r) => presentTrailItem(scope, r)),
-      pagination: pagination(total, q.page, q.per_page),
-    };
-  };
+  /** A page of trails as the listing routes answer it. */
+  const trailPage = <T>(found: { trails: T[]; total: number }, q: { page: number; per_page: number }) => ({
+    data: found.trails,
+    pagination: pagination(found.total, q.page, q.per_page),
+  });
 
   app.put(
     '/trails/:org/:flow',
@@ -103,22 +89,14 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const scope = orgScope(app, request);
       const q = request.query;
-      let flowId: string | undefined;
-      if (q.flow !== undefined) {
-        const flow = await flowsRepository.findByName(app.db, scope.org.id, q.flow);
-        if (!flow) {
-          throw flowNotFound(q.flow, scope.org.name);
-        }
-        flowId = flow.id;
-      }
       const tag = q.flow_tag ? /^([^:=]+)[:=](.*)$/.exec(q.flow_tag) : null;
-      return trailPage(scope, q, {
-        flowId,
+      const filter = {
+        flowName: q.flow,
         fingerprintPrefix: q.fingerprint,
         flowTag: tag ? { key: tag[1]!, value: tag[2]! } : undefined,
-      });
+      };
+      return trailPage(await listTrails(orgScope(app, request), filter, paging(q.page, q.per_page)), q);
     },
   );
 
@@ -136,10 +114,9 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const scope = orgScope(app, request);
-      const flow = await resolveFlow(scope, request.params.flow);
       const q = request.query;
-      return trailPage(scope, q, { flowId: flow.id });
+      const page = paging(q.page, q.per_page);
+      return trailPage(await listFlowTrails(orgScope(app, request), request.params.flow, page), q);
     },
   );
 
@@ -156,13 +133,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const scope = orgScope(app, request);
-      const flow = await resolveFlow(scope, request.params.flow);
-      const trail = await trailsRepository.find(app.db, scope.org.id, flow.id, request.params.trail);
-      if (!trail) {
-        throw trailNotFound(request.params.trail, flow.name, scope.org.name);
-      }
-      return presentTrail(scope, flow, trail);
+      return readTrail(orgScope(app, request), request.params.flow, request.params.trail);
     },
   );
 };
