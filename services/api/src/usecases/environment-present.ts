@@ -5,7 +5,11 @@
 import type { Environment } from '../../../shared/contract/environments.js';
 import { epochSeconds } from '../time.js';
 import type { Db } from '../storage/database.js';
-import { environmentsRepository, type EnvironmentRow } from '../storage/repositories/environments.js';
+import {
+  environmentsRepository,
+  type EnvironmentListFilter,
+  type EnvironmentRow,
+} from '../storage/repositories/environments.js';
 import { snapshotsRepository } from '../storage/repositories/snapshots.js';
 import type { OrgRef } from './org-scope.js';
 
@@ -45,4 +49,14 @@ export async function presentEnvironments(
     latest_snapshot_index: r.latest_snapshot > 0 ? r.latest_snapshot : null,
     running_artifacts: running.get(r.id) ?? 0,
   }));
+}
+
+/** The organization's environments matching `filter`, as the interface shows them, and how many match. */
+export async function listEnvironments(
+  db: Db,
+  org: OrgRef,
+  filter: EnvironmentListFilter,
+): Promise<{ environments: Environment[]; total: number }> {
+  const { rows, total } = await environmentsRepository.list(db, org.id, filter);
+  return { environments: await presentEnvironments(db, org, rows), total };
 }

@@ -412,3 +412,16 @@ export async function allowArtifact(
     return { created, outcome, notifications };
   });
 }
+
+/**
+ * Rule 2 before a report is even parsed: when the environment's last report had exactly these
+ * bytes (their SHA-256), only its report time moves. True when that was all there was to do.
+ */
+export function reportedAgain(
+  db: Db,
+  org: OrgRef,
+  report: { envName: string; type: string; rawHash: string; now: Date },
+): Promise<boolean> {
+  const { envName, type, rawHash, now } = report;
+  return environmentsRepository.touchIfSameReport(db, org.id, envName, type, rawHash, now);
+}

@@ -22,7 +22,6 @@ import {
 import { REPORT_SCHEMAS, type ReportType } from '../../../../shared/contract/environment-reports.js';
 import { ApiError, RequestValidationError } from '../../errors.js';
 import { requirePrincipal, requireRole, orgRef } from '../../plugins/auth.js';
-import { environmentsRepository } from '../../storage/repositories/environments.js';
 import {
   archiveEnvironment,
   changePolicies,
@@ -32,9 +31,10 @@ import {
   putEnvironment,
   readEnvironment,
   renameEnvironment,
+  reportedAgain,
 } from '../../usecases/environments.js';
 import { ingestReport } from '../../usecases/runtime.js';
-import { presentEnvironments } from '../../usecases/environment-present.js';
+import { listEnvironments, presentEnvironments } from '../../usecases/environment-present.js';
 import { listEvents } from '../../usecases/environment-events.js';
 import { sendJsonString, sendOk } from '../reply.js';
 import { NoBody } from '../request-schemas.js';
@@ -132,7 +132,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       const paged = q.page !== undefined || q.per_page !== undefined;
       const page = q.page ?? 1;
       const perPage = q.per_page ?? 20;
-      const { rows, total } = await environmentsRepository.list(app.db, org.id, {
+      const { environments, total } = await listEnvironments(app.db, org, {
         ...(q.name ? { name: q.name } : {}),
         types: list(q.type),
         tags: list(q.tag).map((t) => {
@@ -143,7 +143,6 @@ const routes: FastifyPluginAsync = async (fastify) => {
         direction: q.sort_direction ?? 'asc',
         ...(paged ? { limit: perPage, offset: (page - 1) * perPage } : {}),
       });
-      const environments = await presentEnvironments(app.db, org, rows);
       if (!paged) {
         return environments;
       }
@@ -310,17 +309,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
           const org = orgRef(request);
           const rawHash = request.rawBodySha256;
           const now = app.clock();
-          if (
-            rawHash &&
-            (await environmentsRepository.touchIfSameReport(
-              app.db,
-              org.id,
-              request.params.env_name,
-              type,
-              rawHash,
-              now,
-            ))
-          ) {
+          const envName = request.params.env_name;
+          if (rawHash && (await reportedAgain(app.db, org, { envName, type, rawHash, now }))) {
             app.runtime.reported('unchanged');
             return sendJsonString(reply, 'No new snapshots to create');
           }
