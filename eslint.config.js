@@ -115,6 +115,19 @@ export default tseslint.config(
     },
   },
   {
+    // Routes parse, call a use case and present: no repository, no SQL.
+    files: ['services/api/src/routes/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [{ name: 'kysely', message: 'Only storage/ builds SQL.', allowTypeImports: true }],
+          patterns: [{ group: ['**/storage/**'], message: 'Routes call use cases, not storage/.' }],
+        },
+      ],
+    },
+  },
+  {
     files: ['services/reporter/**/*.ts', 'services/operator/**/*.ts'],
     rules: {
       'no-restricted-imports': forbid(['api'], 'The reporter and operator import only services/shared.'),
