@@ -96,7 +96,7 @@ export async function latestArtifactCommit(
   scope: OrgScope,
   flowName: string,
   branch: string | undefined,
-): Promise<Awaited<ReturnType<typeof artifactsRepository.latestCommit>> | null> {
+): Promise<string | null> {
   const flow = await flowsRepository.findByName(scope.db, scope.org.id, flowName);
   return flow ? artifactsRepository.latestCommit(scope.db, scope.org.id, flow.id, branch) : null;
 }
