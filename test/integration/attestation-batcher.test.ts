@@ -15,6 +15,7 @@ import { onPostgres } from '../helpers/database.js';
 import { withReplica } from '../helpers/replica.js';
 import { attestationsRepository } from '../../services/api/src/storage/repositories/attestations.js';
 import { trailsRepository } from '../../services/api/src/storage/repositories/trails.js';
+import { DatabaseTimeoutError } from '../../services/api/src/storage/errors.js';
 
 let t: TestApp;
 let cli: ReturnType<typeof cliClient>;
@@ -216,6 +217,39 @@ describe('reports stored together', () => {
     expect(b3).toEqual(expect.arrayContaining(['after-read-failure-1', 'after-write-failure-1']));
     const b4 = (await trailOf('b4')).compliance_status.attestations_statuses.map((s) => s.attestation_name);
     expect(b4).toEqual(expect.arrayContaining(['after-read-failure-2', 'after-write-failure-2']));
+  });
+});
+
+describe('a database that stops answering under a batch', () => {
+  it('answers the attestations waiting behind the batch at once, without sending them again', async () => {
+    const insert = attestationsRepository.insertAttestationBatch.bind(attestationsRepository);
+    let batchWrites = 0;
+    const spy = vi
+      .spyOn(attestationsRepository, 'insertAttestationBatch')
+      .mockImplementation(async (db, trails) => {
+        if (!trails.some((tr) => tr.ifUnchanged !== null)) {
+          return insert(db, trails);
+        }
+        batchWrites += 1;
+        // The first batch hangs until the query deadline gives up on the connection.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        throw new DatabaseTimeoutError(300);
+      });
+    try {
+      const first = report('b1', 'while-the-database-hangs-1');
+      // Sent while the first one's batch is in flight: it waits behind it (same trail).
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const second = report('b1', 'while-the-database-hangs-2');
+      const answers = await Promise.all([first, second]);
+      expect(answers.map((r) => r.status)).toEqual([503, 503]);
+      expect(batchWrites).toBe(1);
+    } finally {
+      spy.mockRestore();
+    }
+    const after = await report('b1', 'once-it-answers-again');
+    expect(after.status).toBe(201);
+    expect(await names('batched', 'b1')).toContain('once-it-answers-again');
+    expect(await names('batched', 'b1')).not.toContain('while-the-database-hangs-2');
   });
 });
 

@@ -213,6 +213,7 @@ export class AttestationBatcher {
         // The database is away: trying each attestation on its own would only wait for it again.
         if (isDatabaseUnavailable(err)) {
           this.fail(batch, err);
+          this.failWaiting(err);
           return undefined;
         }
         // Each attestation takes the trail's lock on its own, and fails there with its own error if it must.
@@ -306,6 +307,9 @@ export class AttestationBatcher {
         }
         c.pending.filter((p) => !p.settled).forEach((p) => this.settle(p, 'locked'));
       }
+      if (isDatabaseUnavailable(err)) {
+        this.failWaiting(err);
+      }
       return undefined;
     }
   }
@@ -339,6 +343,18 @@ export class AttestationBatcher {
       }
     }
     return again;
+  }
+
+  /**
+   * The database went away under a batch: the attestations that waited for it (to the same
+   * trails, or for a free slot) would each wait out another deadline before failing, so the
+   * wait of one attestation would add up. They fail now with the same error (503); attestations
+   * that arrive from now on try again.
+   */
+  private failWaiting(err: unknown): void {
+    const waiting = this.queue;
+    this.queue = [];
+    this.fail(waiting, err);
   }
 
   /** Fails the attestations not settled yet with `err` (their write may or may not have committed). */
