@@ -54,15 +54,17 @@ describe('a silently dropped database connection', () => {
     // Answers that came while cut off (an answer already under way at the cut may still succeed).
     const during = answers(load).filter((x) => x.at + x.ms > cut + 1_000 && x.at + x.ms <= resumed);
     // How long each answer took once the connection was cut (from the cut, or from its start if later).
-    const slowest = Math.max(
-      0,
-      ...answers(load)
-        .filter((x) => x.at + x.ms > cut)
-        .map((x) => x.at + x.ms - Math.max(x.at, cut)),
-    );
+    const waits = [
+      ...load.attestations.map((x) => ({ kind: 'attestation', answer: x.answer })),
+      ...load.reports.map((x) => ({ kind: 'report', answer: x.answer })),
+    ]
+      .filter(({ answer: x }) => x.at + x.ms > cut)
+      .map(({ kind, answer: x }) => ({ kind, status: x.status, ms: x.at + x.ms - Math.max(x.at, cut) }));
+    const longest = waits.reduce((a, b) => (b.ms > a.ms ? b : a), { kind: 'none', status: 0, ms: 0 });
+    const slowest = longest.ms;
     console.log(
-      `dropped connection: ${during.length} answers while cut off, longest wait after the cut ${slowest} ms; ` +
-        `writes served again ${recovery} ms after forwarding resumed`,
+      `dropped connection: ${during.length} answers while cut off, longest wait after the cut ${slowest} ms ` +
+        `(${longest.kind}, ${longest.status}); writes served again ${recovery} ms after forwarding resumed`,
     );
     expect(recovery, 'writes succeed again within 10 s').toBeLessThan(10_000);
     const statuses = new Set(answers(load).map((x) => x.status));
