@@ -221,7 +221,12 @@ describe('reports stored together', () => {
 });
 
 describe('a database that stops answering under a batch', () => {
-  it('answers the attestations waiting behind the batch at once, without sending them again', async () => {
+  /**
+   * Holds the first batch write 300 ms and fails it with `failure`, sends a second attestation
+   * to the same trail meanwhile (it waits behind the batch), and returns both answers and how
+   * many batch writes were attempted.
+   */
+  async function underFailedBatch(trail: string, failure: () => Error) {
     const insert = attestationsRepository.insertAttestationBatch.bind(attestationsRepository);
     let batchWrites = 0;
     const spy = vi
@@ -231,25 +236,39 @@ describe('a database that stops answering under a batch', () => {
           return insert(db, trails);
         }
         batchWrites += 1;
-        // The first batch hangs until the query deadline gives up on the connection.
+        if (batchWrites > 1) {
+          return insert(db, trails);
+        }
         await new Promise((resolve) => setTimeout(resolve, 300));
-        throw new DatabaseTimeoutError(300);
+        throw failure();
       });
     try {
-      const first = report('b1', 'while-the-database-hangs-1');
-      // Sent while the first one's batch is in flight: it waits behind it (same trail).
+      const first = report(trail, `${trail}-during-1`);
       await new Promise((resolve) => setTimeout(resolve, 100));
-      const second = report('b1', 'while-the-database-hangs-2');
-      const answers = await Promise.all([first, second]);
-      expect(answers.map((r) => r.status)).toEqual([503, 503]);
-      expect(batchWrites).toBe(1);
+      const second = report(trail, `${trail}-during-2`);
+      return { statuses: (await Promise.all([first, second])).map((r) => r.status), batchWrites };
     } finally {
       spy.mockRestore();
     }
-    const after = await report('b1', 'once-it-answers-again');
-    expect(after.status).toBe(201);
+  }
+
+  it('answers the attestations waiting behind the batch at once, without sending them again', async () => {
+    // The query deadline gave up on a connection that stopped answering.
+    const r = await underFailedBatch('b1', () => new DatabaseTimeoutError(300));
+    expect(r).toEqual({ statuses: [503, 503], batchWrites: 1 });
+    expect(await names('batched', 'b1')).not.toContain('b1-during-2');
+    expect((await report('b1', 'once-it-answers-again')).status).toBe(201);
     expect(await names('batched', 'b1')).toContain('once-it-answers-again');
-    expect(await names('batched', 'b1')).not.toContain('while-the-database-hangs-2');
+  });
+
+  it('tries the waiting attestations when only a statement ran out of time', async () => {
+    const timedOut = () =>
+      Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+    const r = await underFailedBatch('b2', timedOut);
+    expect(r.statuses[0]).toBe(503);
+    expect(r.statuses[1]).toBe(201);
+    expect(r.batchWrites).toBeGreaterThan(1);
+    expect(await names('batched', 'b2')).toContain('b2-during-2');
   });
 });
 

@@ -71,3 +71,11 @@ export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   }
   return cause !== undefined && isDatabaseUnavailable(cause, depth + 1);
 }
+
+/**
+ * Unavailable because the server or the connection is gone, not because one statement ran out
+ * of time (`57014`, the statement timeout): what one statement met, the next one meets too.
+ */
+export function isDatabaseAway(err: unknown): boolean {
+  return isDatabaseUnavailable(err) && (err as { code?: unknown }).code !== '57014';
+}

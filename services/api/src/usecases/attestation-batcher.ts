@@ -21,7 +21,7 @@ import type { Db } from '../storage/database.js';
 import { attestationsRepository } from '../storage/repositories/attestations.js';
 import { trailsRepository, type AttestationTrailRead } from '../storage/repositories/trails.js';
 import { LruMap } from '../lru-map.js';
-import { isDatabaseUnavailable } from '../storage/errors.js';
+import { isDatabaseAway, isDatabaseUnavailable } from '../storage/errors.js';
 import {
   addPlanned,
   batchOf,
@@ -213,7 +213,9 @@ export class AttestationBatcher {
         // The database is away: trying each attestation on its own would only wait for it again.
         if (isDatabaseUnavailable(err)) {
           this.fail(batch, err);
-          this.failWaiting(err);
+          if (isDatabaseAway(err)) {
+            this.failWaiting(err);
+          }
           return undefined;
         }
         // Each attestation takes the trail's lock on its own, and fails there with its own error if it must.
@@ -307,7 +309,7 @@ export class AttestationBatcher {
         }
         c.pending.filter((p) => !p.settled).forEach((p) => this.settle(p, 'locked'));
       }
-      if (isDatabaseUnavailable(err)) {
+      if (isDatabaseAway(err)) {
         this.failWaiting(err);
       }
       return undefined;
@@ -349,7 +351,8 @@ export class AttestationBatcher {
    * The database went away under a batch: the attestations that waited for it (to the same
    * trails, or for a free slot) would each wait out another deadline before failing, so the
    * wait of one attestation would add up. They fail now with the same error (503); attestations
-   * that arrive from now on try again.
+   * that arrive from now on try again. Not for a statement that ran out of time (57014): that
+   * may be one organization's statement, and must not fail the others' waiting attestations.
    */
   private failWaiting(err: unknown): void {
     const waiting = this.queue;
