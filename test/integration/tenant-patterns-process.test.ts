@@ -55,7 +55,8 @@ describe.skipIf(onPostgres)('a policy regular expression on a running server', (
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     const deadline = Date.now() + 60_000;
-    while (!out.includes('Server listening') && Date.now() < deadline && child.exitCode === null) {
+    // The key is printed after the server listens, in its own write: wait for the key itself.
+    while (!/API key: +vty_\S+\s/.test(out) && Date.now() < deadline && child.exitCode === null) {
       await new Promise((r) => setTimeout(r, 100));
     }
     adminKey = /API key: +(vty_\S+)/.exec(out)?.[1] ?? '';
