@@ -53,5 +53,11 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     apiKey: server.demo.apiKey,
     empty: server.empty,
   });
-  return () => server.close();
+  return async () => {
+    // Closing PGlite ends its Emscripten runtime, which sets process.exitCode (to 0): without
+    // this, a run with failed tests elsewhere would exit 0 and CI would pass it.
+    const exitCode = process.exitCode;
+    await server.close();
+    process.exitCode = exitCode;
+  };
 }
