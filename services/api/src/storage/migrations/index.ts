@@ -21,6 +21,7 @@ import * as m0360 from './0360_service_account_display_name.js';
 import * as m0370 from './0370_evidence_file_references.js';
 import * as m0371 from './0371_catalog_notifications.js';
 import * as m0372 from './0372_evidence_file_age.js';
+import * as m0380 from './0380_hot_evidence_rows.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
@@ -39,4 +40,5 @@ export const migrations: Record<string, Migration> = {
   '0370_evidence_file_references': m0370,
   '0371_catalog_notifications': m0371,
   '0372_evidence_file_age': m0372,
+  '0380_hot_evidence_rows': m0380,
 };
