@@ -163,6 +163,11 @@ export interface EvaluationWrites extends EvaluationOutcome {
   artifacts: Array<{ id: string; state: ComplianceState; compliance: string }>;
   /** The trail's facts after this evaluation (its attestations and the added one). */
   facts: TrailFacts;
+  /**
+   * The stored compliance documents as values (the trail's, and each written artifact's by id),
+   * for planning a next attestation on this one without parsing the JSON text again.
+   */
+  values: { trail: unknown; artifacts: ReadonlyMap<string, unknown> };
 }
 
 /**
@@ -216,6 +221,7 @@ export function evaluateInputs(input: {
     evaluation.status !== trail.compliance_state || !sameEvaluation(stored, trail.compliance);
   const changedFingerprints: string[] = [];
   const artifactWrites: EvaluationWrites['artifacts'] = [];
+  const artifactValues = new Map<string, unknown>();
   for (const a of artifacts) {
     const next = evaluation.byArtifactId[a.id];
     if (!next) {
@@ -228,6 +234,7 @@ export function evaluateInputs(input: {
     }
     if (changed) {
       artifactWrites.push({ id: a.id, state, compliance: JSON.stringify(next) });
+      artifactValues.set(a.id, next);
     }
   }
   const last = facts[facts.length - 1];
@@ -247,5 +254,6 @@ export function evaluateInputs(input: {
       last_modified_at: now,
     },
     artifacts: artifactWrites,
+    values: { trail: stored, artifacts: artifactValues },
   };
 }

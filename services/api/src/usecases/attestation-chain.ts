@@ -9,6 +9,7 @@ import type {
   TrailAttestationBatch,
 } from '../storage/repositories/attestations.js';
 import type { AttestationTrailRead, TrailFacts } from '../storage/repositories/trails.js';
+import type { EvaluationWrites } from '../domain/trail-evaluation.js';
 
 /**
  * An attestation planned on a trail as read: its rows, the trail after it, its facts after it,
@@ -20,6 +21,8 @@ export interface PlannedAttestation extends StoredAttestation {
   facts: TrailFacts;
   artifactStates?: ReadonlyArray<Omit<ArtifactStateWrite, 'version'>>;
   changedFingerprints?: readonly string[];
+  /** The compliance documents written, as values (`EvaluationWrites['values']`); else parsed. */
+  values?: EvaluationWrites['values'];
 }
 
 /** A trail to plan on, and whether it was remembered rather than read now. */
@@ -112,13 +115,14 @@ export function written<P>(c: Chain<P>, version: string): AttestationTrailRead {
 /** The trail as a planned attestation leaves it, for planning the next attestation to it. */
 function after(state: AttestationTrailRead, planned: PlannedAttestation): AttestationTrailRead {
   const changed = new Map((planned.artifactStates ?? []).map((a) => [a.id, a]));
+  const values = planned.values;
   return {
     ...state,
     trail: {
       ...state.trail,
-      compliance: JSON.parse(
-        planned.trail.compliance as string,
-      ) as AttestationTrailRead['trail']['compliance'],
+      compliance: (values
+        ? values.trail
+        : JSON.parse(planned.trail.compliance as string)) as AttestationTrailRead['trail']['compliance'],
       compliance_state: planned.trail.compliance_state as AttestationTrailRead['trail']['compliance_state'],
       evaluated_at: planned.trail.evaluated_at as Date,
       last_modified_at: planned.trail.last_modified_at as Date,
@@ -130,7 +134,9 @@ function after(state: AttestationTrailRead, planned: PlannedAttestation): Attest
           ? {
               ...a,
               state: w.state as typeof a.state,
-              compliance: JSON.parse(w.compliance) as typeof a.compliance,
+              compliance: (values?.artifacts.has(a.id)
+                ? values.artifacts.get(a.id)
+                : JSON.parse(w.compliance)) as typeof a.compliance,
             }
           : a;
       }),

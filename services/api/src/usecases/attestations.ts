@@ -151,8 +151,8 @@ async function recordUnlocked(
     if (!scope.events.idle(events)) {
       return undefined;
     }
-    const { artifacts, changedFingerprints } = planned.writes;
-    return { ...planned.rows, artifactStates: artifacts, changedFingerprints };
+    const { artifacts, changedFingerprints, values } = planned.writes;
+    return { ...planned.rows, artifactStates: artifacts, changedFingerprints, values };
   };
   for (let attempt = 0; attempt < UNLOCKED_ATTEMPTS; attempt++) {
     const outcome = await batcher.submit({ orgId: scope.org.id, ...where, plan });
