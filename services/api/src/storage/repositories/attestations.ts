@@ -113,6 +113,8 @@ export const attestationsRepository = {
       return Object.assign(new Map<string, string>(), { marks: 0 });
     }
     const { trailRecords, eventRecords, rowRecords } = batchRecords(trails);
+    const orgIds = [...new Set(trails.map((t) => t.orgId))];
+    const trailIds = trails.map((t) => t.trailId);
     // Rows are locked trail first, then its artifacts (`au` joins `tr`), as every other writer does.
     const result = await sql<{ org_id: string; id: string; version: string; marks: number }>`
       with v as (
@@ -124,10 +126,13 @@ export const attestationsRepository = {
         update trails t set compliance = v.compliance, compliance_state = v.compliance_state,
           evaluated_at = v.evaluated_at, last_modified_at = v.last_modified_at
         from v
-        where t.org_id = v.org_id and t.id = v.trail_id and (v.version is null or (
+        -- The trails by key as well as by join: the join alone, planned for the 100 rows a record
+        -- set is assumed to hold, reads the whole trails table while it is small enough.
+        where t.org_id = any(${orgIds}::text[]) and t.id = any(${trailIds}::text[])
+          and t.org_id = v.org_id and t.id = v.trail_id and (v.version is null or (
           t.xmin::text = v.version
-          and exists (select 1 from flows f
-            where f.org_id = t.org_id and f.id = t.flow_id and f.xmin::text = v.flow_version)
+          -- A scalar subquery, probed by key: an exists here is planned as a hash of every flow.
+          and (select f.xmin::text from flows f where f.org_id = t.org_id and f.id = t.flow_id) = v.flow_version
           and not exists (select 1 from jsonb_array_elements_text(v.flow_names) n(name)
             where (${flowIdByName(sql.ref('t.org_id'), sql.ref('n.name'))}) is distinct from t.flow_id)
           and not exists (select 1 from jsonb_to_recordset(v.artifacts) x(id text, version text)
