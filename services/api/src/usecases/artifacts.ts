@@ -8,10 +8,7 @@ import { newId } from '../ids.js';
 import { epochSeconds } from '../time.js';
 import type { Db } from '../storage/database.js';
 import { artifactsRepository, type ArtifactRowWithNames } from '../storage/repositories/artifacts.js';
-import {
-  attestationsRepository,
-  type AttestationRowWithNames,
-} from '../storage/repositories/attestations.js';
+import { attestationsRepository, type EvidenceAttestation } from '../storage/repositories/attestations.js';
 import type { FlowRow } from '../storage/repositories/flows.js';
 import { toJson } from '../storage/repositories/json.js';
 import { trailEventsRepository, type TrailEventRow } from '../storage/repositories/trail-events.js';
@@ -347,7 +344,7 @@ export async function readArtifactRecord(
 function presentArtifact(
   scope: OrgScope,
   row: ArtifactRowWithNames,
-  attestationsById: ReadonlyMap<string, AttestationRowWithNames>,
+  attestationsById: ReadonlyMap<string, EvidenceAttestation>,
   runtime: Runtime,
 ): ArtifactRecord {
   const status = row.compliance as Partial<ArtifactStatusRecord>;
@@ -400,7 +397,7 @@ function stateInfo(status: Partial<ArtifactStatusRecord>): string | null {
   return parts.length > 0 ? parts.join('; ') : null;
 }
 
-function presentEvidence(scope: OrgScope, a: AttestationRowWithNames): ArtifactRecord['evidence'][string] {
+function presentEvidence(scope: OrgScope, a: EvidenceAttestation): ArtifactRecord['evidence'][string] {
   const p = a.payload;
   return {
     evidence_type: a.kind === 'override' ? `override:${a.type}` : a.type,

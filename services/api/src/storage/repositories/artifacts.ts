@@ -3,7 +3,7 @@ import { sql, type Insertable, type RawBuilder, type Selectable, type Updateable
 import type { EvaluationInputs as DomainEvaluationInputs } from '../../domain/trail-evaluation.js';
 import type { Db } from '../database.js';
 import type { ArtifactsTable } from '../tables/evidence.js';
-import type { AttestationRowWithNames } from './attestations.js';
+import { EVIDENCE_PAYLOAD_KEYS, type EvidenceAttestation } from './attestations.js';
 import type { TrailEventRow } from './trail-events.js';
 
 export type ArtifactRow = Selectable<ArtifactsTable>;
@@ -114,13 +114,19 @@ export const artifactsRepository = {
     fingerprint: string,
     trailName: string | undefined,
   ): Promise<
-    | { artifact: ArtifactRowWithNames; attestations: AttestationRowWithNames[]; events: TrailEventRow[] }
+    | { artifact: ArtifactRowWithNames; attestations: EvidenceAttestation[]; events: TrailEventRow[] }
     | undefined
   > {
     const result = await sql<ArtifactRowWithNames & { evidence_rows: unknown[]; event_rows: unknown[] }>`
       select a.*, t.name as trail_name, f.name as flow_name,
         (select coalesce(json_agg(x order by x.seq), '[]'::json) from (
-          select att.*, t.name as trail_name, f.name as flow_name from attestations att
+          -- What an artifact's evidence shows of each attestation (\`EvidenceAttestation\`), not
+          -- the whole row: the rest would only be sent, parsed and dropped.
+          select att.seq, att.id, att.kind, att.type, att.is_compliant, att.created_at, att.origin_url,
+            att.evidence_sha256, att.description, att.git_commit, att.user_data,
+            jsonb_build_object(${sql.join(EVIDENCE_PAYLOAD_KEYS.map((k) => sql`${k}::text, att.payload -> ${k}::text`))}) as payload,
+            t.name as trail_name, f.name as flow_name
+          from attestations att
           where att.org_id = a.org_id and att.trail_id = a.trail_id
             and att.id in (
               select s ->> 'attestation_id'
@@ -143,7 +149,7 @@ export const artifactsRepository = {
     const { evidence_rows, event_rows, ...artifact } = row;
     return {
       artifact,
-      attestations: (evidence_rows as AttestationRowWithNames[]).map((a) => withDates(a, ['created_at'])),
+      attestations: (evidence_rows as EvidenceAttestation[]).map((a) => withDates(a, ['created_at'])),
       events: (event_rows as TrailEventRow[]).map((e) => withDates(e, ['occurred_at'])),
     };
   },

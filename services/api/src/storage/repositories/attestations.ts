@@ -9,6 +9,36 @@ import { countRows } from './queries.js';
 export type AttestationRow = Selectable<AttestationsTable>;
 export type AttestationRowWithNames = AttestationRow & { trail_name: string; flow_name: string };
 
+/** The payload keys an artifact's evidence shows (usecases/artifacts.ts \`presentEvidence\`). */
+export const EVIDENCE_PAYLOAD_KEYS = [
+  'git_provider',
+  'snyk_results',
+  'junit_results',
+  'jira_results',
+  'pull_requests',
+] as const;
+
+/**
+ * What an artifact's evidence shows of an attestation: a row with its names, its payload cut to
+ * EVIDENCE_PAYLOAD_KEYS (a key it lacks reads as null).
+ */
+export type EvidenceAttestation = Pick<
+  AttestationRowWithNames,
+  | 'id'
+  | 'kind'
+  | 'type'
+  | 'is_compliant'
+  | 'created_at'
+  | 'origin_url'
+  | 'evidence_sha256'
+  | 'description'
+  | 'git_commit'
+  | 'user_data'
+  | 'payload'
+  | 'trail_name'
+  | 'flow_name'
+>;
+
 const withNames = (db: Db) =>
   db
     .selectFrom('attestations as x')
