@@ -21,8 +21,8 @@ export interface PlannedAttestation extends StoredAttestation {
   facts: TrailFacts;
   artifactStates?: ReadonlyArray<Omit<ArtifactStateWrite, 'version'>>;
   changedFingerprints?: readonly string[];
-  /** The compliance documents written, as values (`EvaluationWrites['values']`); else parsed. */
-  values?: EvaluationWrites['values'];
+  /** The compliance documents written, as values (`EvaluationWrites['values']`). */
+  values: EvaluationWrites['values'];
 }
 
 /** A trail to plan on, and whether it was remembered rather than read now. */
@@ -115,14 +115,12 @@ export function written<P>(c: Chain<P>, version: string): AttestationTrailRead {
 /** The trail as a planned attestation leaves it, for planning the next attestation to it. */
 function after(state: AttestationTrailRead, planned: PlannedAttestation): AttestationTrailRead {
   const changed = new Map((planned.artifactStates ?? []).map((a) => [a.id, a]));
-  const values = planned.values;
+  const { values } = planned;
   return {
     ...state,
     trail: {
       ...state.trail,
-      compliance: (values
-        ? values.trail
-        : JSON.parse(planned.trail.compliance as string)) as AttestationTrailRead['trail']['compliance'],
+      compliance: values.trail,
       compliance_state: planned.trail.compliance_state as AttestationTrailRead['trail']['compliance_state'],
       evaluated_at: planned.trail.evaluated_at as Date,
       last_modified_at: planned.trail.last_modified_at as Date,
@@ -134,9 +132,7 @@ function after(state: AttestationTrailRead, planned: PlannedAttestation): Attest
           ? {
               ...a,
               state: w.state as typeof a.state,
-              compliance: (values?.artifacts.has(a.id)
-                ? values.artifacts.get(a.id)
-                : JSON.parse(w.compliance)) as typeof a.compliance,
+              compliance: values.artifacts.get(w.id),
             }
           : a;
       }),

@@ -151,8 +151,8 @@ async function recordUnlocked(
     if (!scope.events.idle(events)) {
       return undefined;
     }
-    const { artifacts, changedFingerprints, values } = planned.writes;
-    return { ...planned.rows, artifactStates: artifacts, changedFingerprints, values };
+    const { artifacts, changedFingerprints } = planned.writes;
+    return { ...planned.rows, artifactStates: artifacts, changedFingerprints };
   };
   for (let attempt = 0; attempt < UNLOCKED_ATTEMPTS; attempt++) {
     const outcome = await batcher.submit({ orgId: scope.org.id, ...where, plan });
@@ -269,6 +269,7 @@ function planAttestation(
       event: trailEvent(scope, trail, r, target),
       trail: writes.trail,
       facts: writes.facts,
+      values: writes.values,
     },
     writes,
     events: publishedEvents(scope, flow, trail, r, writes.changedFingerprints),
