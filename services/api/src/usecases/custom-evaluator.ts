@@ -6,7 +6,7 @@
  * clear reason. Organizations queue apart and are served in turn.
  */
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { TooManyRequestsError } from '../errors.js';
 
 export interface TypeDefinition {
@@ -43,6 +43,8 @@ export class EvaluationLimitError extends Error {}
 // user schemas go to ajv and user jq programs to the jq interpreter.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+// Answers go back on a port of their own, which the pool can also read when a time bound expires.
+const answers = workerData.answers;
 const jq = require(workerData.jqPath);
 const Ajv2020 = require(workerData.ajv2020Path).default;
 const Ajv07 = require(workerData.ajvPath).default;
@@ -70,7 +72,7 @@ async function runJq(data, expr) {
 // Load jq's WebAssembly and ajv before reporting ready, so the time bound covers evaluation only.
 compileNew({ type: 'object' });
 compileNew({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' });
-jq.json({}, '.').then(() => parentPort.postMessage({ ready: true }), () => parentPort.postMessage({ ready: true }));
+jq.json({}, '.').then(() => answers.postMessage({ ready: true }), () => answers.postMessage({ ready: true }));
 parentPort.on('message', async (msg) => {
   try {
     if (msg.op === 'check') {
@@ -83,14 +85,14 @@ parentPort.on('message', async (msg) => {
       if (!allCompile) {
         try { await runJq({}, all.map(compileOnly).join(', ')); allCompile = true; } catch (e) { allCompile = false; }
       }
-      if (allCompile) { parentPort.postMessage({ id: msg.id, ok: true, value: res }); return; }
+      if (allCompile) { answers.postMessage({ id: msg.id, ok: true, value: res }); return; }
       for (const [i, r] of msg.rules.entries()) {
         try { await runJq({}, compileOnly(r)); } catch (e) { if (/compile error/.test(String(e && e.message))) res.rules.push({ index: i, error: errText(e) }); }
       }
       for (const [i, s] of msg.summary.entries()) {
         try { await runJq({}, compileOnly(s.expression)); } catch (e) { if (/compile error/.test(String(e && e.message))) res.summary.push({ index: i, error: errText(e) }); }
       }
-      parentPort.postMessage({ id: msg.id, ok: true, value: res });
+      answers.postMessage({ id: msg.id, ok: true, value: res });
       return;
     }
     const res = { schemaErrors: [], ruleResults: [], summary: [] };
@@ -125,9 +127,9 @@ parentPort.on('message', async (msg) => {
       const o = outcomes[msg.rules.length + i];
       res.summary.push({ name: row.name, value: o.value, error: o.error });
     });
-    parentPort.postMessage({ id: msg.id, ok: true, value: res });
+    answers.postMessage({ id: msg.id, ok: true, value: res });
   } catch (e) {
-    parentPort.postMessage({ id: msg.id, ok: false, error: errText(e) });
+    answers.postMessage({ id: msg.id, ok: false, error: errText(e) });
   }
 });
 `;
@@ -140,9 +142,20 @@ interface Job {
   reject: (e: Error) => void;
 }
 
+/** What a worker sends back: that it is ready, or a job's result. */
+interface Answer {
+  id?: number;
+  ok?: boolean;
+  value?: unknown;
+  error?: string;
+  ready?: boolean;
+}
+
 /** One worker thread of the pool and the job it runs. */
 interface Slot {
   worker: Worker | null;
+  /** Where the worker's answers arrive. */
+  answers: MessagePort | null;
   ready: boolean;
   current: { job: Job; timer: NodeJS.Timeout } | null;
 }
@@ -172,7 +185,12 @@ export class CustomEvaluator {
       ajv2020Path: require.resolve('ajv/dist/2020'),
     };
     const workers = Math.max(1, limits.workers ?? 1);
-    this.slots = Array.from({ length: workers }, () => ({ worker: null, ready: false, current: null }));
+    this.slots = Array.from({ length: workers }, () => ({
+      worker: null,
+      answers: null,
+      ready: false,
+      current: null,
+    }));
     this.perOrgRunning = Math.max(1, workers - 1);
   }
 
@@ -202,7 +220,7 @@ export class CustomEvaluator {
         slot.current = null;
       }
       const w = slot.worker;
-      slot.worker = null;
+      this.drop(slot);
       if (w) {
         exits.push(w.terminate());
       }
@@ -260,42 +278,56 @@ export class CustomEvaluator {
   }
 
   private spawn(slot: Slot): Worker {
+    const { port1: answers, port2 } = new MessageChannel();
     const w = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: this.paths,
+      workerData: { ...this.paths, answers: port2 },
+      transferList: [port2],
       resourceLimits: { maxOldGenerationSizeMb: this.limits.maxHeapMb, maxYoungGenerationSizeMb: 16 },
     });
     w.unref();
-    w.on('message', (msg: { id: number; ok: boolean; value?: unknown; error?: string; ready?: boolean }) => {
-      if (slot.worker !== w) {
-        return;
-      }
-      if (msg.ready) {
-        slot.ready = true;
-        this.pump();
-        return;
-      }
-      if (slot.current?.job.id !== msg.id) {
-        return;
-      }
-      const job = this.finish(slot)!;
-      if (msg.ok) {
-        job.resolve(msg.value);
-      } else {
-        job.reject(new Error(msg.error ?? 'evaluation failed'));
-      }
-      this.pump();
-    });
+    slot.answers = answers;
+    answers.on('message', (msg: Answer) => this.answered(slot, w, msg));
+    answers.unref();
     w.on('error', (err) => this.fail(slot, w, new EvaluationLimitError(`evaluation failed: ${err.message}`)));
     w.on('exit', () => this.fail(slot, w, new EvaluationLimitError('evaluation exceeded its memory bound')));
     return w;
+  }
+
+  /** A worker's answer: ready, or the result of the job it runs. */
+  private answered(slot: Slot, w: Worker, msg: Answer): void {
+    if (slot.worker !== w) {
+      return;
+    }
+    if (msg.ready) {
+      slot.ready = true;
+      this.pump();
+      return;
+    }
+    if (slot.current?.job.id !== msg.id) {
+      return;
+    }
+    const job = this.finish(slot)!;
+    if (msg.ok) {
+      job.resolve(msg.value);
+    } else {
+      job.reject(new Error(msg.error ?? 'evaluation failed'));
+    }
+    this.pump();
+  }
+
+  /** The slot lets go of its worker and the worker's answers. */
+  private drop(slot: Slot): void {
+    slot.worker = null;
+    slot.answers?.close();
+    slot.answers = null;
   }
 
   private fail(slot: Slot, w: Worker, err: Error): void {
     if (slot.worker !== w) {
       return;
     }
-    slot.worker = null;
+    this.drop(slot);
     const job = this.finish(slot);
     if (job) {
       job.reject(err);
@@ -328,11 +360,21 @@ export class CustomEvaluator {
       const worker = slot.worker;
       this.running.set(job.org, (this.running.get(job.org) ?? 0) + 1);
       const timer = setTimeout(() => {
+        // An answer may have arrived while this thread was busy elsewhere: this timer can run
+        // before the message that would have cancelled it. A worker that answered in time
+        // is not over its bound.
+        for (
+          let m = slot.answers && receiveMessageOnPort(slot.answers);
+          m;
+          m = slot.answers && receiveMessageOnPort(slot.answers)
+        ) {
+          this.answered(slot, worker, m.message as Answer);
+        }
         if (slot.current?.job !== job) {
           return;
         }
         this.finish(slot);
-        slot.worker = null;
+        this.drop(slot);
         void worker.terminate();
         job.reject(
           new EvaluationLimitError(`evaluation exceeded its time bound of ${this.limits.timeoutMs} ms`),

@@ -1,0 +1,58 @@
+/**
+ * A custom type's time bound is the evaluation's, not the API's: a rule that answers in time is
+ * judged on its result even when the API thread was too busy to read the answer before the
+ * bound's timer ran (under load, a timer can run before the message that would cancel it), and a
+ * rule that loops is still stopped at the bound.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { CustomEvaluator, EvaluationLimitError } from '../../services/api/src/usecases/custom-evaluator.js';
+
+const TIMEOUT_MS = 300;
+let evaluator: CustomEvaluator | undefined;
+
+afterEach(async () => {
+  await evaluator?.close();
+  evaluator = undefined;
+});
+
+/** Keeps this thread busy for `ms`, as a loaded API thread is. */
+function busy(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // spin
+  }
+}
+
+const definition = (rules: string[]) => ({ schema: null, rules, summary: [] });
+
+describe('the time bound of a custom-type evaluation', () => {
+  it('judges a quick rule on its result when this thread read the answer late', async () => {
+    evaluator = new CustomEvaluator({ timeoutMs: TIMEOUT_MS, maxHeapMb: 64, workers: 1, queuePerOrg: 10 });
+    // A ready worker first, so the next job starts at once.
+    await evaluator.evaluate(definition(['.n == 1']), { n: 1 }, 'org');
+    const pending = evaluator.evaluate(definition(['.n == 1']), { n: 1 }, 'org');
+    // Busy in the check phase: the event loop's next turn runs expired timers before it reads
+    // the messages that arrived meanwhile, as it does after any long turn under load.
+    await new Promise<void>((resolve) =>
+      setImmediate(() => {
+        busy(TIMEOUT_MS * 3);
+        resolve();
+      }),
+    );
+    const result = await pending;
+    expect(result.ruleResults).toEqual([{ rule: '.n == 1', result: true, error: null }]);
+  });
+
+  it('still stops a rule that loops, at the bound', async () => {
+    evaluator = new CustomEvaluator({ timeoutMs: TIMEOUT_MS, maxHeapMb: 64, workers: 1, queuePerOrg: 10 });
+    await evaluator.evaluate(definition(['.n == 1']), { n: 1 }, 'org');
+    const started = Date.now();
+    await expect(evaluator.evaluate(definition(['until(false; .)']), { n: 1 }, 'org')).rejects.toThrow(
+      EvaluationLimitError,
+    );
+    expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 2000);
+    // The pool goes on with a new worker.
+    const after = await evaluator.evaluate(definition(['.n == 2']), { n: 2 }, 'org');
+    expect(after.ruleResults[0]?.result).toBe(true);
+  });
+});
