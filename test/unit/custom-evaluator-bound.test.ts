@@ -55,4 +55,21 @@ describe('the time bound of a custom-type evaluation', () => {
     const after = await evaluator.evaluate(definition(['.n == 2']), { n: 2 }, 'org');
     expect(after.ruleResults[0]?.result).toBe(true);
   });
+
+  it('answers thousands of quick evaluations in a row, none of them over the bound', async () => {
+    // The jq build once hung or aborted about once in a few hundred runs, which a time bound
+    // then turned into a non-compliant attestation.
+    evaluator = new CustomEvaluator({ timeoutMs: 2000, maxHeapMb: 64, workers: 1, queuePerOrg: 10 });
+    const failures: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const r = await evaluator
+        .evaluate(definition(['.n == 1']), { n: i % 2 }, 'org')
+        .catch((err: Error) => ({ ruleResults: [{ rule: '', result: null, error: err.message }] }));
+      const got = r.ruleResults[0];
+      if (got?.error || got?.result !== (i % 2 === 1)) {
+        failures.push(`#${i}: ${JSON.stringify(got)}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  }, 60_000);
 });
