@@ -20,7 +20,8 @@ export const EVIDENCE_PAYLOAD_KEYS = [
 
 /**
  * What an artifact's evidence shows of an attestation: a row with its names, its payload cut to
- * EVIDENCE_PAYLOAD_KEYS (a key it lacks reads as null).
+ * EVIDENCE_PAYLOAD_KEYS (a key it lacks reads as null). The payload's type names only those keys,
+ * so a reader that wants another one must add it to the list the read selects.
  */
 export type EvidenceAttestation = Pick<
   AttestationRowWithNames,
@@ -34,10 +35,9 @@ export type EvidenceAttestation = Pick<
   | 'description'
   | 'git_commit'
   | 'user_data'
-  | 'payload'
   | 'trail_name'
   | 'flow_name'
->;
+> & { payload: Partial<Record<(typeof EVIDENCE_PAYLOAD_KEYS)[number], unknown>> };
 
 const withNames = (db: Db) =>
   db
