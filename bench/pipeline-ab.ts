@@ -1,0 +1,102 @@
+/**
+ * One workload of the pipeline benchmark on a fresh API process, with the CPU time it cost:
+ * `npx tsx bench/pipeline-ab.ts <workload> [seconds]`, for comparing two builds in alternated
+ * runs (`BENCH_API_ROOT` runs another checkout's build; pipeline-server.ts). A whole
+ * `npm run bench -- pipeline` varies too much from run to run to show a change of 10%.
+ * Workloads: `bound` (artifact-bound generic attestations, 64 trails with artifacts), `trail`
+ * (trail-level, same trails), `one` (one trail, 64 writers), `pipeline` (whole CI runs, as
+ * workload 1), `get` (GET artifact over 64 CI artifacts, read cache off). BENCH_AB_PRE=<s> first
+ * runs whole CI runs for that long on the same organization, as the benchmark does.
+ * Prints the rate, p50/p99, and per request the CPU time of the API process, of every
+ * PostgreSQL process and of this load generator (from /proc; Linux only).
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { getLoad } from './pipeline-baseline.js';
+import { attestGeneric, beginWithArtifact, FLOW, pipeline, setupFlow } from './pipeline-ci.js';
+import { fingerprintOf, fmt, forDuration, ms, Recorder } from './pipeline-client.js';
+import { ensureDatabase, startApiProcess } from './pipeline-server.js';
+
+const WORKLOADS = ['bound', 'trail', 'one', 'pipeline', 'get'] as const;
+type Workload = (typeof WORKLOADS)[number];
+const workload = process.argv[2] as Workload;
+const seconds = Number(process.argv[3] ?? 8);
+const PRE_S = Number(process.env.BENCH_AB_PRE ?? 0);
+if (!WORKLOADS.includes(workload) || !(seconds > 0)) {
+  process.stderr.write(`usage: npx tsx bench/pipeline-ab.ts ${WORKLOADS.join('|')} [seconds]\n`);
+  process.exit(2);
+}
+
+/** User plus system CPU time of a process, ms (0 once it is gone). */
+function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+function postgresPids(): number[] {
+  try {
+    return execFileSync('pgrep', ['-f', 'postgres: ']).toString().split('\n').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+const postgresCpuMs = () => postgresPids().reduce((sum, pid) => sum + cpuMs(pid), 0);
+
+await ensureDatabase();
+const api = await startApiProcess(workload === 'get' ? { env: { VERITY_READ_CACHE_ENTRIES: '0' } } : {});
+try {
+  await setupFlow(api);
+  const trails = Array.from({ length: 64 }, (_, i) => ({
+    trail: `ab-${i}`,
+    fp: fingerprintOf(`artifact ab-${i}`),
+  }));
+  await Promise.all(trails.map(({ trail, fp }) => beginWithArtifact(api, new Recorder(), trail, fp)));
+  const runs: string[] = [];
+  const ciRuns = (s: number, rec: Recorder, prefix: string) =>
+    forDuration(64, s, async (caller, round) => {
+      const trail = `${prefix}-${caller}-${round}`;
+      await pipeline(api, rec, trail);
+      runs.push(fingerprintOf(`artifact ${trail}`));
+    });
+  if (PRE_S > 0 || workload === 'get') {
+    await ciRuns(Math.max(PRE_S, 2), new Recorder(), 'pre');
+  }
+  const attest = (rec: Recorder, caller: number) => {
+    const t = trails[workload === 'one' ? 0 : caller]!;
+    return workload === 'trail'
+      ? attestGeneric(api, rec, workload, t.trail, 'security-review', null)
+      : attestGeneric(api, rec, workload, t.trail, 'backend.lint', t.fp);
+  };
+  const run = async (
+    s: number,
+    rec: Recorder,
+  ): Promise<{ count: number; p50: number; p99: number; failed: number }> => {
+    if (workload === 'get') {
+      const paths = runs.slice(0, 64).map((fp) => `/api/v2/artifacts/${api.org}/${FLOW}/fingerprint/${fp}`);
+      const g = await getLoad(api.url, paths, { authorization: `Bearer ${api.key}` }, 64, s);
+      return { count: g.rate * s, p50: g.p50, p99: g.p99, failed: g.failures };
+    }
+    const elapsed =
+      workload === 'pipeline'
+        ? await ciRuns(s, rec, `run-${s}`)
+        : await forDuration(64, s, async (caller) => void (await attest(rec, caller)));
+    return { count: (rec.count() * s) / elapsed, ...rec.percentiles(), failed: rec.failed() };
+  };
+  await run(2, new Recorder()); // warm-up
+  const before = { api: cpuMs(api.pid), pg: postgresCpuMs(), load: process.cpuUsage() };
+  const r = await run(seconds, new Recorder());
+  const load = process.cpuUsage(before.load);
+  const per = (msTotal: number) => (msTotal / r.count).toFixed(3);
+  process.stdout.write(
+    `${workload}: ${fmt(r.count / seconds)} /s, p50 ${ms(r.p50)} ms, p99 ${ms(r.p99)} ms, ${r.failed} failed\n` +
+      `CPU ms per request: API ${per(cpuMs(api.pid) - before.api)}, PostgreSQL ${per(postgresCpuMs() - before.pg)}, ` +
+      `load ${per((load.user + load.system) / 1000)}\n`,
+  );
+} finally {
+  await api.stop();
+}
