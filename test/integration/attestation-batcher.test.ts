@@ -45,6 +45,12 @@ const trailOf = async (trail: string, flow = 'batched', client: ReturnType<typeo
 const names = async (flow: string, trail: string) =>
   (await trailOf(trail, flow)).compliance_status.attestations_statuses.map((s) => s.attestation_name);
 
+/** How many times `readTrailsForAttestations` (spied) read `trail`. */
+const readsOf = (
+  spy: { mock: { calls: Array<[unknown, ReadonlyArray<{ trailName: string }>]> } },
+  trail: string,
+) => spy.mock.calls.flatMap(([, keys]) => keys).filter((k) => k.trailName === trail).length;
+
 beforeAll(async () => {
   t = await createTestApp();
   cli = cliClient(t.app, await t.seedKey('acme', 'admin'));
@@ -175,6 +181,40 @@ describe('reports stored together', () => {
     expect(artifact.evidence).toHaveProperty('on-artifact');
   });
 
+  it('holds back reports to a trail while an attestation is written under its lock', async () => {
+    expect((await cli.json('PUT', '/api/v2/trails/acme/batched', { name: 'held' })).status).toBe(201);
+    expect((await report('held', 'first')).status).toBe(201);
+    const reads = vi.spyOn(trailsRepository, 'readTrailsForAttestations');
+    const writes = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
+    // Under the lock, a report to the same trail arrives; what the batcher did with it in the
+    // next 100 ms is noted before the locked write goes on.
+    let during: Promise<{ status: number }> | undefined;
+    let batchedDuring = -1;
+    const lockWithFlow = trailsRepository.lockWithFlow.bind(trailsRepository);
+    vi.spyOn(trailsRepository, 'lockWithFlow').mockImplementation(async (...args) => {
+      const found = await lockWithFlow(...args);
+      if (args[3] === 'held' && !during) {
+        during = report('held', 'plain');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        batchedDuring = readsOf(reads, 'held') + writes.mock.calls.length;
+      }
+      return found;
+    });
+    // An SBOM is indexed under the trail's lock.
+    const sbom = JSON.stringify({ bomFormat: 'CycloneDX', specVersion: '1.5', components: [] });
+    const locked = await cli.multipart('POST', '/api/v2/attestations/acme/batched/trail/held/generic', [
+      { name: 'data_json', value: JSON.stringify({ attestation_name: 'sbom', is_compliant: true }) },
+      { name: 'attachment_file', filename: 'sbom.json', content: sbom },
+    ]);
+    expect(locked.status).toBe(201);
+    // Planned then, it would have met the locked write (and, meeting such writes twice, taken
+    // the lock itself): it waited, and was stored in a batch after it.
+    expect(batchedDuring).toBe(0);
+    expect((await during!).status).toBe(201);
+    expect(writes).toHaveBeenCalled();
+    expect(await names('batched', 'held')).toEqual(['first', 'sbom', 'plain']);
+  });
+
   it('stores every report on its own when the shared read or write fails', async () => {
     vi.spyOn(trailsRepository, 'readTrailsForAttestations').mockImplementationOnce(async (db, keys) => {
       void db;
@@ -273,11 +313,6 @@ describe('a database that stops answering under a batch', () => {
 });
 
 describe('trails remembered from their last write', () => {
-  const readsOf = (
-    spy: { mock: { calls: Array<[unknown, ReadonlyArray<{ trailName: string }>]> } },
-    trail: string,
-  ) => spy.mock.calls.flatMap(([, keys]) => keys).filter((k) => k.trailName === trail).length;
-
   it('reads a trail once while only this batcher writes it', async () => {
     expect((await cli.json('PUT', '/api/v2/trails/acme/batched', { name: 'r1' })).status).toBe(201);
     const reads = vi.spyOn(trailsRepository, 'readTrailsForAttestations');

@@ -77,7 +77,10 @@ type Chain = ChainOf<Pending>;
 
 export class AttestationBatcher {
   private queue: Pending[] = [];
-  /** Trails (by the names attestations give) in a batch in flight, and how many batches hold each. */
+  /**
+   * Trails (by the names attestations give) in a batch in flight or an exclusive write, and how
+   * many of those hold each.
+   */
   private readonly busy = new Map<string, number>();
   /**
    * Trails as this batcher's last write to each left them (with the new row versions), by the
@@ -114,6 +117,24 @@ export class AttestationBatcher {
     });
   }
 
+  /**
+   * Runs `write`, a write to the trail outside any batch (under the trail's lock), holding back
+   * the attestations to the trail meanwhile: planned on a read taken before it commits, they would
+   * only meet its write. Without this, attestations that met locked writes twice take the lock
+   * themselves, and while 64 callers write to one trail, that feeds itself: every batch meets a
+   * locked write and sends its attestations to the lock, about 15 times slower.
+   */
+  async exclusive<T>(trail: TrailKey, write: () => Promise<T>): Promise<T> {
+    const key = keyOf(trail);
+    this.busy.set(key, (this.busy.get(key) ?? 0) + 1);
+    try {
+      return await write();
+    } finally {
+      this.release([key]);
+      this.schedule();
+    }
+  }
+
   /** Takes no more attestations and resolves once every batch under way has answered. */
   close(): Promise<void> {
     this.closed = true;
@@ -143,14 +164,7 @@ export class AttestationBatcher {
         }
         this.inFlight += 1;
         void this.run(batch).finally(() => {
-          for (const k of keys) {
-            const n = (this.busy.get(k) ?? 1) - 1;
-            if (n > 0) {
-              this.busy.set(k, n);
-            } else {
-              this.busy.delete(k);
-            }
-          }
+          this.release(keys);
           this.inFlight -= 1;
           this.schedule();
           if (this.idle()) {
@@ -371,6 +385,18 @@ export class AttestationBatcher {
     }
   }
 
+  /** A batch or an exclusive write no longer holds these trails. */
+  private release(keys: readonly string[]): void {
+    for (const k of keys) {
+      const n = (this.busy.get(k) ?? 1) - 1;
+      if (n > 0) {
+        this.busy.set(k, n);
+      } else {
+        this.busy.delete(k);
+      }
+    }
+  }
+
   private settle(p: Pending, outcome: BatchOutcome): void {
     p.settled = true;
     p.resolve(outcome);
@@ -399,4 +425,7 @@ export class AttestationBatcher {
   }
 }
 
-const keyOf = (r: BatchedAttestation) => `${r.orgId}\u0000${r.flowName}\u0000${r.trailName}`;
+/** A trail as attestations name it. */
+export type TrailKey = Pick<BatchedAttestation, 'orgId' | 'flowName' | 'trailName'>;
+
+const keyOf = (r: TrailKey) => `${r.orgId}\u0000${r.flowName}\u0000${r.trailName}`;

@@ -118,11 +118,14 @@ export async function recordAttestation(
   // Read before the lock is taken: parsing a large document holds nobody up.
   const sbom = sbomSource ? await readSbom(sbomSource) : undefined;
   const recorded = sbom ? { ...decided, payload: { ...decided.payload, sbom_index: sbom.index } } : decided;
-  await scope.db.transaction().execute(async (trx: Db) => {
-    const locked = { ...recording, decided: recorded, evidence, repoId: repoId ?? null };
-    const store = fileStored ? null : services.store;
-    await recordLocked(inTransaction(scope, trx), where, locked, store, sbom?.components);
-  });
+  // Held back meanwhile, the batcher's attestations to this trail do not meet this write.
+  await services.batcher.exclusive({ orgId: scope.org.id, ...where }, () =>
+    scope.db.transaction().execute(async (trx: Db) => {
+      const locked = { ...recording, decided: recorded, evidence, repoId: repoId ?? null };
+      const store = fileStored ? null : services.store;
+      await recordLocked(inTransaction(scope, trx), where, locked, store, sbom?.components);
+    }),
+  );
   if (data.repo_info && repoId === undefined) {
     // The repo may have been written: what this replica remembers of it is stale now, before
     // the change notification comes back.
