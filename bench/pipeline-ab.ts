@@ -7,13 +7,23 @@
  * (trail-level, same trails), `one` (one trail, 64 writers), `pipeline` (whole CI runs, as
  * workload 1), `get` (GET artifact over 64 CI artifacts, read cache off). BENCH_AB_PRE=<s> first
  * runs whole CI runs for that long on the same organization, as the benchmark does.
+ * `bound`, `trail` and `one` send their load as the benchmark does (autocannon in a worker
+ * thread, one request per connection); BENCH_AB_LOAD=http sends it from this thread with
+ * node:http instead, as the benchmark did before, to compare the two load generators.
  * Prints the rate, p50/p99, and per request the CPU time of the API process, of every
  * PostgreSQL process and of this load generator (from /proc; Linux only).
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { getLoad } from './pipeline-baseline.js';
-import { attestGeneric, beginWithArtifact, FLOW, pipeline, setupFlow } from './pipeline-ci.js';
+import { connectionLoad, getLoad } from './pipeline-baseline.js';
+import {
+  attestGeneric,
+  beginWithArtifact,
+  FLOW,
+  genericRequest,
+  pipeline,
+  setupFlow,
+} from './pipeline-ci.js';
 import { fingerprintOf, fmt, forDuration, ms, Recorder } from './pipeline-client.js';
 import { ensureDatabase, startApiProcess } from './pipeline-server.js';
 
@@ -79,6 +89,16 @@ try {
     if (workload === 'get') {
       const paths = runs.slice(0, 64).map((fp) => `/api/v2/artifacts/${api.org}/${FLOW}/fingerprint/${fp}`);
       const g = await getLoad(api.url, paths, { authorization: `Bearer ${api.key}` }, 64, s);
+      return { count: g.rate * s, p50: g.p50, p99: g.p99, failed: g.failures };
+    }
+    if (workload !== 'pipeline' && process.env.BENCH_AB_LOAD !== 'http') {
+      const requests = trails.map((_, caller) => {
+        const t = trails[workload === 'one' ? 0 : caller]!;
+        return workload === 'trail'
+          ? genericRequest(api, t.trail, 'security-review', null)
+          : genericRequest(api, t.trail, 'backend.lint', t.fp);
+      });
+      const g = await connectionLoad(api.url, requests, 64, s);
       return { count: g.rate * s, p50: g.p50, p99: g.p99, failed: g.failures };
     }
     const elapsed =

@@ -7,7 +7,7 @@ import autocannon from 'autocannon';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { forDuration } from './pipeline-client.js';
+import { forDuration, type ConnectionRequest } from './pipeline-client.js';
 import { newSchema, POOL_MAX } from './pipeline-server.js';
 
 /** One single-row insert transaction (BEGIN, INSERT, COMMIT) into a `rows` table. */
@@ -52,6 +52,7 @@ export async function pgInsertRate(connections: number, seconds: number): Promis
 }
 
 const ROTATE = fileURLToPath(new URL('./request-paths.cjs', import.meta.url));
+const PER_CONNECTION = fileURLToPath(new URL('./request-per-connection.cjs', import.meta.url));
 
 export interface GetLoad {
   rate: number;
@@ -77,12 +78,39 @@ export async function getLoad(
     workers: 1,
     requests: [{ setupRequest: ROTATE }],
   });
+  return loadFigures(r, seconds);
+}
+
+function loadFigures(r: autocannon.Result, seconds: number): GetLoad {
   return {
     rate: r['2xx'] / (r.duration || seconds),
     p50: r.latency.p50,
     p99: r.latency.p99,
     failures: r.non2xx + r.errors,
   };
+}
+
+/**
+ * Load of `connections` connections for `seconds`, each sending its own request (the next of
+ * `requests`, round robin) over and over: autocannon in a worker thread, as the GET load, so
+ * the load costs the machine the API shares little beyond the bytes it sends.
+ */
+export async function connectionLoad(
+  url: string,
+  requests: readonly ConnectionRequest[],
+  connections: number,
+  seconds: number,
+): Promise<GetLoad> {
+  process.env.BENCH_CONNECTION_REQUESTS = JSON.stringify(requests);
+  const r = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    workers: 1,
+    // A worker thread takes the module's path (its types know only the function).
+    setupClient: PER_CONNECTION as unknown as autocannon.Options['setupClient'],
+  });
+  return loadFigures(r, seconds);
 }
 
 export const randomKey = () => randomBytes(8).toString('hex');

@@ -5,6 +5,7 @@
  */
 import {
   fingerprintOf,
+  type ConnectionRequest,
   json,
   multipart,
   send,
@@ -252,6 +253,24 @@ export function attestGeneric(
       multipart({ data_json: { ...common(trail, name, fp), is_compliant: true } }),
     ),
   );
+}
+
+/**
+ * `attestGeneric`'s request as one connection of `connectionLoad` sends it over and over: the
+ * same bytes, headers and body, as `send` puts on the wire.
+ */
+export function genericRequest(t: Target, trail: string, name: string, fp: string | null): ConnectionRequest {
+  const body = multipart({ data_json: { ...common(trail, name, fp), is_compliant: true } });
+  return {
+    method: 'POST',
+    path: attestationPath(t, trail, 'generic'),
+    headers: {
+      authorization: `Bearer ${t.key}`,
+      'user-agent': 'Kosli/v2.38.0',
+      'content-type': body.contentType,
+    },
+    body: body.data.toString(),
+  };
 }
 
 /** One CI run on a new trail: every request of the run, in order. */

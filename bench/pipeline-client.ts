@@ -19,6 +19,14 @@ export interface Reply {
   body: string;
 }
 
+/** A request one connection of a load sends over and over (pipeline-baseline.ts `connectionLoad`). */
+export interface ConnectionRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
 /** One HTTP request on a kept-alive connection. */
 export function send(
   target: Target,
