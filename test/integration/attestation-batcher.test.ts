@@ -305,9 +305,10 @@ describe('a database that stops answering under a batch', () => {
     const timedOut = () =>
       Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
     const r = await underFailedBatch('b2', timedOut);
-    expect(r.statuses[0]).toBe(503);
-    expect(r.statuses[1]).toBe(201);
-    expect(r.batchWrites).toBeGreaterThan(1);
+    // The waiting attestation is tried again, not failed with the first. Which path stores it is
+    // not the point: a batch usually, the trail's lock when this replica must first learn its
+    // organization's settings again (seen once in CI under load).
+    expect(r.statuses).toEqual([503, 201]);
     expect(await names('batched', 'b2')).toContain('b2-during-2');
   });
 });
