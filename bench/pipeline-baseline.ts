@@ -70,18 +70,26 @@ export async function getLoad(
   seconds: number,
 ): Promise<GetLoad> {
   process.env.BENCH_REQUEST_PATHS = JSON.stringify(paths);
+  return workerLoad(url, connections, seconds, { headers, requests: [{ setupRequest: ROTATE }] });
+}
+
+/**
+ * autocannon in a worker thread, and its figures. Its hooks must be modules' paths there (a
+ * function cannot be passed to a worker), which its types do not know.
+ */
+async function workerLoad(
+  url: string,
+  connections: number,
+  seconds: number,
+  options: Partial<Record<keyof autocannon.Options, unknown>>,
+): Promise<GetLoad> {
   const r = await autocannon({
     url,
-    headers,
     connections,
     duration: seconds,
     workers: 1,
-    requests: [{ setupRequest: ROTATE }],
-  });
-  return loadFigures(r, seconds);
-}
-
-function loadFigures(r: autocannon.Result, seconds: number): GetLoad {
+    ...options,
+  } as autocannon.Options);
   return {
     rate: r['2xx'] / (r.duration || seconds),
     p50: r.latency.p50,
@@ -102,15 +110,5 @@ export async function connectionLoad(
   seconds: number,
 ): Promise<GetLoad> {
   process.env.BENCH_CONNECTION_REQUESTS = JSON.stringify(requests);
-  const r = await autocannon({
-    url,
-    connections,
-    duration: seconds,
-    workers: 1,
-    // A worker thread takes the module's path (its types know only the function).
-    setupClient: PER_CONNECTION as unknown as autocannon.Options['setupClient'],
-  });
-  return loadFigures(r, seconds);
+  return workerLoad(url, connections, seconds, { setupClient: PER_CONNECTION });
 }
-
-export const randomKey = () => randomBytes(8).toString('hex');
