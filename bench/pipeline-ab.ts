@@ -21,8 +21,10 @@ import {
   beginWithArtifact,
   FLOW,
   genericRequest,
+  ingestAttestation,
   pipeline,
   setupFlow,
+  type IngestWorkload,
 } from './pipeline-ci.js';
 import { fingerprintOf, fmt, forDuration, ms, Recorder } from './pipeline-client.js';
 import { ensureDatabase, startApiProcess } from './pipeline-server.js';
@@ -76,11 +78,10 @@ try {
   if (PRE_S > 0 || workload === 'get') {
     await ciRuns(Math.max(PRE_S, 2), new Recorder(), 'pre');
   }
+  const ingest = (caller: number) => ingestAttestation(workload as IngestWorkload, trails, caller);
   const attest = (rec: Recorder, caller: number) => {
-    const t = trails[workload === 'one' ? 0 : caller]!;
-    return workload === 'trail'
-      ? attestGeneric(api, rec, workload, t.trail, 'security-review', null)
-      : attestGeneric(api, rec, workload, t.trail, 'backend.lint', t.fp);
+    const a = ingest(caller);
+    return attestGeneric(api, rec, workload, a.trail, a.name, a.fp);
   };
   const run = async (
     s: number,
@@ -93,10 +94,8 @@ try {
     }
     if (workload !== 'pipeline' && process.env.BENCH_AB_LOAD !== 'http') {
       const requests = trails.map((_, caller) => {
-        const t = trails[workload === 'one' ? 0 : caller]!;
-        return workload === 'trail'
-          ? genericRequest(api, t.trail, 'security-review', null)
-          : genericRequest(api, t.trail, 'backend.lint', t.fp);
+        const a = ingest(caller);
+        return genericRequest(api, a.trail, a.name, a.fp);
       });
       const g = await connectionLoad(api.url, requests, 64, s);
       return { count: g.rate * s, p50: g.p50, p99: g.p99, failed: g.failures };

@@ -255,6 +255,21 @@ export function attestGeneric(
   );
 }
 
+/** The ingest workloads: artifact-bound, trail-level, and artifact-bound to one trail. */
+export type IngestWorkload = 'bound' | 'trail' | 'one';
+
+/** What caller `caller` of an ingest workload attests: its trail, the name, the fingerprint. */
+export function ingestAttestation(
+  workload: IngestWorkload,
+  trails: ReadonlyArray<{ trail: string; fp: string }>,
+  caller: number,
+): { trail: string; name: string; fp: string | null } {
+  const t = trails[workload === 'one' ? 0 : caller]!;
+  return workload === 'trail'
+    ? { trail: t.trail, name: 'security-review', fp: null }
+    : { trail: t.trail, name: 'backend.lint', fp: t.fp };
+}
+
 /**
  * `attestGeneric`'s request as one connection of `connectionLoad` sends it over and over: the
  * same bytes, headers and body, as `send` puts on the wire.

@@ -14,12 +14,20 @@
  *  6. A 5,000-pod K8S report whose pods run the organization's artifacts: first, identical
  *     again, one deployment rolling out (pipeline-k8s.ts).
  * Rates are also given against single-row `pg` insert transactions by 64 callers, measured in the
- * same run: for workloads 2 to 4 the mean of one taken just before and one just after each. Then the organization grows to BENCH_PIPELINE_SEED attestations (default 1,000,000;
- * 0 skips; pipeline-seed.ts) and 2 to 6 run again on it, on a new API process.
+ * same run: for workloads 2 to 4 the mean of one taken just before and one just after each.
+ * Then the organization grows to BENCH_PIPELINE_SEED attestations (default 1,000,000; 0 skips;
+ * pipeline-seed.ts) and 2 to 6 run again on it, on a new API process.
  * BENCH_DURATION_S (default 10) is each workload's length.
  */
 import { connectionLoad, getLoad, pgInsertRate, type GetLoad } from './pipeline-baseline.js';
-import { beginWithArtifact, FLOW, genericRequest, pipeline, setupFlow } from './pipeline-ci.js';
+import {
+  beginWithArtifact,
+  FLOW,
+  genericRequest,
+  ingestAttestation,
+  pipeline,
+  setupFlow,
+} from './pipeline-ci.js';
 import {
   fingerprintOf,
   fmt,
@@ -49,7 +57,7 @@ interface Rate {
   rate: number;
   p50: number;
   p99: number;
-  /** The insert baseline around this workload: the mean of one taken just before and one just after. */
+  /** Workloads 2 to 4: the mean of the insert baselines taken just before and just after it. */
   baseline?: number;
 }
 
@@ -150,15 +158,13 @@ async function ingestWorkloads(
   };
   // The machine's speed drifts over a run, and the workloads before leave PostgreSQL work to do
   // (autovacuum): each workload is compared with baselines taken just before and just after it.
-  const requests: Record<(typeof WORKLOADS)[number]['key'], (caller: number) => ConnectionRequest> = {
-    bound: (i) => genericRequest(t, trails[i]!.trail, 'backend.lint', trails[i]!.fp),
-    trail: (i) => genericRequest(t, trails[i]!.trail, 'security-review', null),
-    one: () => genericRequest(t, trails[0]!.trail, 'backend.lint', trails[0]!.fp),
-  };
   const out: Record<string, Rate> = {};
   let before = await insertBaseline(ctx, `before ${WORKLOADS[0].key}`);
   for (const w of WORKLOADS) {
-    const r = await measure(w.key, requests[w.key]);
+    const r = await measure(w.key, (caller) => {
+      const a = ingestAttestation(w.key, trails, caller);
+      return genericRequest(t, a.trail, a.name, a.fp);
+    });
     const after = await insertBaseline(ctx, `after ${w.key}`);
     out[w.key] = { ...r, baseline: (before + after) / 2 };
     before = after;
@@ -224,11 +230,11 @@ function k8sFigures(label: string, k: K8sFigures): BenchFigure[] {
   ];
 }
 
-function figuresFor(label: string, r: Record<string, Rate>, baseline: number, hello: number): BenchFigure[] {
+function figuresFor(label: string, r: Record<string, Rate>, hello: number): BenchFigure[] {
   const figures: BenchFigure[] = [];
   for (const w of WORKLOADS) {
     const x = r[w.key]!;
-    const base = x.baseline ?? baseline;
+    const base = x.baseline!; // set for every ingest workload (ingestWorkloads)
     const ratio = x.rate / base;
     const p99ok = !('p99' in w) || x.p99 < w.p99;
     figures.push({
@@ -254,12 +260,7 @@ function figuresFor(label: string, r: Record<string, Rate>, baseline: number, he
 }
 
 /** Runs the workloads again on an organization grown to SEED attestations, on a new API process. */
-async function grown(
-  ctx: BenchContext,
-  empty: Record<string, Rate>,
-  baseline: number,
-  hello: number,
-): Promise<BenchFigure[]> {
+async function grown(ctx: BenchContext, empty: Record<string, Rate>, hello: number): Promise<BenchFigure[]> {
   const s = await newSchema('pipeline_grown');
   let api: ApiProcess | undefined;
   try {
@@ -281,7 +282,7 @@ async function grown(
     api = await startApiProcess({ schema: s.schema });
     const r = await ingestWorkloads(api, ctx, 'grown', await seededArtifacts(s.url, CONNECTIONS));
     const label = `${fmt(seeded.attestations)} attestations`;
-    const figures = figuresFor(label, r, baseline, hello);
+    const figures = figuresFor(label, r, hello);
     figures.push(...k8sFigures(label, await k8sReports(api, 'cluster')));
     for (const k of ['bound', 'trail', 'one', 'cached', 'get'] as const) {
       const ratio = r[k]!.rate / empty[k]!.rate;
@@ -319,14 +320,14 @@ export default async function bench(ctx: BenchContext): Promise<BenchFigure[]> {
     });
     empty = await ingestWorkloads(api, ctx, 'empty', p.artifacts);
     hello = (await getLoad(helloProcess.url, ['/'], {}, CONNECTIONS, DURATION_S)).rate;
-    figures.push(...figuresFor('empty org', empty, baseline, hello));
+    figures.push(...figuresFor('empty org', empty, hello));
     figures.push(...k8sFigures('empty org', await k8sReports(api, 'cluster')));
   } finally {
     await api.stop();
   }
   try {
     if (SEED > 0) {
-      figures.push(...(await grown(ctx, empty, baseline, hello)));
+      figures.push(...(await grown(ctx, empty, hello)));
     }
   } finally {
     await helloProcess.stop();
