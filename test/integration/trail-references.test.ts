@@ -2,12 +2,14 @@
  * A trail's evidence (attestations, trail events, trail facts) always names a trail that exists,
  * checked once per statement (migration 0305): a row naming a missing trail fails its whole
  * statement with SQLSTATE 23503 and writes nothing, on insert and on update; deleting a trail
- * deletes its evidence.
+ * deletes its evidence. Once the trails table grew and was analyzed (storage/statistics.ts, where
+ * no autovacuum does it), each row is checked by the trail's key.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
+import { analyzeChangedTables } from '../../services/api/src/storage/statistics.js';
 
 let t: TestApp;
 let cli: ReturnType<typeof cliClient>;
@@ -111,6 +113,45 @@ describe('references from evidence to its trail', () => {
       'lint',
       'after-checks',
     ]);
+  });
+
+  it('checks rows by trail key once the grown trails table is analyzed', async () => {
+    await t.db.db.connection().execute(async (c) => {
+      // Index entries of the trails table read so far (flushed first: a session's own counts wait).
+      const trailIndexReads = async () => {
+        await sql`select pg_stat_force_next_flush()`.execute(c);
+        return (
+          await sql<{ n: string }>`select coalesce(sum(idx_tup_read), 0)::text as n from pg_stat_user_indexes
+            where schemaname = current_schema() and relname = 'trails'`.execute(c)
+        ).rows[0]!.n;
+      };
+      // This session checks a row while the organization holds two trails...
+      await sql`insert into trail_events (org_id, trail_id, type, occurred_at, data)
+        values (${ids.org}, ${ids.trail}, 'test_event', now(), '{}'::jsonb)`.execute(c);
+      // ...then the organization grows to thousands.
+      await sql`insert into trails (org_id, id, flow_id, name, created_by, created_at, last_modified_at,
+          compliance, compliance_state, evaluated_at)
+        select ${ids.org}, 'grown-' || i, ${ids.flow}, 'grown-' || i, 'test', now(), now(), '{}'::jsonb,
+          'INCOMPLETE', now()
+        from generate_series(1, 3000) i`.execute(c);
+      await sql`select pg_stat_force_next_flush()`.execute(c);
+      expect(await analyzeChangedTables(c)).toContain('trails');
+      const before = Number(await trailIndexReads());
+      await sql`insert into trail_events (org_id, trail_id, type, occurred_at, data)
+        select ${ids.org}, 'grown-' || i, 'test_event', now(), '{}'::jsonb from generate_series(1, 200) i`.execute(c);
+      const read = Number(await trailIndexReads()) - before;
+      // One entry per row checked, not the organization's trails for each.
+      expect(read).toBeLessThanOrEqual(2 * 200);
+    });
+    expect(
+      await sqlState(
+        sql`insert into trail_events (org_id, trail_id, type, occurred_at, data)
+          select ${ids.org}, 'grown-' || i, 'test_event', now(), '{}'::jsonb from generate_series(2999, 3001) i`.execute(
+          t.db.db,
+        ),
+      ),
+    ).toBe('23503');
+    await sql`delete from trails where id like 'grown-%'`.execute(t.db.db);
   });
 
   it("deletes a trail's evidence with the trail", async () => {

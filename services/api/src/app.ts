@@ -17,6 +17,7 @@ import backupPlugin from './plugins/backup.js';
 import cachesPlugin from './plugins/caches.js';
 import consolePlugin from './plugins/console.js';
 import dbPlugin from './plugins/db.js';
+import statisticsPlugin from './plugins/statistics.js';
 import domainEventsPlugin from './plugins/domain-events.js';
 import errorsPlugin from './plugins/errors.js';
 import evidencePlugin from './plugins/evidence.js';
@@ -95,6 +96,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
 
   await app.register(dbPlugin, { handle, owned, config, clock: options.clock ?? (() => new Date()) });
+  await app.register(statisticsPlugin);
   await app.register(cachesPlugin, {
     handle,
     changePollMs: config.changePollMs,
