@@ -11,7 +11,8 @@
  * thread, one request per connection); BENCH_AB_LOAD=http sends it from this thread with
  * node:http instead, as the benchmark did before, to compare the two load generators.
  * Prints the rate, p50/p99, and per request the CPU time of the API process, of every
- * PostgreSQL process and of this load generator (from /proc; Linux only).
+ * PostgreSQL process and of this load generator, and the bytes the API process read and wrote
+ * through its sockets and files (from /proc; Linux only).
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -54,6 +55,21 @@ function postgresPids(): number[] {
     return execFileSync('pgrep', ['-f', 'postgres: ']).toString().split('\n').filter(Boolean).map(Number);
   } catch {
     return [];
+  }
+}
+
+/** Bytes a process has read and written through system calls, sockets included (0 once it is gone). */
+function ioBytes(pid: number): { read: number; written: number } {
+  try {
+    const io = Object.fromEntries(
+      readFileSync(`/proc/${pid}/io`, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => line.split(': ') as [string, string]),
+    );
+    return { read: Number(io.rchar), written: Number(io.wchar) };
+  } catch {
+    return { read: 0, written: 0 };
   }
 }
 
@@ -107,14 +123,17 @@ try {
     return { count: (rec.count() * s) / elapsed, ...rec.percentiles(), failed: rec.failed() };
   };
   await run(2, new Recorder()); // warm-up
-  const before = { api: cpuMs(api.pid), pg: postgresCpuMs(), load: process.cpuUsage() };
+  const before = { api: cpuMs(api.pid), pg: postgresCpuMs(), load: process.cpuUsage(), io: ioBytes(api.pid) };
   const r = await run(seconds, new Recorder());
   const load = process.cpuUsage(before.load);
+  const io = ioBytes(api.pid);
   const per = (msTotal: number) => (msTotal / r.count).toFixed(3);
   process.stdout.write(
     `${workload}: ${fmt(r.count / seconds)} /s, p50 ${ms(r.p50)} ms, p99 ${ms(r.p99)} ms, ${r.failed} failed\n` +
       `CPU ms per request: API ${per(cpuMs(api.pid) - before.api)}, PostgreSQL ${per(postgresCpuMs() - before.pg)}, ` +
-      `load ${per((load.user + load.system) / 1000)}\n`,
+      `load ${per((load.user + load.system) / 1000)}\n` +
+      `API bytes per request: read ${fmt((io.read - before.io.read) / r.count)}, ` +
+      `written ${fmt((io.written - before.io.written) / r.count)}\n`,
   );
 } finally {
   await api.stop();
