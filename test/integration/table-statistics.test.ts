@@ -39,9 +39,10 @@ beforeAll(async () => {
   const cli = cliClient(t.app, await t.seedKey('acme', 'admin'));
   expect((await cli.json('PUT', '/api/v2/flows/acme', { name: 'stats', description: '' })).status).toBe(201);
   ids = (
-    await sql<{ org: string; flow: string }>`select org_id as org, id as flow from flows where name = 'stats'`.execute(
-      t.db.db,
-    )
+    await sql<{
+      org: string;
+      flow: string;
+    }>`select org_id as org, id as flow from flows where name = 'stats'`.execute(t.db.db)
   ).rows[0]!;
   await analyzeChangedTables(t.db.db);
 });
@@ -71,8 +72,8 @@ describe('table statistics without autovacuum', () => {
     const expected =
       t.db.dialect === 'pglite'
         ? false
-        : (await sql<{ v: string }>`select current_setting('autovacuum') as v`.execute(t.db.db)).rows[0]!.v ===
-          'on';
+        : (await sql<{ v: string }>`select current_setting('autovacuum') as v`.execute(t.db.db)).rows[0]!
+            .v === 'on';
     expect(await autovacuumRuns(t.db.db, t.db.dialect)).toBe(expected);
   });
 });

@@ -138,7 +138,9 @@ describe('references from evidence to its trail', () => {
       expect(await analyzeChangedTables(c)).toContain('trails');
       const before = Number(await trailIndexReads());
       await sql`insert into trail_events (org_id, trail_id, type, occurred_at, data)
-        select ${ids.org}, 'grown-' || i, 'test_event', now(), '{}'::jsonb from generate_series(1, 200) i`.execute(c);
+        select ${ids.org}, 'grown-' || i, 'test_event', now(), '{}'::jsonb from generate_series(1, 200) i`.execute(
+        c,
+      );
       const read = Number(await trailIndexReads()) - before;
       // One entry per row checked, not the organization's trails for each.
       expect(read).toBeLessThanOrEqual(2 * 200);
