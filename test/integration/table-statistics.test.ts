@@ -1,12 +1,13 @@
 /**
  * Table statistics where no autovacuum keeps them (storage/statistics.ts): a table is analyzed
  * once more than 50 rows plus a tenth of it changed since its last analysis, and then not again
- * until it changes that much more.
+ * until it changes that much more. An app with the background workers on analyzes at start.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { analyzeChangedTables, autovacuumRuns } from '../../services/api/src/storage/statistics.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { buildApp } from '../../services/api/src/app.js';
+import { createTestApp, testConfig, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 
 let t: TestApp;
@@ -75,5 +76,31 @@ describe('table statistics without autovacuum', () => {
         : (await sql<{ v: string }>`select current_setting('autovacuum') as v`.execute(t.db.db)).rows[0]!
             .v === 'on';
     expect(await autovacuumRuns(t.db.db, t.db.dialect)).toBe(expected);
+  });
+
+  it('is done by the background workers, where no autovacuum does it', async (ctx) => {
+    if (await autovacuumRuns(t.db.db, t.db.dialect)) {
+      // The server keeps them (and may analyze the table meanwhile): nothing to watch here.
+      ctx.skip();
+    }
+    const before = await lastAnalyzed();
+    await addTrails(200);
+    const app = await buildApp({
+      config: testConfig({ VERITY_NOTIFIER_ENABLED: 'true' }),
+      database: t.db,
+      logger: false,
+    });
+    try {
+      await app.ready();
+      const deadline = Date.now() + 10_000;
+      let after = await lastAnalyzed();
+      while (after?.getTime() === before?.getTime() && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        after = await lastAnalyzed();
+      }
+      expect(after!.getTime()).toBeGreaterThan(before!.getTime());
+    } finally {
+      await app.close();
+    }
   });
 });
