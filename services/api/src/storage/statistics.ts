@@ -17,8 +17,10 @@ export async function autovacuumRuns(db: Db, dialect: DialectName): Promise<bool
   if (dialect === 'pglite') {
     return false;
   }
-  const r = await sql<{ on: boolean }>`select current_setting('autovacuum') = 'on' as on`.execute(db);
-  return r.rows[0]?.on === true;
+  const r = await sql<{ enabled: boolean }>`select current_setting('autovacuum') = 'on' as enabled`.execute(
+    db,
+  );
+  return r.rows[0]?.enabled === true;
 }
 
 /**
