@@ -66,7 +66,7 @@ describe('table statistics without autovacuum', () => {
     expect(await analyzeChangedTables(t.db.db)).not.toContain('trails');
     await addTrails(10);
     expect(await analyzeChangedTables(t.db.db)).toContain('trails');
-    expect((await lastAnalyzed())!.getTime()).toBeGreaterThanOrEqual(analyzed!.getTime());
+    expect((await lastAnalyzed())!.getTime()).toBeGreaterThan(analyzed!.getTime());
   });
 
   it('knows where autovacuum keeps them instead', async () => {
