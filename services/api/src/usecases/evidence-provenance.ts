@@ -46,6 +46,7 @@ function nonComplianceReasons(trailSlots: SlotStatus[], artifactSlots: SlotStatu
 }
 
 type LatestRow = Awaited<ReturnType<typeof artifactsRepository.latestPerFlow>>[number];
+type HolderRow = Awaited<ReturnType<typeof artifactsRepository.latestHoldersPerFlow>>[number];
 
 /** A decision attestation's id, and the provenance entry that names its control. */
 type Decisions = Map<string, ProvenanceAttestation>;
@@ -114,9 +115,9 @@ async function recordRuntimeEvents(
     return;
   }
   const fingerprints = [...new Set(events.map((e) => e.fingerprint))];
-  const holders = new Map<string, LatestRow[]>();
+  const holders = new Map<string, HolderRow[]>();
   for (const part of chunks(fingerprints)) {
-    for (const row of await artifactsRepository.latestPerFlow(db, orgId, part)) {
+    for (const row of await artifactsRepository.latestHoldersPerFlow(db, orgId, part)) {
       holders.set(row.fingerprint, [...(holders.get(row.fingerprint) ?? []), row]);
     }
   }

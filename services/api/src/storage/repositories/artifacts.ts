@@ -101,6 +101,22 @@ function newestInFlow(
   return q.orderBy('a.created_at', 'desc').orderBy('a.seq', 'desc');
 }
 
+/**
+ * Per fingerprint and flow, the artifact of the flow's most recent trail holding it (the latest
+ * reported, on a tie the later in the trail): the query `latestPerFlow` and `latestHoldersPerFlow`
+ * select from.
+ */
+const latestInEachFlow = (db: Db, orgId: string, fingerprints: readonly string[]) =>
+  db
+    .selectFrom('artifacts as a')
+    .distinctOn(['a.fingerprint', 'a.flow_id'])
+    .where('a.org_id', '=', orgId)
+    .where('a.fingerprint', 'in', [...fingerprints])
+    .orderBy('a.fingerprint')
+    .orderBy('a.flow_id')
+    .orderBy('a.created_at', 'desc')
+    .orderBy('a.seq', 'desc');
+
 export const artifactsRepository = {
   /**
    * The artifact of endpoint 1 in one round trip: the flow by its current name, the artifact in
@@ -332,12 +348,10 @@ export const artifactsRepository = {
     if (fingerprints.length === 0) {
       return [];
     }
-    return db
-      .selectFrom('artifacts as a')
+    return latestInEachFlow(db, orgId, fingerprints)
       .innerJoin('trails as t', (j) => j.onRef('t.org_id', '=', 'a.org_id').onRef('t.id', '=', 'a.trail_id'))
       .innerJoin('flows as f', (j) => j.onRef('f.org_id', '=', 'a.org_id').onRef('f.id', '=', 'a.flow_id'))
       .innerJoin('orgs as o', 'o.id', 'a.org_id')
-      .distinctOn(['a.fingerprint', 'a.flow_id'])
       .select([
         'a.id',
         'a.fingerprint',
@@ -359,12 +373,20 @@ export const artifactsRepository = {
         'f.tags as flow_tags',
         'o.name as org_name',
       ])
-      .where('a.org_id', '=', orgId)
-      .where('a.fingerprint', 'in', [...fingerprints])
-      .orderBy('a.fingerprint')
-      .orderBy('a.flow_id')
-      .orderBy('a.created_at', 'desc')
-      .orderBy('a.seq', 'desc')
+      .execute();
+  },
+
+  /**
+   * The same artifacts as `latestPerFlow`, with only what runtime events are written from: their
+   * ids, trails and template names. A report's events name hundreds of fingerprints; their
+   * compliance documents are not read for them.
+   */
+  async latestHoldersPerFlow(db: Db, orgId: string, fingerprints: readonly string[]) {
+    if (fingerprints.length === 0) {
+      return [];
+    }
+    return latestInEachFlow(db, orgId, fingerprints)
+      .select(['a.id', 'a.fingerprint', 'a.trail_id', 'a.template_reference_name'])
       .execute();
   },
 };
