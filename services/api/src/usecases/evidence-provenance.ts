@@ -3,7 +3,7 @@
  * fingerprints came from, and runtime events written back onto the trails that produced them.
  * Both calls are batched: two queries for any number of fingerprints.
  */
-import type { ArtifactStatusRecord, SlotStatus } from '../domain/compliance.js';
+import type { SlotStatus } from '../domain/compliance.js';
 import type { Db } from '../storage/database.js';
 import { attestationsRepository } from '../storage/repositories/attestations.js';
 import { artifactsRepository } from '../storage/repositories/artifacts.js';
@@ -53,10 +53,8 @@ type Decisions = Map<string, ProvenanceAttestation>;
 
 /** The provenance of one artifact row, and the decisions among its attestations. */
 function provenanceOf(publicUrl: string, row: LatestRow): { record: ProvenanceRecord; decisions: Decisions } {
-  const artifact = row.compliance as Partial<ArtifactStatusRecord>;
-  const trail = row.trail_compliance as { attestations_statuses?: SlotStatus[] };
-  const trailSlots = trail.attestations_statuses ?? [];
-  const artifactSlots = artifact.attestations_statuses ?? [];
+  const trailSlots = row.trail_slots ?? [];
+  const artifactSlots = row.artifact_slots ?? [];
   const attestations = [...reported(trailSlots, 'trail'), ...reported(artifactSlots, 'artifact')];
   const decisions: Decisions = new Map();
   for (const s of [...trailSlots, ...artifactSlots]) {

@@ -1,7 +1,7 @@
 /** Search by fingerprint or commit, and asserts in flow scope (reference/cli-requests.md 3.3). */
 import type { z } from 'zod';
 import type { AssertResult, SearchResult } from '../../../shared/contract/search.js';
-import type { ArtifactStatusRecord, SlotStatus } from '../domain/compliance.js';
+import type { SlotStatus } from '../domain/compliance.js';
 import { NotFoundError } from '../errors.js';
 import { artifactsRepository } from '../storage/repositories/artifacts.js';
 import { flowsRepository } from '../storage/repositories/flows.js';
@@ -72,8 +72,6 @@ export async function assertFlows(ctx: OrgScope, fingerprint: string, flowId: st
     (c) => flowId === null || c.flow_id === flowId,
   );
   return contexts.map((c) => {
-    const artifact = c.compliance as Partial<ArtifactStatusRecord>;
-    const trail = c.trail_compliance as { attestations_statuses?: SlotStatus[] };
     return {
       flow: c.flow_name,
       trail: c.trail_name,
@@ -82,8 +80,8 @@ export async function assertFlows(ctx: OrgScope, fingerprint: string, flowId: st
         status: c.state,
         is_compliant: c.state === 'COMPLIANT',
         attestations_statuses: [
-          ...scoped(trail.attestations_statuses, 'trail'),
-          ...scoped(artifact.attestations_statuses, 'artifact'),
+          ...scoped(c.trail_slots ?? [], 'trail'),
+          ...scoped(c.artifact_slots ?? [], 'artifact'),
         ],
       },
       html_url: artifactRowUrls(ctx, c).html_url,

@@ -1,5 +1,6 @@
 /** Artifacts reported to trails. */
 import { sql, type Insertable, type RawBuilder, type Selectable, type Updateable } from 'kysely';
+import type { SlotStatus } from '../../domain/compliance.js';
 import type { EvaluationInputs as DomainEvaluationInputs } from '../../domain/trail-evaluation.js';
 import type { Db } from '../database.js';
 import type { ArtifactsTable } from '../tables/evidence.js';
@@ -342,7 +343,9 @@ export const artifactsRepository = {
 
   /**
    * For each fingerprint and each flow holding it, the artifact in that flow's most recent trail
-   * holding it, with the trail's stored compliance: one query for any number of fingerprints.
+   * holding it, with its own and its trail's compliance slots (`attestations_statuses` of the
+   * stored compliance, null if none; the rest of the documents stays in the database): one query
+   * for any number of fingerprints.
    */
   async latestPerFlow(db: Db, orgId: string, fingerprints: readonly string[]) {
     if (fingerprints.length === 0) {
@@ -363,12 +366,12 @@ export const artifactsRepository = {
         'a.build_url',
         'a.created_at',
         'a.state',
-        'a.compliance',
+        sql<SlotStatus[] | null>`a.compliance -> 'attestations_statuses'`.as('artifact_slots'),
         'a.flow_id',
         'a.trail_id',
         't.name as trail_name',
         't.compliance_state as trail_state',
-        't.compliance as trail_compliance',
+        sql<SlotStatus[] | null>`t.compliance -> 'attestations_statuses'`.as('trail_slots'),
         'f.name as flow_name',
         'f.tags as flow_tags',
         'o.name as org_name',
