@@ -18,14 +18,21 @@ const reported = (
   fingerprint: string,
   instanceCount: number,
   detailHash = `d-${fingerprint}`,
-): ReportedState => ({
-  fingerprint,
-  name: `app-${fingerprint}`,
-  instances: Array.from({ length: instanceCount }, (_, i) => ({ podName: `p${i}`, creationTimestamp: i })),
-  detailKey: detailHash,
-  detailHash,
-  instanceCount,
-});
+): ReportedState => {
+  const instances = Array.from({ length: instanceCount }, (_, i) => ({
+    podName: `p${i}`,
+    creationTimestamp: i,
+  }));
+  return {
+    fingerprint,
+    name: `app-${fingerprint}`,
+    instances,
+    // As groupReport makes it: the instances' canonical JSON text.
+    detailKey: JSON.stringify(instances),
+    detailHash,
+    instanceCount,
+  };
+};
 
 const link = (artifactId: string, flow = 'api') => ({
   flow_name: flow,

@@ -33,7 +33,10 @@ export interface ReportedArtifact {
   fingerprint: string;
   name: string;
   instances: InstanceDetail[];
-  /** Canonical text of the instances: equal exactly when the instance details are equal. */
+  /**
+   * Canonical text of the instances, their JSON in that order: equal exactly when the instance
+   * details are equal, and stored as the details.
+   */
   detailKey: string;
 }
 

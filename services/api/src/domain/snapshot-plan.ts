@@ -131,7 +131,7 @@ export function planReport(input: {
       verdict_hash: v.hash,
       run_start: index,
     });
-    plan.details.push({ hash: a.detailHash, detail: JSON.stringify(a.instances) });
+    plan.details.push({ hash: a.detailHash, detail: a.detailKey });
     plan.compliance.push(v.compliant);
   }
   for (const s of input.current) {
@@ -154,7 +154,7 @@ export function planReport(input: {
         verdict_hash: s.verdict_hash,
         run_start: s.run_start,
       });
-      plan.details.push({ hash: a.detailHash, detail: JSON.stringify(a.instances) });
+      plan.details.push({ hash: a.detailHash, detail: a.detailKey });
     }
   }
   const liveCount = new Map(input.live.map((l) => [l.fingerprint, l.instance_count]));

@@ -309,13 +309,13 @@ async function updateLive(
   const reported = new Map(grouped.map((a) => [a.fingerprint, a]));
   const liveRow = (fp: string) => {
     const a = reported.get(fp)!;
-    const detail = JSON.stringify(a.instances);
     return {
       fingerprint: fp,
       name: a.name,
       instance_count: a.instanceCount,
       detail_hash: a.detailHash,
-      detail,
+      // The instances' canonical JSON text, already made for the hash.
+      detail: a.detailKey,
     };
   };
   const changed = [...diff.started, ...diff.scaled, ...diff.redetailed];
