@@ -1,4 +1,7 @@
-/** Pods of one deployment as the reporter sends them: `replicas` pods of one ReplicaSet. */
+/**
+ * Pods of one deployment as the reporter sends them: `replicas` pods of one ReplicaSet, in
+ * `namespace` (default: one of 20 team namespaces).
+ */
 import { createHash } from 'node:crypto';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -7,11 +10,11 @@ export function deploymentPods(
   d: number,
   rs: string,
   digests: Record<string, string>,
-  opts: { replicas: number; createdAt: number },
+  opts: { replicas: number; createdAt: number; namespace?: string },
 ) {
   return Array.from({ length: opts.replicas }, (_, i) => ({
     podName: `svc-${d}-${rs}-${i}`,
-    namespace: `team-${d % 20}`,
+    namespace: opts.namespace ?? `team-${d % 20}`,
     digests,
     creationTimestamp: opts.createdAt + i,
     owners: [

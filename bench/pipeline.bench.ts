@@ -214,7 +214,12 @@ const WORKLOADS = [
 function k8sFigures(label: string, k: K8sFigures): BenchFigure[] {
   const what = `${label}: K8S report, 5,000 pods over 500 fingerprints (${k.known} of them artifacts of the org)`;
   return [
-    { name: `${what}, first`, value: `${ms(k.firstMs)} ms`, target: '< 500 ms', pass: k.firstMs < 500 },
+    {
+      name: `${what}, first, median of ${k.firstsMs.length} new environments`,
+      value: `${ms(k.firstMs)} ms (each: ${k.firstsMs.map((x) => ms(x)).join(', ')} ms)`,
+      target: '< 500 ms',
+      pass: k.firstMs < 500,
+    },
     {
       name: `${what}, identical again`,
       value: `${ms(k.identicalMs)} ms`,
