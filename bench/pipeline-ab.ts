@@ -7,6 +7,11 @@
  * (trail-level, same trails), `one` (one trail, 64 writers), `pipeline` (whole CI runs, as
  * workload 1), `get` (GET artifact over 64 CI artifacts, read cache off). BENCH_AB_PRE=<s> first
  * runs whole CI runs for that long on the same organization, as the benchmark does.
+ * BENCH_AB_SEED=<n> runs the workload on an organization seeded with n attestations first, as the
+ * benchmark's grown organization (pipeline-seed.ts), on a new API process.
+ * `k8s [n]` sends the benchmark's 5,000-pod K8S report to n new environments (default 3) and prints,
+ * for each, the first report, the median identical one and the median rollout (pipeline-k8s.ts);
+ * without BENCH_AB_SEED, CI runs first give the organization the artifacts the pods run.
  * `bound`, `trail` and `one` send their load as the benchmark does (autocannon in a worker
  * thread, one request per connection); BENCH_AB_LOAD=http sends it from this thread with
  * node:http instead, as the benchmark did before, to compare the two load generators.
@@ -17,6 +22,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { connectionLoad, getLoad } from './pipeline-baseline.js';
+import { k8sReports } from './pipeline-k8s.js';
 import {
   attestGeneric,
   beginWithArtifact,
@@ -28,15 +34,19 @@ import {
   type IngestWorkload,
 } from './pipeline-ci.js';
 import { fingerprintOf, fmt, forDuration, ms, Recorder } from './pipeline-client.js';
-import { ensureDatabase, startApiProcess } from './pipeline-server.js';
+import { seedOrganization } from './pipeline-seed.js';
+import { ensureDatabase, newSchema, startApiProcess } from './pipeline-server.js';
 
-const WORKLOADS = ['bound', 'trail', 'one', 'pipeline', 'get'] as const;
+const WORKLOADS = ['bound', 'trail', 'one', 'pipeline', 'get', 'k8s'] as const;
 type Workload = (typeof WORKLOADS)[number];
 const workload = process.argv[2] as Workload;
-const seconds = Number(process.argv[3] ?? 8);
+const seconds = Number(process.argv[3] ?? (process.argv[2] === 'k8s' ? 3 : 8));
 const PRE_S = Number(process.env.BENCH_AB_PRE ?? 0);
+const SEED = Number(process.env.BENCH_AB_SEED ?? 0);
 if (!WORKLOADS.includes(workload) || !(seconds > 0)) {
-  process.stderr.write(`usage: npx tsx bench/pipeline-ab.ts ${WORKLOADS.join('|')} [seconds]\n`);
+  process.stderr.write(
+    `usage: npx tsx bench/pipeline-ab.ts ${WORKLOADS.join('|')} [seconds, or environments for k8s]\n`,
+  );
   process.exit(2);
 }
 
@@ -75,10 +85,39 @@ function ioBytes(pid: number): { read: number; written: number } {
 
 const postgresCpuMs = () => postgresPids().reduce((sum, pid) => sum + cpuMs(pid), 0);
 
+/** A schema whose organization holds SEED attestations (the flow set up as the workloads need it). */
+async function grownSchema(): Promise<Awaited<ReturnType<typeof newSchema>>> {
+  const s = await newSchema('pipeline_ab_grown');
+  const seeder = await startApiProcess({ schema: s.schema });
+  try {
+    await setupFlow(seeder);
+    await pipeline(seeder, new Recorder(), 'seed-template');
+  } finally {
+    await seeder.stop();
+  }
+  const seeded = await seedOrganization(s.url, {
+    org: 'bench',
+    flowName: FLOW,
+    templateTrail: 'seed-template',
+    attestations: SEED,
+    log: () => undefined,
+  });
+  process.stdout.write(
+    `seeded ${fmt(seeded.attestations)} attestations in ${Math.round(seeded.seconds)} s\n`,
+  );
+  return s;
+}
+
 await ensureDatabase();
-const api = await startApiProcess(workload === 'get' ? { env: { VERITY_READ_CACHE_ENTRIES: '0' } } : {});
+const grown = SEED > 0 ? await grownSchema() : undefined;
+const api = await startApiProcess({
+  ...(grown ? { schema: grown.schema } : {}),
+  ...(workload === 'get' ? { env: { VERITY_READ_CACHE_ENTRIES: '0' } } : {}),
+});
 try {
-  await setupFlow(api);
+  if (!grown) {
+    await setupFlow(api);
+  }
   const trails = Array.from({ length: 64 }, (_, i) => ({
     trail: `ab-${i}`,
     fp: fingerprintOf(`artifact ab-${i}`),
@@ -94,47 +133,72 @@ try {
   if (PRE_S > 0 || workload === 'get') {
     await ciRuns(Math.max(PRE_S, 2), new Recorder(), 'pre');
   }
-  const ingest = (caller: number) => ingestAttestation(workload as IngestWorkload, trails, caller);
-  const attest = (rec: Recorder, caller: number) => {
-    const a = ingest(caller);
-    return attestGeneric(api, rec, workload, a.trail, a.name, a.fp);
+  /** The ingest and GET workloads: the rate, latencies, CPU and bytes per request. */
+  const measureLoad = async () => {
+    const ingest = (caller: number) => ingestAttestation(workload as IngestWorkload, trails, caller);
+    const attest = (rec: Recorder, caller: number) => {
+      const a = ingest(caller);
+      return attestGeneric(api, rec, workload, a.trail, a.name, a.fp);
+    };
+    const run = async (
+      s: number,
+      rec: Recorder,
+    ): Promise<{ count: number; p50: number; p99: number; failed: number }> => {
+      if (workload === 'get') {
+        const paths = runs.slice(0, 64).map((fp) => `/api/v2/artifacts/${api.org}/${FLOW}/fingerprint/${fp}`);
+        const g = await getLoad(api.url, paths, { authorization: `Bearer ${api.key}` }, 64, s);
+        return { count: g.rate * s, p50: g.p50, p99: g.p99, failed: g.failures };
+      }
+      if (workload !== 'pipeline' && process.env.BENCH_AB_LOAD !== 'http') {
+        const requests = trails.map((_, caller) => {
+          const a = ingest(caller);
+          return genericRequest(api, a.trail, a.name, a.fp);
+        });
+        const g = await connectionLoad(api.url, requests, 64, s);
+        return { count: g.rate * s, p50: g.p50, p99: g.p99, failed: g.failures };
+      }
+      const elapsed =
+        workload === 'pipeline'
+          ? await ciRuns(s, rec, `run-${s}`)
+          : await forDuration(64, s, async (caller) => void (await attest(rec, caller)));
+      return { count: (rec.count() * s) / elapsed, ...rec.percentiles(), failed: rec.failed() };
+    };
+    await run(2, new Recorder()); // warm-up
+    const before = {
+      api: cpuMs(api.pid),
+      pg: postgresCpuMs(),
+      load: process.cpuUsage(),
+      io: ioBytes(api.pid),
+    };
+    const r = await run(seconds, new Recorder());
+    const load = process.cpuUsage(before.load);
+    const io = ioBytes(api.pid);
+    const per = (msTotal: number) => (msTotal / r.count).toFixed(3);
+    process.stdout.write(
+      `${workload}: ${fmt(r.count / seconds)} /s, p50 ${ms(r.p50)} ms, p99 ${ms(r.p99)} ms, ${r.failed} failed\n` +
+        `CPU ms per request: API ${per(cpuMs(api.pid) - before.api)}, PostgreSQL ${per(postgresCpuMs() - before.pg)}, ` +
+        `load ${per((load.user + load.system) / 1000)}\n` +
+        `API bytes per request: read ${fmt((io.read - before.io.read) / r.count)}, ` +
+        `written ${fmt((io.written - before.io.written) / r.count)}\n`,
+    );
   };
-  const run = async (
-    s: number,
-    rec: Recorder,
-  ): Promise<{ count: number; p50: number; p99: number; failed: number }> => {
-    if (workload === 'get') {
-      const paths = runs.slice(0, 64).map((fp) => `/api/v2/artifacts/${api.org}/${FLOW}/fingerprint/${fp}`);
-      const g = await getLoad(api.url, paths, { authorization: `Bearer ${api.key}` }, 64, s);
-      return { count: g.rate * s, p50: g.p50, p99: g.p99, failed: g.failures };
+  /** Reports to `seconds` new environments, each timed as the benchmark times them. */
+  const measureK8s = async () => {
+    // The pods run 507 of the organization's artifacts (pipeline-k8s.ts); the seed has them.
+    while (!grown && runs.length < 520) {
+      await ciRuns(5, new Recorder(), `k8s-${runs.length}`);
     }
-    if (workload !== 'pipeline' && process.env.BENCH_AB_LOAD !== 'http') {
-      const requests = trails.map((_, caller) => {
-        const a = ingest(caller);
-        return genericRequest(api, a.trail, a.name, a.fp);
-      });
-      const g = await connectionLoad(api.url, requests, 64, s);
-      return { count: g.rate * s, p50: g.p50, p99: g.p99, failed: g.failures };
+    for (let i = 0; i < seconds; i++) {
+      const cpu = cpuMs(api.pid);
+      const k = await k8sReports(api, `ab-cluster-${i}`);
+      process.stdout.write(
+        `k8s ${i + 1}: first ${k.firstsMs.map((x) => ms(x)).join(', ')} ms, identical ${ms(k.identicalMs)} ms, rollout ${ms(k.rolloutMs)} ms ` +
+          `(${k.known} of the 500 fingerprints artifacts; API CPU ${cpuMs(api.pid) - cpu} ms in all)\n`,
+      );
     }
-    const elapsed =
-      workload === 'pipeline'
-        ? await ciRuns(s, rec, `run-${s}`)
-        : await forDuration(64, s, async (caller) => void (await attest(rec, caller)));
-    return { count: (rec.count() * s) / elapsed, ...rec.percentiles(), failed: rec.failed() };
   };
-  await run(2, new Recorder()); // warm-up
-  const before = { api: cpuMs(api.pid), pg: postgresCpuMs(), load: process.cpuUsage(), io: ioBytes(api.pid) };
-  const r = await run(seconds, new Recorder());
-  const load = process.cpuUsage(before.load);
-  const io = ioBytes(api.pid);
-  const per = (msTotal: number) => (msTotal / r.count).toFixed(3);
-  process.stdout.write(
-    `${workload}: ${fmt(r.count / seconds)} /s, p50 ${ms(r.p50)} ms, p99 ${ms(r.p99)} ms, ${r.failed} failed\n` +
-      `CPU ms per request: API ${per(cpuMs(api.pid) - before.api)}, PostgreSQL ${per(postgresCpuMs() - before.pg)}, ` +
-      `load ${per((load.user + load.system) / 1000)}\n` +
-      `API bytes per request: read ${fmt((io.read - before.io.read) / r.count)}, ` +
-      `written ${fmt((io.written - before.io.written) / r.count)}\n`,
-  );
+  await (workload === 'k8s' ? measureK8s() : measureLoad());
 } finally {
   await api.stop();
+  await grown?.drop();
 }
