@@ -35,14 +35,8 @@ import {
   type IngestWorkload,
 } from './pipeline-ci.js';
 import { fingerprintOf, fmt, forDuration, ms, Recorder } from './pipeline-client.js';
-import { seedOrganization } from './pipeline-seed.js';
-import {
-  ensureDatabase,
-  newSchema,
-  PIPELINE_DATABASE_URL,
-  startApiProcess,
-  withOptions,
-} from './pipeline-server.js';
+import { ensureDatabase, PIPELINE_DATABASE_URL, startApiProcess, withOptions } from './pipeline-server.js';
+import { grownSchema } from './pipeline-grown.js';
 
 const WORKLOADS = ['bound', 'trail', 'one', 'pipeline', 'get', 'k8s'] as const;
 type Workload = (typeof WORKLOADS)[number];
@@ -111,31 +105,13 @@ async function analyzeSchema(schema: string): Promise<void> {
   }
 }
 
-/** A schema whose organization holds SEED attestations (the flow set up as the workloads need it). */
-async function grownSchema(): Promise<Awaited<ReturnType<typeof newSchema>>> {
-  const s = await newSchema('pipeline_ab_grown');
-  const seeder = await startApiProcess({ schema: s.schema });
-  try {
-    await setupFlow(seeder);
-    await pipeline(seeder, new Recorder(), 'seed-template');
-  } finally {
-    await seeder.stop();
-  }
-  const seeded = await seedOrganization(s.url, {
-    org: 'bench',
-    flowName: FLOW,
-    templateTrail: 'seed-template',
-    attestations: SEED,
-    log: () => undefined,
-  });
-  process.stdout.write(
-    `seeded ${fmt(seeded.attestations)} attestations in ${Math.round(seeded.seconds)} s\n`,
-  );
-  return s;
-}
-
 await ensureDatabase();
-const grown = SEED > 0 ? await grownSchema() : undefined;
+const grown = SEED > 0 ? await grownSchema('pipeline_ab_grown', SEED, () => undefined) : undefined;
+if (grown) {
+  process.stdout.write(
+    `seeded ${fmt(grown.seeded.attestations)} attestations in ${Math.round(grown.seeded.seconds)} s\n`,
+  );
+}
 const api = await startApiProcess({
   ...(grown ? { schema: grown.schema } : {}),
   ...(workload === 'get' ? { env: { VERITY_READ_CACHE_ENTRIES: '0' } } : {}),

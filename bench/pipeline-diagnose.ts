@@ -12,18 +12,11 @@
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import pg from 'pg';
-import {
-  attestArtifact,
-  attestGeneric,
-  beginWithArtifact,
-  FLOW,
-  pipeline,
-  setupFlow,
-} from './pipeline-ci.js';
+import { attestArtifact, attestGeneric, beginWithArtifact, FLOW, setupFlow } from './pipeline-ci.js';
 import { fingerprintOf, forDuration, Recorder, send, type Target } from './pipeline-client.js';
 import { getLoad } from './pipeline-baseline.js';
-import { seedOrganization } from './pipeline-seed.js';
-import { ensureDatabase, newSchema, PIPELINE_DATABASE_URL, startApiProcess } from './pipeline-server.js';
+import { ensureDatabase, PIPELINE_DATABASE_URL, startApiProcess } from './pipeline-server.js';
+import { grownSchema } from './pipeline-grown.js';
 
 const LOG = process.env.BENCH_PG_LOG ?? '/var/log/postgresql/postgresql-15-main.log';
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 8);
@@ -197,26 +190,6 @@ async function underLoad(
   }
 }
 
-/** A schema whose organization holds SEED attestations (one CI run through the API, cloned). */
-async function seeded(): Promise<{ schema: string; drop(): Promise<void> }> {
-  const s = await newSchema('pipeline_diag');
-  const api = await startApiProcess({ schema: s.schema });
-  try {
-    await setupFlow(api);
-    await pipeline(api, new Recorder(), 'seed-template');
-  } finally {
-    await api.stop();
-  }
-  await seedOrganization(s.url, {
-    org: 'bench',
-    flowName: FLOW,
-    templateTrail: 'seed-template',
-    attestations: SEED,
-    log: (line) => out(line),
-  });
-  return s;
-}
-
 async function main(): Promise<void> {
   await ensureDatabase();
   const options = [
@@ -230,7 +203,7 @@ async function main(): Promise<void> {
     '-c auto_explain.log_timing=off',
     '-c auto_explain.log_buffers=on',
   ];
-  const grown = SEED > 0 ? await seeded() : undefined;
+  const grown = SEED > 0 ? await grownSchema('pipeline_diag', SEED, (line) => out(line)) : undefined;
   const api = await startApiProcess({
     pgOptions: options.join(' '),
     ...(grown ? { schema: grown.schema } : {}),

@@ -37,16 +37,11 @@ import {
   type ConnectionRequest,
   type Target,
 } from './pipeline-client.js';
-import { seededArtifacts, seedOrganization } from './pipeline-seed.js';
+import { seededArtifacts } from './pipeline-seed.js';
 import { k8sReports, type K8sFigures } from './pipeline-k8s.js';
-import {
-  ensureDatabase,
-  newSchema,
-  startApiProcess,
-  startHelloWorld,
-  type ApiProcess,
-} from './pipeline-server.js';
+import { ensureDatabase, startApiProcess, startHelloWorld, type ApiProcess } from './pipeline-server.js';
 import type { BenchContext, BenchFigure } from './harness.js';
+import { grownSchema } from './pipeline-grown.js';
 
 const CONNECTIONS = 64;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -270,24 +265,13 @@ async function grown(
   empty: Record<string, Rate>,
   measureHello: () => Promise<number>,
 ): Promise<BenchFigure[]> {
-  const s = await newSchema('pipeline_grown');
+  const s = await grownSchema('pipeline_grown', SEED, (line) => ctx.log(line));
+  const { seeded } = s;
+  ctx.log(
+    `seeded ${fmt(seeded.attestations)} attestations, ${fmt(seeded.trails)} trails in ${Math.round(seeded.seconds)} s`,
+  );
   let api: ApiProcess | undefined;
   try {
-    api = await startApiProcess({ schema: s.schema });
-    await setupFlow(api);
-    await pipeline(api, new Recorder(), 'seed-template');
-    await api.stop();
-    api = undefined;
-    const seeded = await seedOrganization(s.url, {
-      org: 'bench',
-      flowName: FLOW,
-      templateTrail: 'seed-template',
-      attestations: SEED,
-      log: (line) => ctx.log(line),
-    });
-    ctx.log(
-      `seeded ${fmt(seeded.attestations)} attestations, ${fmt(seeded.trails)} trails in ${Math.round(seeded.seconds)} s`,
-    );
     api = await startApiProcess({ schema: s.schema });
     const r = await ingestWorkloads(api, ctx, 'grown', await seededArtifacts(s.url, CONNECTIONS));
     const label = `${fmt(seeded.attestations)} attestations`;
