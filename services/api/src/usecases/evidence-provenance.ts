@@ -22,8 +22,8 @@ function chunks<T>(items: readonly T[]): T[][] {
   return out;
 }
 
-const reported = (slots: SlotStatus[] | undefined, scope: 'trail' | 'artifact'): ProvenanceAttestation[] =>
-  (slots ?? [])
+const reported = (slots: SlotStatus[], scope: 'trail' | 'artifact'): ProvenanceAttestation[] =>
+  slots
     .filter((s) => s.status === 'COMPLETE')
     .map((s) => ({
       name: s.attestation_name,

@@ -63,7 +63,8 @@ export async function search(ctx: OrgScope, value: string): Promise<z.infer<type
   };
 }
 
-const scoped = (slots: SlotStatus[] | undefined, scope: 'trail' | 'artifact') =>
+/** Compliance slots (none when the stored compliance has none) with their scope. */
+const scoped = (slots: SlotStatus[] | null, scope: 'trail' | 'artifact') =>
   (slots ?? []).map((s) => ({ ...s, scope }));
 
 /** The flows holding a fingerprint (or only `flowId`), as an assert lists them; empty when none. */
@@ -79,10 +80,7 @@ export async function assertFlows(ctx: OrgScope, fingerprint: string, flowId: st
       compliance_status: {
         status: c.state,
         is_compliant: c.state === 'COMPLIANT',
-        attestations_statuses: [
-          ...scoped(c.trail_slots ?? [], 'trail'),
-          ...scoped(c.artifact_slots ?? [], 'artifact'),
-        ],
+        attestations_statuses: [...scoped(c.trail_slots, 'trail'), ...scoped(c.artifact_slots, 'artifact')],
       },
       html_url: artifactRowUrls(ctx, c).html_url,
     };
