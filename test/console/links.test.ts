@@ -62,15 +62,31 @@ describeConsole('the API html_url links', (t) => {
       expect(await page.getByRole('heading', { name: 'Page not found' }).count(), url).toBe(0);
     }
 
-    // an attestation's link opens its trail scrolled to that attestation
-    await page.goto(attestations[0].html_url);
+    // an attestation's link opens its trail scrolled to that attestation, whichever of the trail
+    // and its attestations arrives first
     const target = page.locator(`[id="attestation-${attestations[0].attestation_id}"]`);
-    await target.getByRole('heading', { name: /^dependency-scan / }).waitFor();
-    await expect
-      .poll(async () => {
-        const box = await target.boundingBox();
-        return box !== null && box.y >= 0 && box.y + Math.min(box.height, 100) <= 900;
-      })
-      .toBe(true);
+    const inView = async () => {
+      await target.getByRole('heading', { name: /^dependency-scan / }).waitFor();
+      await expect
+        .poll(async () => {
+          const box = await target.boundingBox();
+          return box !== null && box.y >= 0 && box.y + Math.min(box.height, 100) <= 900;
+        })
+        .toBe(true);
+    };
+    await page.goto(attestations[0].html_url);
+    await inView();
+    for (const late of [
+      /\/api\/v2\/trails\/[^/]+\/payments\/payments-3$/,
+      /\/api\/v2\/attestations\/[^/?]+\?/,
+    ]) {
+      await page.route(late, async (route) => {
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        await route.continue();
+      });
+      await page.goto(attestations[0].html_url);
+      await inView();
+      await page.unroute(late);
+    }
   });
 });

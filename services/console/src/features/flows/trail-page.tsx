@@ -179,11 +179,12 @@ export default function TrailPage() {
   const atts = useTrailAttestations(org, flow, trail);
   const byId = new Map((atts.data?.data ?? []).map((a) => [a.attestation_id, a]));
 
+  // The highlighted slot exists once both the trail and its attestations are in, in either order.
   useEffect(() => {
-    if (highlight && atts.data) {
+    if (highlight && atts.data && trailQuery.data) {
       document.getElementById(`attestation-${highlight}`)?.scrollIntoView({ block: 'center' });
     }
-  }, [highlight, atts.data]);
+  }, [highlight, atts.data, trailQuery.data]);
 
   return (
     <>
