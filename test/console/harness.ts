@@ -21,14 +21,17 @@ const ROOT = join(import.meta.dirname, '..', '..');
 /** The built console the API serves. */
 export const CONSOLE_DIST = join(ROOT, 'services', 'console', 'dist');
 
-/** Builds the console once when its dist is missing (`npm run build:console`). */
+/**
+ * Builds the console when its dist is missing or older than its sources, as `npm start` does, so
+ * the tests never judge a stale build.
+ */
 export function ensureConsoleBuilt(): void {
-  if (existsSync(join(CONSOLE_DIST, 'index.html'))) {
-    return;
-  }
-  execFileSync('npm', ['run', '--silent', 'build:console'], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(process.execPath, [join(ROOT, 'services', 'console', 'scripts', 'build-if-stale.mjs')], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
   if (!existsSync(join(CONSOLE_DIST, 'index.html'))) {
-    throw new Error(`npm run build:console wrote no ${join(CONSOLE_DIST, 'index.html')}`);
+    throw new Error(`the console build wrote no ${join(CONSOLE_DIST, 'index.html')}`);
   }
 }
 
