@@ -22,6 +22,7 @@ import * as m0370 from './0370_evidence_file_references.js';
 import * as m0371 from './0371_catalog_notifications.js';
 import * as m0372 from './0372_evidence_file_age.js';
 import * as m0380 from './0380_hot_evidence_rows.js';
+import * as m0381 from './0381_trail_reference_check_planned_per_statement.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
@@ -41,4 +42,5 @@ export const migrations: Record<string, Migration> = {
   '0371_catalog_notifications': m0371,
   '0372_evidence_file_age': m0372,
   '0380_hot_evidence_rows': m0380,
+  '0381_trail_reference_check_planned_per_statement': m0381,
 };
