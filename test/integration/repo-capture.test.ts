@@ -1,12 +1,16 @@
 /**
  * Repos captured from attestations: a `repo_info` the repo already holds writes nothing (so
- * attestations from one repository do not wait on its row), a changed one updates it.
+ * attestations from one repository do not wait on its row), a changed one updates it. A new repo
+ * named by several transactions at once is stored by one, and the others wait only for that one.
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { changeElsewhere } from '../helpers/elsewhere.js';
+import { onPostgres } from '../helpers/database.js';
+import { captureRepo } from '../../services/api/src/usecases/repos.js';
+import type { Db } from '../../services/api/src/storage/database.js';
 
 let t: TestApp;
 let cli: ReturnType<typeof cliClient>;
@@ -14,7 +18,7 @@ const repo_info = {
   name: 'acme/backend',
   url: 'https://github.com/acme/backend',
   id: '7',
-  provider: 'github',
+  provider: 'github' as const,
 };
 
 const attest = (name: string, info: Record<string, unknown>) =>
@@ -75,5 +79,50 @@ describe('repos from attestations', () => {
     expect((await attest('remembered', info)).status).toBe(201);
     const [after] = await repoRow();
     expect(after!.description).toBe('Backend');
+  });
+});
+
+describe.skipIf(!onPostgres)('a new repo named by concurrent transactions', () => {
+  /** A transaction that captures `info`, then stays open until `release` resolves. */
+  function holder(info: typeof repo_info, release: Promise<void>) {
+    let captured!: (id: string | null) => void;
+    const id = new Promise<string | null>((resolve) => (captured = resolve));
+    const done = t.db.db.transaction().execute(async (trx: Db) => {
+      const orgId = (await sql<{ id: string }>`select id from orgs where name = 'acme'`.execute(trx)).rows[0]!
+        .id;
+      captured(await captureRepo(trx, orgId, info, new Date()));
+      await release;
+    });
+    return { id, done };
+  }
+
+  it('each waits for the transaction that stored it, not for each other', async () => {
+    const info = { ...repo_info, name: 'acme/new-service', url: 'https://github.com/acme/new-service' };
+    let releaseFirst!: () => void;
+    const first = holder(info, new Promise<void>((r) => (releaseFirst = r)));
+    const firstId = await first.id;
+    // Two more name it while the first has not committed: they wait for it...
+    let releaseOthers!: () => void;
+    const othersReleased = new Promise<void>((r) => (releaseOthers = r));
+    const others = [holder(info, othersReleased), holder(info, othersReleased)];
+    const waiting = await Promise.race([
+      Promise.all(others.map((o) => o.id)).then(() => 'captured'),
+      new Promise((r) => setTimeout(() => r('waiting'), 300)),
+    ]);
+    expect(waiting).toBe('waiting');
+    releaseFirst();
+    await first.done;
+    // ...and once it committed, both capture it while the other is still open: neither locked
+    // the row for the other to wait on.
+    const ids = await Promise.race([
+      Promise.all(others.map((o) => o.id)),
+      new Promise((r) => setTimeout(() => r('one waited for the other'), 3000)),
+    ]);
+    releaseOthers();
+    await Promise.all(others.map((o) => o.done));
+    expect(ids).toEqual([firstId, firstId]);
+    const rows = await sql<{ n: number }>`
+      select count(*)::int as n from repos where name = 'acme/new-service'`.execute(t.db.db);
+    expect(rows.rows[0]!.n).toBe(1);
   });
 });

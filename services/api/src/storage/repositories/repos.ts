@@ -21,23 +21,38 @@ export type RepoUpsert = Pick<
   | 'additional_info'
 >;
 
+/** The insert of a new repo row. */
+const newRepo = (db: Db, orgId: string, repo: RepoUpsert, now: Date) =>
+  db.insertInto('repos').values({
+    org_id: orgId,
+    ...repo,
+    namespace_path: toJson(repo.namespace_path),
+    additional_info: toJson(repo.additional_info),
+    tags: '{}',
+    created_at: now,
+    last_modified_at: now,
+  });
+
 /** The organization's repos. */
 const reposOf = (db: Db, orgId: string) => db.selectFrom('repos').selectAll().where('org_id', '=', orgId);
 
 export const reposRepository = {
+  /**
+   * Creates the repo named in a `repo_info` unless the organization has one of that name and
+   * provider; returns its id, or undefined when it had one. No row is locked then: a transaction
+   * storing the same new repo meanwhile is waited for until it ends, and no longer.
+   */
+  async insertIfAbsent(db: Db, orgId: string, repo: RepoUpsert, now: Date): Promise<string | undefined> {
+    const row = await newRepo(db, orgId, repo, now)
+      .onConflict((oc) => oc.columns(['org_id', 'name', 'provider']).doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    return row?.id;
+  },
+
   /** Creates or refreshes the repo named in a `repo_info`; returns its id. */
   async upsert(db: Db, orgId: string, repo: RepoUpsert, now: Date): Promise<string> {
-    const row = await db
-      .insertInto('repos')
-      .values({
-        org_id: orgId,
-        ...repo,
-        namespace_path: toJson(repo.namespace_path),
-        additional_info: toJson(repo.additional_info),
-        tags: '{}',
-        created_at: now,
-        last_modified_at: now,
-      })
+    const row = await newRepo(db, orgId, repo, now)
       .onConflict((oc) =>
         oc.columns(['org_id', 'name', 'provider']).doUpdateSet((eb) => ({
           url: eb.ref('excluded.url'),
