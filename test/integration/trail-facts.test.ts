@@ -1,7 +1,9 @@
 /**
  * Reporting from a trail's facts (migration 0303) over HTTP: after a long mixed history of
  * reports and overrides, the trail's stored evaluation is what evaluating its whole history
- * gives; a report another writer stored without the facts (an older replica) is not missed.
+ * gives. Facts are stored once every `FACTS_WRITTEN_EVERY` reports, and the reports after them are
+ * read with them, whoever stored those (this version, or an older replica) and whether or not the
+ * batcher remembers the trail.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
@@ -16,6 +18,7 @@ import {
 import { artifactsRepository } from '../../services/api/src/storage/repositories/artifacts.js';
 import { attestationsRepository } from '../../services/api/src/storage/repositories/attestations.js';
 import { evaluateInputs, storedCompliance } from '../../services/api/src/usecases/evaluation.js';
+import { FACTS_WRITTEN_EVERY } from '../../services/api/src/usecases/attestation-chain.js';
 
 let t: TestApp;
 let cli: ReturnType<typeof cliClient>;
@@ -73,6 +76,9 @@ function watchReports() {
       (await Promise.all(read.mock.results.map((r) => r.value as ReturnType<typeof read>))).flatMap((r) =>
         r.flatMap((x) => (x ? [x.inputs.attestations.length] : [])),
       ),
+    /** The facts each batch write stored for the trail `trailId` (null: left as stored), in order. */
+    factsWritten: (trailId: string) =>
+      write.mock.calls.flatMap((call) => call[1].filter((x) => x.trailId === trailId).map((x) => x.facts)),
     /** Reports stored without the trail's lock. */
     unlocked: async () => {
       let n = 0;
@@ -130,11 +136,12 @@ describe('trail facts', () => {
       expect(res.status, `report ${i}`).toBeLessThan(300);
     }
     // Every report is stored once, with the batch (its artifact states too) or under the trail's
-    // lock; the last forty, with a history of 80 and more, read the trail's facts, not its history.
+    // lock; the last forty, with a history of 80 and more, read the trail's facts and the reports
+    // after them, not its history.
     expect((await watch.lockedLengths()).length + (await watch.unlocked())).toBe(120);
     const reads = [...(await watch.lockedLengths()), ...(await watch.readLengths())];
     expect(reads.length).toBeGreaterThanOrEqual(3);
-    expect(Math.max(...reads.slice(-2))).toBeLessThanOrEqual(9);
+    expect(Math.max(...reads.slice(-2))).toBeLessThanOrEqual(9 + FACTS_WRITTEN_EVERY - 1);
     const { org, flow, trail } = await trailRows('long');
     const facts = (
       await sql<{ n: number }>`select jsonb_array_length(facts)::int as n from trail_facts
@@ -155,25 +162,36 @@ describe('trail facts', () => {
     expect(shown.compliance_state).toBe(whole.evaluation.status);
   });
 
-  it('read the whole history when a report was stored without them', async () => {
+  it('are stored once every FACTS_WRITTEN_EVERY reports, and read with the reports after them', async () => {
     const report = (name: string, compliant: boolean) =>
       cli.multipart('POST', url('generic', 'guarded'), [
         { name: 'data_json', value: JSON.stringify({ attestation_name: name, is_compliant: compliant }) },
       ]);
+    const { org, flow, trail } = await trailRows('guarded');
+    const storedFacts = async () =>
+      (
+        await sql<{ name: string }>`select f ->> 'name' as name
+          from trail_facts, jsonb_array_elements(facts) f where org_id = ${org.id} and trail_id = ${trail.id}`.execute(
+          t.db.db,
+        )
+      ).rows.map((r) => r.name);
     let watch = watchReports();
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < FACTS_WRITTEN_EVERY; i++) {
       expect((await report('sign-off', true)).status).toBe(201);
+      // Not stored until the facts would leave out FACTS_WRITTEN_EVERY reports.
+      expect(await storedFacts(), `after report ${i + 1}`).toEqual(
+        i + 1 < FACTS_WRITTEN_EVERY ? [] : ['sign-off', 'sign-off'],
+      );
     }
     expect((await report('tests', true)).status).toBe(201);
-    // Unlocked, and the facts kept: the first and the latest sign-off of three, and the tests.
-    expect(await watch.unlocked()).toBe(4);
+    expect(await watch.unlocked()).toBe(FACTS_WRITTEN_EVERY + 1);
+    // Written by the batch once, with the last report that made them due: its first and latest sign-off.
+    const written = watch.factsWritten(trail.id);
+    expect(written.flatMap((f) => (f ? [f.attestations.map((a) => a.name)] : []))).toEqual([
+      ['sign-off', 'sign-off'],
+    ]);
+    expect(written).toHaveLength(FACTS_WRITTEN_EVERY + 1);
     vi.restoreAllMocks();
-    const { org, flow, trail } = await trailRows('guarded');
-    const kept = await sql<{ name: string }>`select f ->> 'name' as name
-      from trail_facts, jsonb_array_elements(facts) f where org_id = ${org.id} and trail_id = ${trail.id}`.execute(
-      t.db.db,
-    );
-    expect(kept.rows.map((r) => r.name)).toEqual(['sign-off', 'sign-off', 'tests']);
     // As a replica of an older version stores a report: the attestation row and the trail's
     // evaluation (every version rewrites the trail row), but not the facts.
     await t.db.db.transaction().execute(async (trx) => {
@@ -185,14 +203,15 @@ describe('trail facts', () => {
     });
     watch = watchReports();
     expect((await report('sign-off', true)).status).toBe(201);
-    // Read whole: the facts' latest report is no longer the trail's latest.
+    // Read afresh (the trail changed elsewhere): the facts, then the reports stored after them,
+    // by this version (tests) and by the older replica (lint).
     expect((await watch.lastRead()).inputs.attestations.map((a) => a.name)).toEqual([
-      'sign-off',
       'sign-off',
       'sign-off',
       'tests',
       'lint',
     ]);
+    expect((await watch.lastRead()).factsBehind).toBe(2);
     expect(await watch.unlocked()).toBe(1);
     const shown = (await cli.get('/api/v2/trails/acme/f1/guarded')).json as {
       compliance_state: string;
@@ -202,5 +221,14 @@ describe('trail facts', () => {
     };
     expect(shown.compliance_state).toBe('NON-COMPLIANT');
     expect(shown.compliance_status.attestations_statuses.map((s) => s.attestation_name)).toContain('lint');
+  });
+
+  it('are read whole, with every report, where none are stored', async () => {
+    const { org, trail } = await trailRows('guarded');
+    await sql`delete from trail_facts where org_id = ${org.id} and trail_id = ${trail.id}`.execute(t.db.db);
+    const inputs = await artifactsRepository.evaluationInputs(t.db.db, org.id, trail.id);
+    const history = await attestationsRepository.factsForTrail(t.db.db, org.id, trail.id);
+    expect(inputs.attestations.map((a) => a.id)).toEqual(history.map((a) => a.id));
+    expect(history.length).toBe(FACTS_WRITTEN_EVERY + 3);
   });
 });

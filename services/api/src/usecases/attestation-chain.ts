@@ -25,6 +25,13 @@ export interface PlannedAttestation extends StoredAttestation {
   values: EvaluationWrites['values'];
 }
 
+/**
+ * How far a trail's stored facts may fall behind its reports before a batch writes them again.
+ * Until then a write leaves them (about 2 KB) as they are, and a read takes the reports after
+ * them too (`evaluationInputsColumns`): at most this many small rows, by the trail's index.
+ */
+export const FACTS_WRITTEN_EVERY = 16;
+
 /** A trail to plan on, and whether it was remembered rather than read now. */
 export type Read = { read: AttestationTrailRead; remembered: boolean };
 
@@ -90,7 +97,7 @@ export function batchOf<P>(c: Chain<P>): TrailAttestationBatch {
     trailId: c.read.trail.id,
     ifUnchanged: { version: c.read.version, flowVersion: c.read.flowVersion, flowNames: [...c.flowNames] },
     trail: last.trail,
-    facts: last.facts,
+    facts: factsBehindAfter(c) === 0 ? last.facts : null,
     attestations: c.planned.map(({ attestation }) => ({ row: attestation.row, event: attestation.event })),
     artifacts: [...c.artifacts.values()].map((a) => ({
       ...a,
@@ -109,7 +116,13 @@ export function written<P>(c: Chain<P>, version: string): AttestationTrailRead {
   for (const id of c.artifacts.keys()) {
     artifactVersions[id] = version;
   }
-  return { ...c.state, version, artifactVersions };
+  return { ...c.state, version, artifactVersions, factsBehind: factsBehindAfter(c) };
+}
+
+/** How many reports the trail's stored facts leave out once the chain is written (0: it writes them). */
+function factsBehindAfter<P>(c: Chain<P>): number {
+  const behind = c.read.factsBehind + c.planned.length;
+  return behind >= FACTS_WRITTEN_EVERY ? 0 : behind;
 }
 
 /** The trail as a planned attestation leaves it, for planning the next attestation to it. */

@@ -20,47 +20,68 @@ export interface EvaluationInputs {
   attestations: DomainEvaluationInputs['attestations'];
 }
 
+type FactRow = Omit<EvaluationInputs['attestations'][number], 'seq'> & { seq?: number };
+
 /** The columns `evaluationInputsColumns` selects. */
 export interface EvaluationInputsColumns {
   artifacts: EvaluationInputs['artifacts'];
-  /** [true, the trail's facts] while they are current, else [false, every report]. */
-  attestations_source: [
-    boolean,
-    Array<Omit<EvaluationInputs['attestations'][number], 'seq'> & { seq?: number }>,
-  ];
+  /**
+   * [true, the trail's facts, the reports after the latest they include] while they stand, else
+   * [false, every report].
+   */
+  attestations_source: [true, FactRow[], FactRow[]] | [false, FactRow[]];
 }
+
+/** What compliance reads of each report, as `evaluationInputsColumns` selects it. */
+const FACT_COLUMNS = sql.raw(`id, seq, name, type, kind, is_compliant, artifact_fingerprint, target_artifacts,
+  git_commit, payload ->> 'original_attestation_type' as original_type`);
 
 /**
  * Select-list columns with a trail's evaluation inputs, for the trail with these org and trail
  * ids (values, or references to an outer query's columns): its artifacts, and its attestations:
- * the trail's facts (migration 0303) while the latest report they include is still the trail's
- * latest, else every report. COALESCE reads the whole history only when the facts do not stand.
+ * the trail's facts (migration 0303) and the reports after the latest they include, while that
+ * report is the trail's, else every report. Facts with the reports after them evaluate as the
+ * whole history does (`essentialAttestations`), so a write need not store them each time
+ * (`FACTS_WRITTEN_EVERY`). COALESCE reads the whole history only when no facts stand.
  */
 export function evaluationInputsColumns(orgId: RawBuilder<unknown>, trailId: RawBuilder<unknown>) {
+  const reports = (after: RawBuilder<unknown> | null) => sql`
+    (select coalesce(json_agg(x order by x.seq), '[]'::json) from (
+      select ${FACT_COLUMNS} from attestations where org_id = ${orgId} and trail_id = ${trailId}
+        ${after ? sql`and seq > ${after}` : sql``}) x)`;
   return sql`
     (select coalesce(json_agg(a order by a.seq), '[]'::json) from (
       select id, fingerprint, template_reference_name, git_commit, seq, state, compliance
       from artifacts where org_id = ${orgId} and trail_id = ${trailId}) a) as artifacts,
     coalesce(
-      (select json_build_array(true, tf.facts) from trail_facts tf
-        where tf.org_id = ${orgId} and tf.trail_id = ${trailId}
-          and tf.last_id = (select id from attestations
-            where org_id = ${orgId} and trail_id = ${trailId} order by seq desc limit 1)),
-      json_build_array(false, (select coalesce(json_agg(x order by x.seq), '[]'::json) from (
-        select id, seq, name, type, kind, is_compliant, artifact_fingerprint, target_artifacts, git_commit,
-               payload ->> 'original_attestation_type' as original_type
-        from attestations where org_id = ${orgId} and trail_id = ${trailId}) x))
+      (select json_build_array(true, tf.facts, ${reports(sql.ref('la.seq'))}) from trail_facts tf
+        join attestations la on la.org_id = tf.org_id and la.id = tf.last_id and la.trail_id = tf.trail_id
+        where tf.org_id = ${orgId} and tf.trail_id = ${trailId}),
+      json_build_array(false, ${reports(null)})
     ) as attestations_source`;
 }
 
-/** The inputs from `evaluationInputsColumns`; facts number their reports in order (`seq` 1, 2, ...), which is all an evaluation reads of `seq`. */
-export function fromEvaluationInputsColumns(row: EvaluationInputsColumns): EvaluationInputs {
-  const [fromFacts, attestations] = row.attestations_source;
+/**
+ * The inputs from `evaluationInputsColumns`, and how many of the trail's reports its stored facts
+ * leave out (all of them without facts). Facts and the reports after them are numbered in order
+ * (`seq` 1, 2, ...), which is all an evaluation reads of `seq`.
+ */
+export function fromEvaluationInputsColumns(row: EvaluationInputsColumns): {
+  inputs: EvaluationInputs;
+  factsBehind: number;
+} {
+  const source = row.attestations_source;
+  if (!source[0]) {
+    const all = source[1] as EvaluationInputs['attestations'];
+    return { inputs: { artifacts: row.artifacts, attestations: all }, factsBehind: all.length };
+  }
+  const [, facts, after] = source;
   return {
-    artifacts: row.artifacts,
-    attestations: fromFacts
-      ? attestations.map((a, i) => ({ ...a, seq: i + 1 }))
-      : (attestations as EvaluationInputs['attestations']),
+    inputs: {
+      artifacts: row.artifacts,
+      attestations: [...facts, ...after].map((a, i) => ({ ...a, seq: i + 1 })),
+    },
+    factsBehind: after.length,
   };
 }
 
@@ -201,7 +222,7 @@ export const artifactsRepository = {
   async evaluationInputs(db: Db, orgId: string, trailId: string): Promise<EvaluationInputs> {
     const result = await sql<EvaluationInputsColumns>`
       select ${evaluationInputsColumns(sql`${orgId}`, sql`${trailId}`)}`.execute(db);
-    return fromEvaluationInputsColumns(result.rows[0]!);
+    return fromEvaluationInputsColumns(result.rows[0]!).inputs;
   },
 
   async listForTrail(db: Db, orgId: string, trailId: string): Promise<ArtifactRow[]> {

@@ -85,8 +85,11 @@ export interface TrailAttestationBatch {
     Updateable<TrailsTable>,
     'compliance' | 'compliance_state' | 'evaluated_at' | 'last_modified_at'
   >;
-  /** The trail's facts after the last attestation (`trailsRepository.readTrailsForAttestations` reads them). */
-  facts: TrailFacts;
+  /**
+   * The trail's facts after the last attestation (`trailsRepository.readTrailsForAttestations` reads
+   * them); null leaves the stored ones, which are then read with the reports after them.
+   */
+  facts: TrailFacts | null;
   attestations: StoredAttestation[];
   /**
    * Artifact states after the last attestation, each written only if its row is still at `version`
@@ -188,6 +191,7 @@ export const attestationsRepository = {
         insert into trail_facts (org_id, trail_id, last_id, facts)
         select v.org_id, v.trail_id, v.facts_last_id, v.facts from v
         join tr on tr.org_id = v.org_id and tr.id = v.trail_id
+        where v.facts is not null
         on conflict (org_id, trail_id) do update set last_id = excluded.last_id, facts = excluded.facts
       ), ev as (
         insert into trail_events (org_id, trail_id, type, fingerprint, occurred_at, data)

@@ -53,6 +53,8 @@ export interface AttestationTrailRead {
   /** Each of the trail's artifacts' row version (xmin) at the read, by artifact id. */
   artifactVersions: Record<string, string>;
   inputs: EvaluationInputs;
+  /** How many of the trail's reports its stored facts leave out (`fromEvaluationInputsColumns`). */
+  factsBehind: number;
 }
 
 /**
@@ -60,7 +62,7 @@ export interface AttestationTrailRead {
  * usecases/evaluation.ts), in report order, as migration 0303 stores them.
  */
 export interface TrailFacts {
-  /** The trail's latest report when these were taken; they stand only while it still is. */
+  /** The trail's latest report when these were taken; later reports are read with them. */
   lastId: string | null;
   attestations: Array<Omit<EvaluationInputs['attestations'][number], 'seq'>>;
 }
@@ -150,7 +152,7 @@ export const trailsRepository = {
         version,
         flowVersion: flow_version,
         artifactVersions: artifact_versions,
-        inputs: fromEvaluationInputsColumns({ artifacts, attestations_source }),
+        ...fromEvaluationInputsColumns({ artifacts, attestations_source }),
       };
     }
     return reads;
