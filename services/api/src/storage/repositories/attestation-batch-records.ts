@@ -12,6 +12,26 @@ import type { StoredAttestation, TrailAttestationBatch } from './attestations.js
 const jsonText = (v: unknown): string =>
   v === null || v === undefined ? 'null' : typeof v === 'string' ? v : JSON.stringify(v);
 
+let lastTime = NaN;
+let lastIso = '';
+
+/**
+ * A timestamp as JSON.stringify writes it, remembering the last one: an attestation's row, event
+ * and trail carry the same time, and JSON.stringify's own conversion of each Date cost more
+ * than the rest of the record.
+ */
+function isoOf(d: Date | string | null | undefined): string | null {
+  if (d === null || d === undefined || typeof d === 'string') {
+    return d ?? null;
+  }
+  const time = d.getTime();
+  if (time !== lastTime) {
+    lastIso = d.toISOString();
+    lastTime = time;
+  }
+  return lastIso;
+}
+
 /**
  * One JSON record: `plain` serialised, then each of `json` (JSON text) appended as it is. A JSON
  * null reads back as SQL NULL, as a null parameter did.
@@ -79,7 +99,8 @@ function attestationRecord(ord: number, r: StoredAttestation['row']): string {
     if (isJson(c)) {
       json[c] = r[c];
     } else {
-      plain[c] = r[c] ?? COLUMN_DEFAULTS[c] ?? null;
+      const v = r[c];
+      plain[c] = v instanceof Date ? isoOf(v) : (v ?? COLUMN_DEFAULTS[c] ?? null);
     }
   }
   return record(plain, json);
@@ -100,10 +121,10 @@ export function batchRecords(trails: readonly TrailAttestationBatch[]) {
           version: t.ifUnchanged?.version ?? null,
           flow_version: t.ifUnchanged?.flowVersion ?? null,
           compliance_state: t.trail.compliance_state,
-          evaluated_at: t.trail.evaluated_at,
-          last_modified_at: t.trail.last_modified_at,
+          evaluated_at: isoOf(t.trail.evaluated_at),
+          last_modified_at: isoOf(t.trail.last_modified_at),
           facts_last_id: t.facts?.lastId ?? null,
-          marked_at: t.marks?.at ?? null,
+          marked_at: isoOf(t.marks?.at),
         },
         {
           flow_names: t.ifUnchanged ? JSON.stringify(t.ifUnchanged.flowNames) : null,
@@ -117,7 +138,12 @@ export function batchRecords(trails: readonly TrailAttestationBatch[]) {
     for (const { row: r, event: e } of t.attestations) {
       ord += 1;
       const { data, ...event } = e;
-      eventRecords.push(record({ ord, ...event, fingerprint: e.fingerprint ?? null }, { data }));
+      eventRecords.push(
+        record(
+          { ord, ...event, occurred_at: isoOf(e.occurred_at), fingerprint: e.fingerprint ?? null },
+          { data },
+        ),
+      );
       rowRecords.push(attestationRecord(ord, r));
     }
   }
