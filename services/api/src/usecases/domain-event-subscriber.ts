@@ -44,7 +44,6 @@ function planFor(
   publicUrl: string,
 ): { notifications: NotificationEvent[]; changed: Set<string> } {
   const notifications: NotificationEvent[] = [];
-  const changed = new Set<string>();
   for (const e of list) {
     const base = { org: orgName, timestamp: e.at.getTime() / 1000 };
     switch (e.type) {
@@ -58,7 +57,6 @@ function planFor(
         });
         break;
       case 'artifact.reported':
-        changed.add(e.fingerprint);
         notifications.push({
           ...base,
           trigger: 'ON_ATTESTED_PROVENANCE',
@@ -94,14 +92,27 @@ function planFor(
         });
         break;
       case 'artifact.compliance-changed':
-        // Marked by the write that stored it (the attestation batch): nothing left to mark.
-        for (const f of e.marked ? [] : e.fingerprints) {
-          changed.add(f);
-        }
+        // Notifies nobody: it only marks where the artifact runs (`toReevaluate`).
         break;
     }
   }
-  return { notifications, changed };
+  return { notifications, changed: toReevaluate(list) };
+}
+
+/** The fingerprints an org's events leave to re-evaluate where they run. */
+function toReevaluate(list: DomainEvent[]): Set<string> {
+  const changed = new Set<string>();
+  for (const e of list) {
+    if (e.type === 'artifact.reported') {
+      changed.add(e.fingerprint);
+    } else if (e.type === 'artifact.compliance-changed' && !e.marked) {
+      // Unless marked by the write that stored it (the attestation batch).
+      for (const f of e.fingerprints) {
+        changed.add(f);
+      }
+    }
+  }
+  return changed;
 }
 
 /** Turns the evidence's events into flow-action notifications and re-evaluation marks. */
@@ -143,10 +154,14 @@ export function idleFor(events: DomainEvent[], publicUrl: string, configs: Confi
     if (!config) {
       return false;
     }
-    const { notifications, changed } = planFor(config.name, list, publicUrl);
-    if (changed.size > 0) {
+    if (toReevaluate(list).size > 0) {
       return false;
     }
+    // Without actions no event notifies: nothing to build.
+    if (config.actions.length === 0) {
+      continue;
+    }
+    const { notifications } = planFor(config.name, list, publicUrl);
     if (notifications.some((n) => actionsFor(config.actions, n).length > 0)) {
       return false;
     }
