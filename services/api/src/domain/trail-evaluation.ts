@@ -75,6 +75,23 @@ export function storedCompliance(e: TrailEvaluation): Omit<TrailEvaluation, 'byA
 }
 
 /**
+ * The JSON text of a trail's stored evaluation, with the text already made of an artifact's
+ * status (`texts`) where it has one: the trail's document holds each artifact's whole status
+ * again. Keys come in another order than JSON.stringify's, which jsonb does not keep anyway.
+ */
+function complianceText(
+  stored: ReturnType<typeof storedCompliance>,
+  texts: ReadonlyMap<unknown, string>,
+): string {
+  const { artifacts_statuses: statuses, ...rest } = stored;
+  const inner = Object.entries(statuses)
+    .map(([name, status]) => `${JSON.stringify(name)}:${texts.get(status) ?? JSON.stringify(status)}`)
+    .join(',');
+  const others = JSON.stringify(rest).slice(1, -1);
+  return `{"artifacts_statuses":{${inner}}${others ? `,${others}` : ''}}`;
+}
+
+/**
  * Whether two stored evaluations say the same, `evaluated_at` aside. Objects compare by their
  * keys, not their order: jsonb hands objects back in its own key order, not the order they
  * were written. A property that is undefined counts as absent, as it would once stored.
@@ -217,26 +234,17 @@ export function evaluateInputs(input: {
   // attestations and its trail's state: a change of any of them, not only of the artifact's own
   // state, can change a verdict in an environment where it runs.
   const stored = storedCompliance(evaluation);
-  const trailChanged =
-    evaluation.status !== trail.compliance_state || !sameEvaluation(stored, trail.compliance);
-  const changedFingerprints: string[] = [];
-  const artifactWrites: EvaluationWrites['artifacts'] = [];
-  const artifactValues = new Map<string, unknown>();
-  for (const a of artifacts) {
-    const next = evaluation.byArtifactId[a.id];
-    if (!next) {
-      continue;
-    }
-    const state = next.status === 'MISSING' ? 'INCOMPLETE' : next.status;
-    const changed = state !== a.state || !sameEvaluation(next, a.compliance);
-    if (changed || trailChanged) {
-      changedFingerprints.push(a.fingerprint);
-    }
-    if (changed) {
-      artifactWrites.push({ id: a.id, state, compliance: JSON.stringify(next) });
-      artifactValues.set(a.id, next);
-    }
-  }
+  // Compared only when an artifact's own compliance did not change: the deep comparison of the
+  // trail's document is the larger part of planning an attestation that changes it.
+  let trailChanged: boolean | undefined;
+  const trailDiffers = () =>
+    (trailChanged ??=
+      evaluation.status !== trail.compliance_state || !sameEvaluation(stored, trail.compliance));
+  const { changedFingerprints, artifactWrites, artifactValues, texts } = artifactChanges(
+    evaluation,
+    artifacts,
+    trailDiffers,
+  );
   const last = facts[facts.length - 1];
   return {
     evaluation,
@@ -248,7 +256,7 @@ export function evaluateInputs(input: {
     },
     changedFingerprints: [...new Set(changedFingerprints)],
     trail: {
-      compliance: JSON.stringify(stored),
+      compliance: complianceText(stored, texts),
       compliance_state: evaluation.status,
       evaluated_at: now,
       last_modified_at: now,
@@ -256,4 +264,38 @@ export function evaluateInputs(input: {
     artifacts: artifactWrites,
     values: { trail: stored, artifacts: artifactValues },
   };
+}
+
+/**
+ * The artifacts whose stored compliance an evaluation changes (their writes, values and JSON
+ * texts by status object), and the fingerprints to mark: those, and all of them when the
+ * trail's own document changed (`trailDiffers`, asked only when needed).
+ */
+function artifactChanges(
+  evaluation: TrailEvaluation,
+  artifacts: EvaluationInputs['artifacts'],
+  trailDiffers: () => boolean,
+) {
+  const changedFingerprints: string[] = [];
+  const artifactWrites: EvaluationWrites['artifacts'] = [];
+  const artifactValues = new Map<string, unknown>();
+  const texts = new Map<unknown, string>();
+  for (const a of artifacts) {
+    const next = evaluation.byArtifactId[a.id];
+    if (!next) {
+      continue;
+    }
+    const state = next.status === 'MISSING' ? 'INCOMPLETE' : next.status;
+    const changed = state !== a.state || !sameEvaluation(next, a.compliance);
+    if (changed || trailDiffers()) {
+      changedFingerprints.push(a.fingerprint);
+    }
+    if (changed) {
+      const text = JSON.stringify(next);
+      texts.set(next, text);
+      artifactWrites.push({ id: a.id, state, compliance: text });
+      artifactValues.set(a.id, next);
+    }
+  }
+  return { changedFingerprints, artifactWrites, artifactValues, texts };
 }
