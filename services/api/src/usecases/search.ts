@@ -72,19 +72,17 @@ export async function assertFlows(ctx: OrgScope, fingerprint: string, flowId: st
   const contexts = (await artifactsRepository.latestPerFlow(ctx.db, ctx.org.id, [fingerprint])).filter(
     (c) => flowId === null || c.flow_id === flowId,
   );
-  return contexts.map((c) => {
-    return {
-      flow: c.flow_name,
-      trail: c.trail_name,
-      compliant: c.state === 'COMPLIANT',
-      compliance_status: {
-        status: c.state,
-        is_compliant: c.state === 'COMPLIANT',
-        attestations_statuses: [...scoped(c.trail_slots, 'trail'), ...scoped(c.artifact_slots, 'artifact')],
-      },
-      html_url: artifactRowUrls(ctx, c).html_url,
-    };
-  });
+  return contexts.map((c) => ({
+    flow: c.flow_name,
+    trail: c.trail_name,
+    compliant: c.state === 'COMPLIANT',
+    compliance_status: {
+      status: c.state,
+      is_compliant: c.state === 'COMPLIANT',
+      attestations_statuses: [...scoped(c.trail_slots, 'trail'), ...scoped(c.artifact_slots, 'artifact')],
+    },
+    html_url: artifactRowUrls(ctx, c).html_url,
+  }));
 }
 
 /** The flow named in an assert, or null; 404 when it does not exist. */
