@@ -177,7 +177,11 @@ export interface EvaluationWrites extends EvaluationOutcome {
     evaluated_at: Date;
     last_modified_at: Date;
   };
-  artifacts: Array<{ id: string; state: ComplianceState; compliance: string }>;
+  /**
+   * Each artifact whose stored compliance changed, with the key of `trail.compliance`'s
+   * `artifacts_statuses` that holds the same document, when one does (`statusKey`).
+   */
+  artifacts: Array<{ id: string; state: ComplianceState; compliance: string; statusKey?: string }>;
   /** The trail's facts after this evaluation (its attestations and the added one). */
   facts: TrailFacts;
   /**
@@ -245,6 +249,15 @@ export function evaluateInputs(input: {
     artifacts,
     trailDiffers,
   );
+  const keyOf = new Map<unknown, string>(
+    Object.entries(stored.artifacts_statuses).map(([name, status]) => [status, name]),
+  );
+  for (const w of artifactWrites) {
+    const key = keyOf.get(artifactValues.get(w.id));
+    if (key !== undefined) {
+      w.statusKey = key;
+    }
+  }
   const last = facts[facts.length - 1];
   return {
     evaluation,

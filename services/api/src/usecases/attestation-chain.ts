@@ -99,10 +99,12 @@ export function batchOf<P>(c: Chain<P>): TrailAttestationBatch {
     trail: last.trail,
     facts: factsBehindAfter(c) === 0 ? last.facts : null,
     attestations: c.planned.map(({ attestation }) => ({ row: attestation.row, event: attestation.event })),
-    artifacts: [...c.artifacts.values()].map((a) => ({
-      ...a,
-      version: c.read.artifactVersions[a.id] ?? null,
-    })),
+    artifacts: [...c.artifacts.values()].map((w) => {
+      const { statusKey, ...a } = w;
+      // The trail's document this write stores holds only the last attestation's evaluation.
+      const inTrail = statusKey !== undefined && (last.artifactStates ?? []).includes(w);
+      return { ...a, ...(inTrail ? { statusKey } : {}), version: c.read.artifactVersions[a.id] ?? null };
+    }),
     marks: { fingerprints: [...c.changed], at: last.event.occurred_at },
   };
 }

@@ -6,7 +6,7 @@
  */
 import { sql } from 'kysely';
 import type { AttestationsTable } from '../tables/evidence.js';
-import type { StoredAttestation, TrailAttestationBatch } from './attestations.js';
+import type { ArtifactStateWrite, StoredAttestation, TrailAttestationBatch } from './attestations.js';
 
 /** A jsonb column's value as JSON text (stored rows carry JSON text already). */
 const jsonText = (v: unknown): string =>
@@ -106,6 +106,16 @@ function attestationRecord(ord: number, r: StoredAttestation['row']): string {
   return record(plain, json);
 }
 
+/**
+ * An artifact's new state as one JSON record: its compliance as the key of the trail's document
+ * that holds it, or else as its text.
+ */
+function artifactRecord({ compliance, statusKey, ...a }: ArtifactStateWrite): string {
+  return statusKey === undefined
+    ? record(a, { compliance })
+    : record({ ...a, status_key: statusKey }, { compliance: null });
+}
+
 /** A batch as the JSON arrays its statement reads: trails, trail events and attestations. */
 export function batchRecords(trails: readonly TrailAttestationBatch[]) {
   const trailRecords: string[] = [];
@@ -130,7 +140,7 @@ export function batchRecords(trails: readonly TrailAttestationBatch[]) {
           flow_names: t.ifUnchanged ? JSON.stringify(t.ifUnchanged.flowNames) : null,
           compliance: t.trail.compliance,
           facts: t.facts ? JSON.stringify(t.facts.attestations) : null,
-          artifacts: `[${(t.artifacts ?? []).map(({ compliance, ...a }) => record(a, { compliance })).join(',')}]`,
+          artifacts: `[${(t.artifacts ?? []).map(artifactRecord).join(',')}]`,
           marks: JSON.stringify(t.marks?.fingerprints ?? []),
         },
       ),

@@ -105,6 +105,11 @@ export interface ArtifactStateWrite {
   id: string;
   state: string;
   compliance: string;
+  /**
+   * The key of the trail's `artifacts_statuses` whose document is `compliance`, when the batch's
+   * trail compliance holds it: the statement then copies it from there instead of being sent it again.
+   */
+  statusKey?: string | undefined;
   version: string | null;
 }
 
@@ -173,9 +178,11 @@ export const attestationsRepository = {
             where a.xmin::text is distinct from x.version)))
         returning t.org_id, t.id, t.xmin::text as version
       ), au as (
-        update artifacts a set state = x.state, compliance = x.compliance
+        update artifacts a set state = x.state,
+          compliance = coalesce(x.compliance, v.compliance -> 'artifacts_statuses' -> x.status_key)
         from v join tr on tr.org_id = v.org_id and tr.id = v.trail_id
-        cross join jsonb_to_recordset(v.artifacts) x(id text, state text, compliance jsonb, version text)
+        cross join jsonb_to_recordset(v.artifacts)
+          x(id text, state text, compliance jsonb, status_key text, version text)
         where a.org_id = v.org_id and a.trail_id = v.trail_id and a.id = x.id
           and (x.version is null or a.xmin::text = x.version)
       ), mk as (
