@@ -89,7 +89,7 @@ describe("a chain's artifact states in its batch write", () => {
   it('carry their own text when a later attestation left the artifact as it was', () => {
     // The trail's document is the trail-level attestation's (second 2); the artifact's is second 1's.
     const chain = chainOf(planned(1, true), planned(2, false));
-    expect(batchOf(chain).artifacts[0]).not.toHaveProperty('statusKey');
+    expect(batchOf(chain).artifacts![0]).not.toHaveProperty('statusKey');
     expect(artifactRecords(chain)).toEqual([
       {
         id: 'artifact-1',
