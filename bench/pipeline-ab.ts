@@ -84,7 +84,16 @@ function ioBytes(pid: number): { read: number; written: number } {
   }
 }
 
-const postgresCpuMs = () => postgresPids().reduce((sum, pid) => sum + cpuMs(pid), 0);
+/** Each PostgreSQL process's CPU time by pid, ms. */
+const postgresCpu = () => new Map(postgresPids().map((pid) => [pid, cpuMs(pid)]));
+
+/**
+ * PostgreSQL CPU time spent since `before`: what each process running now spent since then (all
+ * of it when it started since). A backend that exited meanwhile (a warm-up's connection) counts
+ * for nothing, rather than taking its whole past off the sum.
+ */
+const postgresCpuSince = (before: Map<number, number>) =>
+  [...postgresCpu()].reduce((sum, [pid, now]) => sum + now - (before.get(pid) ?? 0), 0);
 
 async function analyzeSchema(schema: string): Promise<void> {
   const c = new pg.Client({
@@ -168,7 +177,7 @@ try {
     await run(2, new Recorder()); // warm-up
     const before = {
       api: cpuMs(api.pid),
-      pg: postgresCpuMs(),
+      pg: postgresCpu(),
       load: process.cpuUsage(),
       io: ioBytes(api.pid),
     };
@@ -178,7 +187,7 @@ try {
     const per = (msTotal: number) => (msTotal / r.count).toFixed(3);
     process.stdout.write(
       `${workload}: ${fmt(r.count / seconds)} /s, p50 ${ms(r.p50)} ms, p99 ${ms(r.p99)} ms, ${r.failed} failed\n` +
-        `CPU ms per request: API ${per(cpuMs(api.pid) - before.api)}, PostgreSQL ${per(postgresCpuMs() - before.pg)}, ` +
+        `CPU ms per request: API ${per(cpuMs(api.pid) - before.api)}, PostgreSQL ${per(postgresCpuSince(before.pg))}, ` +
         `load ${per((load.user + load.system) / 1000)}\n` +
         `API bytes per request: read ${fmt((io.read - before.io.read) / r.count)}, ` +
         `written ${fmt((io.written - before.io.written) / r.count)}\n`,
