@@ -2,7 +2,8 @@
  * API key lifecycle: random keys shown once, stored as sha256, rotated with a grace period,
  * revoked at once (semantics.md section 2).
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import * as crypto from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../storage/database.js';
 import { apiKeysRepository, type ApiKeyRow } from '../storage/repositories/api-keys.js';
 import { newId } from '../ids.js';
@@ -18,16 +19,30 @@ export function generateKey(): string {
   return KEY_PREFIX + randomBytes(32).toString('base64url');
 }
 
+/**
+ * One-shot sha256 (Node 20.12 and later): a third of the time of a Hash object, and every
+ * authenticated request hashes the key it presents.
+ */
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
+
 /** The stored form of a key. Keys are high-entropy, so a plain sha256 is the right hash. */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex');
+  return oneShot ? oneShot('sha256', key, 'hex') : createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-/** Constant-time comparison of two hex hashes. */
+/**
+ * Constant-time comparison of two hex hashes: every character is looked at whatever the first
+ * difference, without the two buffers `timingSafeEqual` would need on every request.
+ */
 export function hashesEqual(a: string, b: string): boolean {
-  const ba = Buffer.from(a, 'hex');
-  const bb = Buffer.from(b, 'hex');
-  return ba.length === bb.length && timingSafeEqual(ba, bb);
+  if (a.length !== b.length) {
+    return false;
+  }
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) {
+    diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  }
+  return diff === 0;
 }
 
 /** Converts a wire `expires_at` (epoch seconds, 0 = never) to a date, refusing the past. */
