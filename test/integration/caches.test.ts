@@ -199,6 +199,24 @@ describe('artifact view cache', () => {
     }
   });
 
+  it('answers from the cache with the bytes and headers of the first answer', async () => {
+    // Text beyond ASCII: the cached view is kept as UTF-8 bytes, and must say what it said.
+    await sql`update artifacts set filename = ${'web:\u00e9t\u00e9 \u2713'} where fingerprint = ${FP}`.execute(
+      t.db.db,
+    );
+    const get = () => cliClient(t.app, adminKey).get(`/api/v2/artifacts/acme/web/fingerprint/${FP}`);
+    await expect
+      .poll(async () => ((await get()).json as { filename: string }).filename, { timeout: 5000 })
+      .toBe('web:\u00e9t\u00e9 \u2713');
+    const again = await get();
+    const cached = await get();
+    expect(cached.status).toBe(200);
+    expect(cached.body).toBe(again.body);
+    expect((cached.json as { filename: string }).filename).toBe('web:\u00e9t\u00e9 \u2713');
+    expect(cached.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(Number(cached.headers['content-length'])).toBe(Buffer.byteLength(cached.body));
+  });
+
   it('keeps organizations apart: another organization never sees a cached view', async () => {
     const other = cliClient(t.app, await t.seedKey('globex', 'admin'));
     expect((await other.get(`/api/v2/artifacts/globex/web/fingerprint/${FP}`)).status).toBe(404);

@@ -14,7 +14,10 @@ export function sendOk(reply: FastifyReply, created = false): FastifyReply {
   return sendJsonString(reply, 'OK', created ? 201 : 200);
 }
 
-/** Sends JSON text made earlier (by the route's response schema): fastify sends it as it is. */
-export function sendSerialized(reply: FastifyReply, json: string, status = 200): FastifyReply {
+/**
+ * Sends JSON made earlier (by the route's response schema), as text or its UTF-8 bytes: fastify
+ * sends it as it is.
+ */
+export function sendSerialized(reply: FastifyReply, json: string | Buffer, status = 200): FastifyReply {
   return reply.code(status).type('application/json; charset=utf-8').send(json);
 }

@@ -114,16 +114,18 @@ const routes: FastifyPluginAsync = async (fastify) => {
     async (request, reply) => {
       const scope = orgScope(app, request);
       // Served from the org's read cache while none of its evidence changed (plugins/caches.ts),
-      // as the JSON text the response schema made of it: a hit costs no serialization.
+      // as the UTF-8 bytes of the JSON text the response schema made of it: a hit costs no
+      // serialization and no encoding.
       const { flow: flowParam, fingerprint } = request.params;
       const cacheKey = `artifact\u0000${flowParam}\u0000${fingerprint}\u0000${request.query.trail ?? ''}\u0000${request.query.attestation_id ?? ''}\u0000${request.query.artifact_id ?? ''}`;
-      let json = app.caches.evidence.get<string>(scope.org.id, cacheKey);
-      if (json === undefined) {
+      let body = app.caches.evidence.get<Buffer>(scope.org.id, cacheKey);
+      if (body === undefined) {
         const epoch = app.caches.evidence.epoch(scope.org.id);
-        json = serializeArtifactRecord(await readArtifactByFingerprint(scope, request.params, request.query));
-        app.caches.evidence.set(scope.org.id, cacheKey, json, epoch);
+        const record = await readArtifactByFingerprint(scope, request.params, request.query);
+        body = Buffer.from(serializeArtifactRecord(record));
+        app.caches.evidence.set(scope.org.id, cacheKey, body, epoch);
       }
-      return sendSerialized(reply, json);
+      return sendSerialized(reply, body);
     },
   );
 
