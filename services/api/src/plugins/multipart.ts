@@ -5,7 +5,7 @@
  */
 import fp from 'fastify-plugin';
 import multipart from '@fastify/multipart';
-import { createHash } from 'node:crypto';
+import { sha256 } from '../sha256.js';
 import type { FastifyRequest } from 'fastify';
 import { BadRequestError, PayloadTooLargeError } from '../errors.js';
 
@@ -77,7 +77,7 @@ export async function readMultipartForm(
         part.type === 'file'
           ? await part.toBuffer()
           : Buffer.from(typeof part.value === 'string' ? part.value : String(part.value));
-      let sha256: string | undefined;
+      let sum: string | undefined;
       parts.set(part.fieldname, {
         name: part.fieldname,
         filename: part.type === 'file' ? part.filename : undefined,
@@ -85,7 +85,7 @@ export async function readMultipartForm(
         data,
         // Taken when asked for: most parts are JSON fields nobody sums.
         get sha256() {
-          return (sha256 ??= createHash('sha256').update(data).digest('hex'));
+          return (sum ??= sha256(data));
         },
       });
     }

@@ -2,8 +2,8 @@
  * API key lifecycle: random keys shown once, stored as sha256, rotated with a grace period,
  * revoked at once (semantics.md section 2).
  */
-import * as crypto from 'node:crypto';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256 } from '../sha256.js';
 import type { Db } from '../storage/database.js';
 import { apiKeysRepository, type ApiKeyRow } from '../storage/repositories/api-keys.js';
 import { newId } from '../ids.js';
@@ -19,15 +19,9 @@ export function generateKey(): string {
   return KEY_PREFIX + randomBytes(32).toString('base64url');
 }
 
-/**
- * One-shot sha256 (Node 20.12 and later): a third of the time of a Hash object, and every
- * authenticated request hashes the key it presents.
- */
-const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
-
 /** The stored form of a key. Keys are high-entropy, so a plain sha256 is the right hash. */
 export function hashKey(key: string): string {
-  return oneShot ? oneShot('sha256', key, 'hex') : createHash('sha256').update(key, 'utf8').digest('hex');
+  return sha256(key);
 }
 
 /**

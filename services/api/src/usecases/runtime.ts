@@ -6,7 +6,7 @@
  * transaction. Numbering is gap-free: each environment's row is locked while it changes.
  * Each use case reads, plans (domain/snapshot-plan.ts, domain/snapshot-notifications.ts), writes.
  */
-import { createHash } from 'node:crypto';
+import { sha256 } from '../sha256.js';
 import { BadRequestError, NotFoundError } from '../errors.js';
 import {
   environmentCompliance,
@@ -53,10 +53,6 @@ export interface ReportOutcome {
   snapshot: SnapshotMade | null;
   /** Notification rows written (the notifier may be woken). */
   notifications: number;
-}
-
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
 }
 
 /** The frozen provenance of a fingerprint: one entry per flow it was reported in. */

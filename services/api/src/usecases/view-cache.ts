@@ -3,7 +3,7 @@
  * not moved (plugins/caches.ts `EpochCache` implements it; every replica moves the epoch when it
  * hears of a change).
  */
-import { createHash } from 'node:crypto';
+import { sha256 } from '../sha256.js';
 
 export interface ViewCache {
   /** The epoch to pass to `set` for a value read from now on. */
@@ -35,5 +35,5 @@ export async function cachedView<T>(
 
 /** A short key for a JSON value (a hash of its JSON text). */
 export function viewKey(prefix: string, value: unknown): string {
-  return `${prefix}\u0000${createHash('sha256').update(JSON.stringify(value)).digest('base64url')}`;
+  return `${prefix}\u0000${sha256(JSON.stringify(value), 'base64url')}`;
 }

@@ -2,7 +2,7 @@
  * Environments and their reports (reference/cli-requests.md 3.5 and 3.6; spec endpoints 3, 7, 8
  * and 9; Terraform's PATCH). Every report type goes through one ingestion path.
  */
-import { createHash } from 'node:crypto';
+import { sha256 } from '../../sha256.js';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -73,7 +73,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
-    request.rawBodySha256 = createHash('sha256').update(text).digest('hex');
+    request.rawBodySha256 = sha256(text);
     if (text.trim() === '') {
       done(null, null);
       return;

@@ -1,6 +1,26 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { generateKey, hashKey, hashesEqual } from '../../services/api/src/usecases/api-keys.js';
+import { sha256 } from '../../services/api/src/sha256.js';
+
+describe('sha256', () => {
+  it('hashes text as UTF-8, and bytes, as a Hash object does', () => {
+    const inputs = [
+      '',
+      'abc',
+      '\u00e9t\u00e9 \u2713',
+      'x'.repeat(100_000),
+      randomBytes(1000),
+      Buffer.alloc(0),
+    ];
+    for (const data of inputs) {
+      for (const encoding of ['hex', 'base64url'] as const) {
+        expect(sha256(data, encoding)).toBe(createHash('sha256').update(data).digest(encoding));
+      }
+    }
+    expect(sha256('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+});
 
 describe('API key hashes', () => {
   it('stores a key as the hex sha256 of its UTF-8 text', () => {
