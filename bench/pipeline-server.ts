@@ -1,10 +1,11 @@
 /**
  * The processes the pipeline benchmark measures: the API (compiled, and started as the image
- * starts it, `node dist/services/api/src/main.js`, on a private schema of
+ * starts it, with the node flags of Dockerfile.api's CMD, `node <flags> dist/services/api/src/main.js`, on a private schema of
  * BENCH_PIPELINE_DATABASE_URL with the rate limits off) and a fastify hello world, each in a
  * child process of its own.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -80,13 +81,30 @@ function buildApi(): Promise<void> {
 }
 
 /**
- * The API's command: `node dist/services/api/src/main.js` in BENCH_API_ROOT (a checkout built
- * already, to compare two builds in one run) or in this checkout, built first;
- * BENCH_API_SOURCE=1 runs the sources with tsx instead. BENCH_API_NODE_FLAGS go to node
- * (`--cpu-prof --cpu-prof-dir=/tmp/prof` for a profile).
+ * The node flags the image starts the API with: the arguments of Dockerfile.api's CMD between
+ * `node` and the script.
+ */
+export function imageNodeFlags(dockerfile = readFileSync(`${ROOT}Dockerfile.api`, 'utf8')): string[] {
+  const cmd = dockerfile.split('\n').findLast((l) => l.startsWith('CMD '));
+  const args = cmd ? (JSON.parse(cmd.slice(4)) as string[]) : [];
+  if (args[0] !== 'node' || args.at(-1) !== 'dist/services/api/src/main.js') {
+    throw new Error(`Dockerfile.api: CMD is not ["node", ..., "dist/services/api/src/main.js"]: ${cmd}`);
+  }
+  return args.slice(1, -1);
+}
+
+/**
+ * The API's command: `node <flags> dist/services/api/src/main.js` in BENCH_API_ROOT (a checkout
+ * built already, to compare two builds in one run) or in this checkout, built first, with the
+ * image's node flags (this checkout's Dockerfile.api: both builds of a comparison get the same);
+ * BENCH_API_SOURCE=1 runs the sources with tsx instead. BENCH_API_NODE_FLAGS go to node after
+ * them (`--cpu-prof --cpu-prof-dir=/tmp/prof` for a profile; a flag given again wins).
  */
 async function apiCommand(): Promise<[string, string[]]> {
-  const flags = process.env.BENCH_API_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const flags = [
+    ...imageNodeFlags(),
+    ...(process.env.BENCH_API_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+  ];
   if (process.env.BENCH_API_SOURCE === '1') {
     return [`${ROOT}node_modules/.bin/tsx`, [...flags, 'services/api/src/main.ts']];
   }

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { render } from './helm.js';
+import { imageNodeFlags } from '../../bench/pipeline-server.js';
 
 const root = process.cwd();
 const dockerfile = readFileSync(join(root, 'Dockerfile.api'), 'utf8');
@@ -44,7 +45,10 @@ describe('Dockerfile.api', () => {
   it('starts the compiled entrypoint of services/api/src/main.ts', () => {
     const cmd = runtime.find((l) => l.startsWith('CMD '))!;
     const args = JSON.parse(cmd.slice(4)) as string[];
-    expect(args).toEqual(['node', 'dist/services/api/src/main.js']);
+    // The young generation's size, for ingest (Dockerfile.api says why); the pipeline benchmark
+    // starts the API with these flags too (bench/pipeline-server.ts reads them from here).
+    expect(args).toEqual(['node', '--max-semi-space-size=64', 'dist/services/api/src/main.js']);
+    expect(imageNodeFlags(dockerfile)).toEqual(['--max-semi-space-size=64']);
     // tsconfig.build.json: rootDir "." and outDir "dist", so dist/<path>.js is <path>.ts compiled.
     const build = JSON.parse(readFileSync(join(root, 'tsconfig.build.json'), 'utf8'));
     expect(build.compilerOptions).toMatchObject({ outDir: 'dist', rootDir: '.' });
