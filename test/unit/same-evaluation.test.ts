@@ -14,6 +14,10 @@ describe('sameEvaluation', () => {
     { a: { x: [1] }, b: { x: { 0: 1 } }, same: false, why: 'array vs object' },
     { a: { x: null }, b: { x: {} }, same: false, why: 'null vs object' },
     { a: 'COMPLIANT', b: 'COMPLIANT', same: true, why: 'equal scalars' },
+    { a: { x: 1, y: 2 }, b: { x: 1, z: 2 }, same: false, why: 'as many keys, other names' },
+    { a: { x: 1 }, b: { x: 1, y: 2 }, same: false, why: 'a key more' },
+    { a: { x: 1, y: undefined }, b: { x: 1, z: 2 }, same: false, why: 'undefined against a value' },
+    { a: { s: { x: 1 } }, b: { s: { x: 1, evaluated_at: 3 } }, same: true, why: 'evaluated_at only on one' },
   ])('$why: $same', ({ a, b, same }) => {
     expect(sameEvaluation(a, b)).toBe(same);
     expect(sameEvaluation(b, a)).toBe(same);

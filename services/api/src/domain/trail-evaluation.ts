@@ -112,13 +112,23 @@ export function sameEvaluation(a: unknown, b: unknown): boolean {
   }
   const ao = a as Record<string, unknown>;
   const bo = b as Record<string, unknown>;
-  const keys = (o: Record<string, unknown>) =>
-    Object.keys(o).filter((k) => k !== 'evaluated_at' && o[k] !== undefined);
-  const ak = keys(ao);
-  if (ak.length !== keys(bo).length) {
-    return false;
+  // Counted, not listed: planning compares a trail's whole document on most attestations.
+  let count = 0;
+  for (const k in ao) {
+    if (k === 'evaluated_at' || ao[k] === undefined || !Object.hasOwn(ao, k)) {
+      continue;
+    }
+    if (!Object.hasOwn(bo, k) || !sameEvaluation(ao[k], bo[k])) {
+      return false;
+    }
+    count += 1;
   }
-  return ak.every((k) => Object.hasOwn(bo, k) && sameEvaluation(ao[k], bo[k]));
+  for (const k in bo) {
+    if (k !== 'evaluated_at' && bo[k] !== undefined && Object.hasOwn(bo, k)) {
+      count -= 1;
+    }
+  }
+  return count === 0;
 }
 
 type InputAttestation = EvaluationInputs['attestations'][number];
