@@ -1,8 +1,8 @@
 /**
  * The processes the pipeline benchmark measures: the API (compiled, and started as the image
- * starts it, with the node flags of Dockerfile.api's CMD, `node <flags> dist/services/api/src/main.js`, on a private schema of
- * BENCH_PIPELINE_DATABASE_URL with the rate limits off) and a fastify hello world, each in a
- * child process of its own.
+ * starts it, `node <flags> dist/services/api/src/main.js` with the node flags of Dockerfile.api's
+ * CMD, on a private schema of BENCH_PIPELINE_DATABASE_URL with the rate limits off) and a
+ * fastify hello world, each in a child process of its own.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
