@@ -124,6 +124,51 @@ describe('reports stored together', () => {
     }
   });
 
+  it('stores a batch that spans two organizations, each report in its own', async () => {
+    // The batch write names one organization as a scalar and several as an array: this is the second.
+    const other = cliClient(t.app, await t.seedKey('globex', 'admin'));
+    const globexReport = (name: string) =>
+      other.multipart('POST', '/api/v2/attestations/globex/batched/trail/g1/generic', [
+        { name: 'data_json', value: JSON.stringify({ attestation_name: name, is_compliant: true }) },
+      ]);
+    expect(
+      (await other.json('PUT', '/api/v2/flows/globex', { name: 'batched', description: '' })).status,
+    ).toBeLessThan(300);
+    expect((await other.json('PUT', '/api/v2/trails/globex/batched', { name: 'g1' })).status).toBeLessThan(
+      300,
+    );
+    expect((await globexReport('warm')).status).toBe(201);
+    expect((await cli.json('PUT', '/api/v2/trails/acme/batched', { name: 'b-orgs' })).status).toBeLessThan(
+      300,
+    );
+    const writes = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
+    const sent = Array.from({ length: 10 }, (_, i) => i);
+    const results = await Promise.all(
+      sent.flatMap((i) => [report('b-orgs', `orgs-${i}`), globexReport(`orgs-${i}`)]),
+    );
+    expect(results.map((r) => r.status)).toEqual(results.map(() => 201));
+    // A statement with both organizations' trails wrote both: nothing went back to be stored alone.
+    const spanning = writes.mock.calls.flatMap(([, trails], i) =>
+      new Set(trails.map((x) => x.orgId)).size > 1 ? [{ trails, stored: writes.mock.results[i]!.value }] : [],
+    );
+    expect(spanning.length).toBeGreaterThan(0);
+    for (const { trails, stored } of spanning) {
+      const written = await (stored as ReturnType<typeof attestationsRepository.insertAttestationBatch>);
+      expect(new Set([...written.keys()].map((k) => k.split(':')[0])).size).toBe(2);
+      expect(written.size).toBe(trails.length);
+    }
+    const globex = (await other.get('/api/v2/trails/globex/batched/g1')).json as Awaited<
+      ReturnType<typeof trailOf>
+    >;
+    const slots = (shown: Awaited<ReturnType<typeof trailOf>>) =>
+      shown.compliance_status.attestations_statuses
+        .map((s) => s.attestation_name)
+        .filter((n) => n.startsWith('orgs-'));
+    const expected = sent.map((i) => `orgs-${i}`).sort();
+    expect(slots(globex).sort()).toEqual(expected);
+    expect(slots(await trailOf('b-orgs')).sort()).toEqual(expected);
+  });
+
   it('keeps report order: the slot shows the latest stored of 30 concurrent reports of one name', async () => {
     const results = await Promise.all(
       Array.from({ length: 30 }, (_, i) => report('b1', 'flip', { is_compliant: i % 2 === 0 })),

@@ -152,6 +152,12 @@ export const attestationsRepository = {
     }
     const { trailRecords, eventRecords, rowRecords } = batchRecords(trails);
     const orgIds = [...new Set(trails.map((t) => t.orgId))];
+    // One organization (nearly every batch) as a scalar: PostgreSQL costs a generic plan's
+    // `= any($n)` as ten probes per array, so two arrays made the generic plan look ten times
+    // dearer than it is, and it planned the statement afresh on every execution, about a fifth
+    // of its CPU for the statement on a 1,000,000-attestation organization. With the scalar, the
+    // generic plan (the same index scan) is chosen after the fifth execution.
+    const byOrg = orgIds.length === 1 ? sql`t.org_id = ${orgIds[0]}` : sql`t.org_id = any(${orgIds}::text[])`;
     const trailIds = trails.map((t) => t.trailId);
     // Rows are locked trail first, then its artifacts (`au` joins `tr`), as every other writer does.
     const result = await sql<{ org_id: string; id: string; version: string; marks: number }>`
@@ -166,7 +172,7 @@ export const attestationsRepository = {
         from v
         -- The trails by key as well as by join: the join alone, planned for the 100 rows a record
         -- set is assumed to hold, reads the whole trails table while it is small enough.
-        where t.org_id = any(${orgIds}::text[]) and t.id = any(${trailIds}::text[])
+        where ${byOrg} and t.id = any(${trailIds}::text[])
           and t.org_id = v.org_id and t.id = v.trail_id and (v.version is null or (
           t.xmin::text = v.version
           -- A scalar subquery, probed by key: an exists here is planned as a hash of every flow.
