@@ -156,7 +156,7 @@ export const attestationsRepository = {
     // `= any($n)` as ten probes per array, so two arrays made the generic plan look ten times
     // dearer than it is, and it planned the statement afresh on every execution, about a fifth
     // of its CPU for the statement on a 1,000,000-attestation organization. With the scalar, the
-    // generic plan (the same index scan) is chosen after the fifth execution.
+    // generic plan (the same index scan) is used from the sixth execution on.
     const byOrg = orgIds.length === 1 ? sql`t.org_id = ${orgIds[0]}` : sql`t.org_id = any(${orgIds}::text[])`;
     const trailIds = trails.map((t) => t.trailId);
     // Rows are locked trail first, then its artifacts (`au` joins `tr`), as every other writer does.
