@@ -18,7 +18,8 @@
  * node:http instead, as the benchmark did before, to compare the two load generators.
  * Prints the rate, p50/p99, and per request the CPU time of the API process, of every
  * PostgreSQL process and of this load generator, and the bytes the API process read and wrote
- * through its sockets and files (from /proc; Linux only).
+ * through its sockets and files (from /proc; Linux only), and the WAL PostgreSQL wrote per request
+ * (the whole server's, so nothing else should write meanwhile).
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -95,6 +96,19 @@ const postgresCpu = () => new Map(postgresPids().map((pid) => [pid, cpuMs(pid)])
  */
 const postgresCpuSince = (before: Map<number, number>) =>
   [...postgresCpu()].reduce((sum, [pid, now]) => sum + now - (before.get(pid) ?? 0), 0);
+
+/** The server's WAL insert position, bytes (pg_current_wal_lsn). */
+async function walPosition(): Promise<bigint> {
+  const c = new pg.Client({ connectionString: PIPELINE_DATABASE_URL });
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');
+    const [hi, lo] = rows[0]!.lsn.split('/').map((x) => BigInt(`0x${x}`));
+    return (hi! << 32n) + lo!;
+  } finally {
+    await c.end();
+  }
+}
 
 async function analyzeSchema(schema: string): Promise<void> {
   const c = new pg.Client({
@@ -183,17 +197,19 @@ try {
       pg: postgresCpu(),
       load: process.cpuUsage(),
       io: ioBytes(api.pid),
+      wal: await walPosition(),
     };
     const r = await run(seconds, new Recorder());
     const load = process.cpuUsage(before.load);
     const io = ioBytes(api.pid);
+    const wal = Number((await walPosition()) - before.wal);
     const per = (msTotal: number) => (msTotal / r.count).toFixed(3);
     process.stdout.write(
       `${workload}: ${fmt(r.count / seconds)} /s, p50 ${ms(r.p50)} ms, p99 ${ms(r.p99)} ms, ${r.failed} failed\n` +
         `CPU ms per request: API ${per(cpuMs(api.pid) - before.api)}, PostgreSQL ${per(postgresCpuSince(before.pg))}, ` +
         `load ${per((load.user + load.system) / 1000)}\n` +
         `API bytes per request: read ${fmt((io.read - before.io.read) / r.count)}, ` +
-        `written ${fmt((io.written - before.io.written) / r.count)}\n`,
+        `written ${fmt((io.written - before.io.written) / r.count)}; PostgreSQL WAL per request ${fmt(wal / r.count)}\n`,
     );
   };
   /** Reports to `seconds` new environments, each timed as the benchmark times them. */
