@@ -261,6 +261,25 @@ function figuresFor(label: string, r: Record<string, Rate>, hello: number): Benc
   return figures;
 }
 
+/**
+ * CI runs for DURATION_S on a new API process, not measured. The empty organization's workloads
+ * come after workload 1 has run that long on the same process; the grown one's run on a process of
+ * their own, whose first seconds go to compiling its hot code (about a third of a core for
+ * five seconds, perf). Without this, growth compared a new process with a warm one.
+ */
+async function warmUp(t: Target, ctx: BenchContext): Promise<void> {
+  const rec = new Recorder();
+  let runs = 0;
+  const elapsed = await forDuration(CONNECTIONS, DURATION_S, async (caller, round) => {
+    await pipeline(t, rec, `warm-${RUN}-${caller}-${round}`);
+    runs += 1;
+  });
+  ctx.log(`warm-up: ${fmt(runs)} CI runs in ${elapsed.toFixed(1)} s on the new API process (not measured)`);
+  if (rec.failed() > 0) {
+    throw new Error(`warm-up failed: ${JSON.stringify([...rec.failures])}`);
+  }
+}
+
 /** Runs the workloads again on an organization grown to SEED attestations, on a new API process. */
 async function grown(
   ctx: BenchContext,
@@ -275,6 +294,7 @@ async function grown(
   let api: ApiProcess | undefined;
   try {
     api = await startApiProcess({ schema: s.schema });
+    await warmUp(api, ctx);
     const r = await ingestWorkloads(api, ctx, 'grown', await seededArtifacts(s.url, CONNECTIONS));
     const label = `${fmt(seeded.attestations)} attestations`;
     // Measured again: the machine's speed drifts between the two parts of a run.
