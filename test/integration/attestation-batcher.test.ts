@@ -169,6 +169,40 @@ describe('reports stored together', () => {
     expect(slots(await trailOf('b-orgs')).sort()).toEqual(expected);
   });
 
+  it('starts a second batch while one is written only once half a batch waits, and answers every report', async () => {
+    // 33 trails, so no report waits for a trail a batch holds.
+    const trails = Array.from({ length: 33 }, (_, i) => `half-${i}`);
+    for (const trail of trails) {
+      expect((await cli.json('PUT', '/api/v2/trails/acme/batched', { name: trail })).status).toBe(201);
+    }
+    const insert = attestationsRepository.insertAttestationBatch.bind(attestationsRepository);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const writes = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
+    writes.mockImplementation(async (...args) => {
+      if (writes.mock.calls.length === 1) {
+        await held;
+      }
+      return insert(...args);
+    });
+    const first = report(trails[0]!, 'half');
+    await vi.waitFor(() => expect(writes).toHaveBeenCalledTimes(1));
+    // 31 waiting, fewer than half of a batch of 64: they wait for the first batch.
+    const waiting = trails.slice(1, 32).map((trail) => report(trail, 'half'));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(writes).toHaveBeenCalledTimes(1);
+    // The 32nd starts the next batch while the first is still being written.
+    const last = report(trails[32]!, 'half');
+    await vi.waitFor(() => expect(writes).toHaveBeenCalledTimes(2));
+    expect(writes.mock.calls[1]![1].map((x) => x.attestations.length).reduce((a, b) => a + b, 0)).toBe(32);
+    release();
+    const results = await Promise.all([first, ...waiting, last]);
+    expect(results.map((r) => r.status)).toEqual(results.map(() => 201));
+    for (const trail of [trails[0]!, trails[1]!, trails[32]!]) {
+      expect(await names('batched', trail)).toEqual(['half']);
+    }
+  });
+
   it('keeps report order: the slot shows the latest stored of 30 concurrent reports of one name', async () => {
     const results = await Promise.all(
       Array.from({ length: 30 }, (_, i) => report('b1', 'flip', { is_compliant: i % 2 === 0 })),
