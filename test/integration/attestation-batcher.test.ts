@@ -185,15 +185,18 @@ describe('reports stored together', () => {
       }
       return insert(...args);
     });
+    const submitted = vi.spyOn(t.app.evidence.batcher, 'submit');
+    const slow = { timeout: 10_000 };
     const first = report(trails[0]!, 'half');
-    await vi.waitFor(() => expect(writes).toHaveBeenCalledTimes(1));
-    // 31 waiting, fewer than half of a batch of 64: they wait for the first batch.
+    await vi.waitFor(() => expect(writes).toHaveBeenCalledTimes(1), slow);
+    // 31 waiting, fewer than half of a batch of 64: once all are in, nothing starts for them.
     const waiting = trails.slice(1, 32).map((trail) => report(trail, 'half'));
+    await vi.waitFor(() => expect(submitted).toHaveBeenCalledTimes(32), slow);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(writes).toHaveBeenCalledTimes(1);
     // The 32nd starts the next batch while the first is still being written.
     const last = report(trails[32]!, 'half');
-    await vi.waitFor(() => expect(writes).toHaveBeenCalledTimes(2));
+    await vi.waitFor(() => expect(writes).toHaveBeenCalledTimes(2), slow);
     expect(writes.mock.calls[1]![1].map((x) => x.attestations.length).reduce((a, b) => a + b, 0)).toBe(32);
     release();
     const results = await Promise.all([first, ...waiting, last]);
