@@ -101,6 +101,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     handle,
     changePollMs: config.changePollMs,
     readCacheEntries: config.readCacheEntries,
+    readCacheBytes: config.readCacheBytes,
   });
   await app.register(domainEventsPlugin);
   // The runtime asks the evidence where running fingerprints came from through this port;

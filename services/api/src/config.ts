@@ -73,6 +73,7 @@ const EnvSchema = z
     VERITY_REEVALUATION_INTERVAL_MS: intVar(30_000, 100, 86_400_000),
     VERITY_CHANGE_POLL_MS: intVar(100, 10, 60_000),
     VERITY_READ_CACHE_ENTRIES: intVar(20_000, 0, 1_000_000),
+    VERITY_READ_CACHE_BYTES: intVar(64 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),
     VERITY_OUTBOUND_ALLOW: optionalString.transform((v, ctx) => {
       const parsed = parseOutboundAllowList(v);
       if (!parsed.ok) {
@@ -153,6 +154,8 @@ export interface Config {
   changePollMs: number;
   /** Evidence read views (GET artifact and the like) each replica keeps; 0 keeps none. */
   readCacheEntries: number;
+  /** Bytes of those views each replica keeps at most (an artifact's answer grows with it). */
+  readCacheBytes: number;
   /** Hosts and ranges notifications may reach despite being loopback or private. */
   outboundAllow: OutboundAllowList;
   outboundTimeoutMs: number;
@@ -236,6 +239,7 @@ export function loadConfig(
     reevaluationIntervalMs: e.VERITY_REEVALUATION_INTERVAL_MS,
     changePollMs: e.VERITY_CHANGE_POLL_MS,
     readCacheEntries: e.VERITY_READ_CACHE_ENTRIES,
+    readCacheBytes: e.VERITY_READ_CACHE_BYTES,
     outboundAllow: e.VERITY_OUTBOUND_ALLOW,
     outboundTimeoutMs: e.VERITY_OUTBOUND_TIMEOUT_MS,
     webhookSecret: e.VERITY_WEBHOOK_SECRET,

@@ -1,7 +1,15 @@
-/** A size-bounded map that forgets the least recently used entry first. */
+/**
+ * A bounded map that forgets the least recently used entry first: at most `max` entries and,
+ * given `weigh`, at most `maxWeight` of their weight (a value heavier than that is not kept).
+ */
 export class LruMap<V> {
   private readonly map = new Map<string, V>();
-  constructor(private readonly max: number) {}
+  private weight = 0;
+  constructor(
+    private readonly max: number,
+    private readonly weigh?: (value: V) => number,
+    private readonly maxWeight = Infinity,
+  ) {}
   get(key: string): V | undefined {
     const v = this.map.get(key);
     if (v !== undefined) {
@@ -11,17 +19,26 @@ export class LruMap<V> {
     return v;
   }
   set(key: string, value: V): void {
-    this.map.delete(key);
+    this.delete(key);
+    const w = this.weigh?.(value) ?? 0;
+    if (w > this.maxWeight) {
+      return;
+    }
     this.map.set(key, value);
-    if (this.map.size > this.max) {
-      this.map.delete(this.map.keys().next().value as string);
+    this.weight += w;
+    while (this.map.size > this.max || this.weight > this.maxWeight) {
+      this.delete(this.map.keys().next().value as string);
     }
   }
   delete(key: string): void {
-    this.map.delete(key);
+    const v = this.map.get(key);
+    if (v !== undefined && this.map.delete(key)) {
+      this.weight -= this.weigh?.(v) ?? 0;
+    }
   }
   clear(): void {
     this.map.clear();
+    this.weight = 0;
   }
   get size(): number {
     return this.map.size;

@@ -57,6 +57,15 @@ export class KeyCache {
   }
 }
 
+/**
+ * What a cached view costs in memory, as the read cache counts it: its bytes for an answer kept
+ * as text or bytes (a GET artifact answer grows with the artifact's attestations), else a
+ * kilobyte (the small objects views of repos and custom types are).
+ */
+export function viewBytes(value: unknown): number {
+  return Buffer.isBuffer(value) || typeof value === 'string' ? value.length : 1024;
+}
+
 /** Read views per organization, valid while the organization's epoch has not moved. */
 export class EpochCache {
   private readonly epochs = new Map<string, number>();
@@ -66,8 +75,9 @@ export class EpochCache {
     private readonly usable: () => boolean,
     private readonly maxEntries = 20_000,
     private readonly untrustedTtlMs = UNTRUSTED_TTL_MS,
+    maxBytes = Infinity,
   ) {
-    this.entries = new LruMap(maxEntries);
+    this.entries = new LruMap(maxEntries, (e) => viewBytes(e.value), maxBytes);
   }
   /** The epoch to pass to `set` for a view read from now on. */
   epoch(orgId: string): number {
@@ -106,12 +116,17 @@ declare module 'fastify' {
   }
 }
 
-export default fp<{ handle: DatabaseHandle; changePollMs?: number; readCacheEntries?: number }>(
+export default fp<{
+  handle: DatabaseHandle;
+  changePollMs?: number;
+  readCacheEntries?: number;
+  readCacheBytes?: number;
+}>(
   async (app, opts) => {
     const state: { listener?: ChangeListener; feed?: ChangeFeed } = {};
     const usable = () => state.listener?.listening === true && state.feed?.healthy === true;
     const keys = new KeyCache(usable);
-    const evidence = new EpochCache(usable, opts.readCacheEntries);
+    const evidence = new EpochCache(usable, opts.readCacheEntries, UNTRUSTED_TTL_MS, opts.readCacheBytes);
     const config = new EpochCache(usable);
     const listener = await opts.handle.listen({
       onChange(channel, payload) {
