@@ -52,7 +52,10 @@ interface Rate {
   rate: number;
   p50: number;
   p99: number;
-  /** Workloads 2 to 4: the mean of the insert baselines taken just before and just after it. */
+  /**
+   * What the rate is compared with, measured in the same part of the run: for workloads 2 to 4 the
+   * mean of the insert baselines taken just before and just after it, for GET the hello world's rate.
+   */
   baseline?: number;
 }
 
@@ -232,6 +235,8 @@ function k8sFigures(label: string, k: K8sFigures): BenchFigure[] {
 
 function figuresFor(label: string, r: Record<string, Rate>, hello: number): BenchFigure[] {
   const figures: BenchFigure[] = [];
+  r.cached!.baseline = hello;
+  r.get!.baseline = hello;
   for (const w of WORKLOADS) {
     const x = r[w.key]!;
     const base = x.baseline!; // set for every ingest workload (ingestWorkloads)
@@ -280,6 +285,30 @@ async function warmUp(t: Target, ctx: BenchContext): Promise<void> {
   }
 }
 
+/**
+ * A workload on the grown organization against the empty one. Each rate is first taken against its
+ * own baseline (the insert baselines around it, or the hello world): the two are measured minutes
+ * apart, and this machine's speed drifts by more than the 20% allowed in that time (the load
+ * generator's own CPU per request has moved by half between two such runs). The baselines' tables
+ * are small and their own, so the organization's size does not reach them. The raw rates are
+ * printed too.
+ */
+function growthFigure(key: string, grown: Rate, empty: Rate): BenchFigure {
+  const ratio = grown.rate / grown.baseline! / (empty.rate / empty.baseline!);
+  const what =
+    key === 'get'
+      ? 'GET artifact from the database'
+      : key === 'cached'
+        ? 'GET artifact from the read cache'
+        : WORKLOADS.find((w) => w.key === key)!.name;
+  return {
+    name: `growth: ${what}, grown vs empty, each against its own baseline`,
+    value: `${ratio.toFixed(2)} (${(grown.rate / grown.baseline!).toFixed(2)} vs ${(empty.rate / empty.baseline!).toFixed(2)}; raw ${fmt(grown.rate)} vs ${fmt(empty.rate)} /s, ${(grown.rate / empty.rate).toFixed(2)})`,
+    target: '>= 0.80',
+    pass: ratio >= 0.8,
+  };
+}
+
 /** Runs the workloads again on an organization grown to SEED attestations, on a new API process. */
 async function grown(
   ctx: BenchContext,
@@ -301,13 +330,7 @@ async function grown(
     const figures = figuresFor(label, r, await measureHello());
     figures.push(...k8sFigures(label, await k8sReports(api, 'cluster')));
     for (const k of ['bound', 'trail', 'one', 'cached', 'get'] as const) {
-      const ratio = r[k]!.rate / empty[k]!.rate;
-      figures.push({
-        name: `growth: ${k === 'get' ? 'GET artifact from the database' : k === 'cached' ? 'GET artifact from the read cache' : WORKLOADS.find((w) => w.key === k)!.name}, grown vs empty`,
-        value: `${ratio.toFixed(2)} (${fmt(r[k]!.rate)} vs ${fmt(empty[k]!.rate)} /s)`,
-        target: '>= 0.80',
-        pass: ratio >= 0.8,
-      });
+      figures.push(growthFigure(k, r[k]!, empty[k]!));
     }
     return figures;
   } finally {
