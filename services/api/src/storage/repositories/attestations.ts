@@ -159,6 +159,9 @@ export const attestationsRepository = {
     // generic plan (the same index scan) is used from the sixth execution on.
     const byOrg = orgIds.length === 1 ? sql`t.org_id = ${orgIds[0]}` : sql`t.org_id = any(${orgIds}::text[])`;
     const trailIds = trails.map((t) => t.trailId);
+    const artifactIds = trails.flatMap((t) => (t.artifacts ?? []).map((a) => a.id));
+    const artifactsByOrg =
+      orgIds.length === 1 ? sql`a.org_id = ${orgIds[0]}` : sql`a.org_id = any(${orgIds}::text[])`;
     // Rows are locked trail first, then its artifacts (`au` joins `tr`), as every other writer does.
     const result = await sql<{ org_id: string; id: string; version: string; marks: number }>`
       with v as (
@@ -189,7 +192,10 @@ export const attestationsRepository = {
         from v join tr on tr.org_id = v.org_id and tr.id = v.trail_id
         cross join jsonb_to_recordset(v.artifacts)
           x(id text, state text, compliance jsonb, status_key text, version text)
-        where a.org_id = v.org_id and a.trail_id = v.trail_id and a.id = x.id
+        -- By key as well, as the trails above: joined only, it was planned as a scan of the
+        -- organization's artifacts for each trail written while the table was small.
+        where ${artifactsByOrg} and a.id = any(${artifactIds}::text[])
+          and a.org_id = v.org_id and a.trail_id = v.trail_id and a.id = x.id
           and (x.version is null or a.xmin::text = x.version)
       ), mk as (
         -- As markEnvironmentsRunning: one mark per environment where a changed fingerprint runs.
