@@ -54,7 +54,8 @@ interface Rate {
   p99: number;
   /**
    * What the rate is compared with, measured in the same part of the run: for workloads 2 to 4 the
-   * mean of the insert baselines taken just before and just after it, for GET the hello world's rate.
+   * mean of the insert baselines taken just before and just after it, for GET the mean of the hello
+   * world's rates taken just before and just after the GET workloads.
    */
   baseline?: number;
 }
@@ -141,6 +142,7 @@ async function ingestWorkloads(
   ctx: BenchContext,
   label: string,
   ciArtifacts: readonly CiArtifact[],
+  measureHello: () => Promise<number>,
 ): Promise<Record<string, Rate>> {
   const trails = await artifactTrails(t, `${label}-w`);
   // Each connection one caller sending its request over and over (autocannon in a worker
@@ -167,7 +169,12 @@ async function ingestWorkloads(
     out[w.key] = { ...r, baseline: (before + after) / 2 };
     before = after;
   }
-  Object.assign(out, await getWorkloads(t, ctx, ciArtifacts, trails));
+  // The hello world likewise, around the GET workloads.
+  const helloBefore = await measureHello();
+  const gets = await getWorkloads(t, ctx, ciArtifacts, trails);
+  const hello = (helloBefore + (await measureHello())) / 2;
+  out.cached = { ...gets.cached, baseline: hello };
+  out.get = { ...gets.get, baseline: hello };
   return out;
 }
 
@@ -233,10 +240,8 @@ function k8sFigures(label: string, k: K8sFigures): BenchFigure[] {
   ];
 }
 
-function figuresFor(label: string, r: Record<string, Rate>, hello: number): BenchFigure[] {
+function figuresFor(label: string, r: Record<string, Rate>): BenchFigure[] {
   const figures: BenchFigure[] = [];
-  r.cached!.baseline = hello;
-  r.get!.baseline = hello;
   for (const w of WORKLOADS) {
     const x = r[w.key]!;
     const base = x.baseline!; // set for every ingest workload (ingestWorkloads)
@@ -257,6 +262,7 @@ function figuresFor(label: string, r: Record<string, Rate>, hello: number): Benc
     ['get', 'read from the database (after a write, as CI reads it)', false],
   ] as const) {
     const g = r[key]!;
+    const hello = g.baseline!; // set for both GET workloads (ingestWorkloads)
     figures.push({
       name: `${label}: GET artifact by fingerprint, ${how}, 64 artifacts as CI runs leave them, vs fastify hello world (separate processes, 64 conns)`,
       value: `${(g.rate / hello).toFixed(2)} (${fmt(g.rate)} vs ${fmt(hello)} req/s; p50 ${g.p50} ms, p99 ${g.p99} ms)`,
@@ -324,10 +330,15 @@ async function grown(
   try {
     api = await startApiProcess({ schema: s.schema });
     await warmUp(api, ctx);
-    const r = await ingestWorkloads(api, ctx, 'grown', await seededArtifacts(s.url, CONNECTIONS));
+    const r = await ingestWorkloads(
+      api,
+      ctx,
+      'grown',
+      await seededArtifacts(s.url, CONNECTIONS),
+      measureHello,
+    );
     const label = `${fmt(seeded.attestations)} attestations`;
-    // Measured again: the machine's speed drifts between the two parts of a run.
-    const figures = figuresFor(label, r, await measureHello());
+    const figures = figuresFor(label, r);
     figures.push(...k8sFigures(label, await k8sReports(api, 'cluster')));
     for (const k of ['bound', 'trail', 'one', 'cached', 'get'] as const) {
       figures.push(growthFigure(k, r[k]!, empty[k]!));
@@ -342,7 +353,7 @@ async function grown(
 export default async function bench(ctx: BenchContext): Promise<BenchFigure[]> {
   await ensureDatabase();
   const helloProcess = await startHelloWorld();
-  /** The hello world's rate now, taken right after the GET workloads it is compared with. */
+  /** The hello world's rate now, taken just before and just after the GET workloads it is compared with. */
   const measureHello = async () => {
     const rate = (await getLoad(helloProcess.url, ['/'], {}, CONNECTIONS, DURATION_S)).rate;
     ctx.log(`fastify hello world: ${fmt(rate)} req/s`);
@@ -362,8 +373,8 @@ export default async function bench(ctx: BenchContext): Promise<BenchFigure[]> {
       name: 'CI pipelines (64 in parallel; 12 requests each)',
       value: `${p.rate.toFixed(1)} pipelines/s (request p50 ${ms(p.p50)} ms, p99 ${ms(p.p99)} ms)`,
     });
-    empty = await ingestWorkloads(api, ctx, 'empty', p.artifacts);
-    figures.push(...figuresFor('empty org', empty, await measureHello()));
+    empty = await ingestWorkloads(api, ctx, 'empty', p.artifacts, measureHello);
+    figures.push(...figuresFor('empty org', empty));
     figures.push(...k8sFigures('empty org', await k8sReports(api, 'cluster')));
   } finally {
     await api.stop();
