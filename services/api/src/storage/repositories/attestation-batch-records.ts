@@ -38,10 +38,21 @@ function isoOf(d: Date | string | null | undefined): string | null {
  */
 function record(plain: Record<string, unknown>, json: Record<string, unknown>): string {
   let out = JSON.stringify(plain).slice(0, -1);
-  for (const [k, v] of Object.entries(json)) {
-    out += `,${JSON.stringify(k)}:${jsonText(v)}`;
+  for (const k in json) {
+    out += `,"${k}":${jsonText(json[k])}`;
   }
   return `${out}}`;
+}
+
+/** A plain (not JSON text) value as JSON: a string escaped, a Date as JSON.stringify writes it. */
+function plainJson(v: unknown): string {
+  if (v === null || v === undefined) {
+    return 'null';
+  }
+  if (typeof v === 'string') {
+    return JSON.stringify(v);
+  }
+  return v instanceof Date ? `"${isoOf(v)}"` : JSON.stringify(v);
 }
 
 /**
@@ -91,19 +102,23 @@ export const ATTESTATION_INSERT = {
 /** Columns a row may leave out, and what they store then. */
 const COLUMN_DEFAULTS: Partial<Record<AttestationColumn, string>> = { description: '', origin_url: '' };
 
-/** An attestation row as one JSON record of a batch insert, `ord` its place in the batch. */
+/**
+ * Each column with its key as the record writes it (`,"name":`) and whether its value is JSON
+ * text already.
+ */
+const RECORD_COLUMNS = COLUMN_NAMES.map((c) => ({ c, key: `,"${c}":`, json: isJson(c) }));
+
+/**
+ * An attestation row as one JSON record of a batch insert, `ord` its place in the batch: written
+ * column by column, not through an object made for JSON.stringify, which cost half of the time
+ * spent making a batch's records.
+ */
 function attestationRecord(ord: number, r: StoredAttestation['row']): string {
-  const plain: Record<string, unknown> = { ord };
-  const json: Record<string, unknown> = {};
-  for (const c of COLUMN_NAMES) {
-    if (isJson(c)) {
-      json[c] = r[c];
-    } else {
-      const v = r[c];
-      plain[c] = v instanceof Date ? isoOf(v) : (v ?? COLUMN_DEFAULTS[c] ?? null);
-    }
+  let out = `{"ord":${ord}`;
+  for (const { c, key, json } of RECORD_COLUMNS) {
+    out += key + (json ? jsonText(r[c]) : plainJson(r[c] ?? COLUMN_DEFAULTS[c]));
   }
-  return record(plain, json);
+  return `${out}}`;
 }
 
 /**
@@ -147,12 +162,8 @@ export function batchRecords(trails: readonly TrailAttestationBatch[]) {
     );
     for (const { row: r, event: e } of t.attestations) {
       ord += 1;
-      const { data, ...event } = e;
       eventRecords.push(
-        record(
-          { ord, ...event, occurred_at: isoOf(e.occurred_at), fingerprint: e.fingerprint ?? null },
-          { data },
-        ),
+        `{"ord":${ord},"org_id":${plainJson(e.org_id)},"trail_id":${plainJson(e.trail_id)},"type":${plainJson(e.type)},"fingerprint":${plainJson(e.fingerprint)},"occurred_at":${plainJson(e.occurred_at)},"data":${jsonText(e.data)}}`,
       );
       rowRecords.push(attestationRecord(ord, r));
     }
