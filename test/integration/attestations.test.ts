@@ -146,6 +146,17 @@ describe('bad input changes nothing', () => {
     expect(asJson.status).toBe(400);
   });
 
+  it('takes data_json sent as an application/json part, and refuses one that is not JSON', async () => {
+    const before = await countAttestations();
+    const typed = await jsonTypedPart('{"attestation_name":"typed-json","is_compliant":true}');
+    expect(typed.status).toBe(201);
+    expect(await countAttestations()).toBe(before + 1);
+    const broken = await jsonTypedPart('{"attestation_name":');
+    expect(broken.status).toBe(400);
+    expect(broken.json.errors).toEqual({ body: 'a form part sent as application/json is not valid JSON' });
+    expect(await countAttestations()).toBe(before + 1);
+  });
+
   it('answers 413 for an evidence file over VERITY_EVIDENCE_MAX_BYTES and stores nothing', async () => {
     const before = await countAttestations();
     const r = await attest('generic', { attestation_name: 'big', is_compliant: true }, 't1', {
@@ -156,6 +167,18 @@ describe('bad input changes nothing', () => {
     expect(await countAttestations()).toBe(before);
   });
 });
+
+/** A generic attestation whose data_json part says Content-Type: application/json, as curl -F '...;type=application/json' sends it. */
+async function jsonTypedPart(dataJson: string) {
+  const key = await t.seedKey('acme', 'member');
+  const res = await t.app.inject({
+    method: 'POST',
+    url: url('generic'),
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'multipart/form-data; boundary=zzz' },
+    payload: `--zzz\r\nContent-Disposition: form-data; name="data_json"\r\nContent-Type: application/json\r\n\r\n${dataJson}\r\n--zzz--\r\n`,
+  });
+  return { status: res.statusCode, json: JSON.parse(res.body) };
+}
 
 async function cliBroken() {
   const key = await t.seedKey('acme', 'member');

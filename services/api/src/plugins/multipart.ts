@@ -73,10 +73,12 @@ export async function readMultipartForm(
           [part.fieldname]: 'form part sent more than once',
         });
       }
+      // A field sent with Content-Type application/json (curl -F 'x=...;type=application/json',
+      // a browser's Blob) arrives parsed; the route parses its text like any other field's.
       const data =
         part.type === 'file'
           ? await part.toBuffer()
-          : Buffer.from(typeof part.value === 'string' ? part.value : String(part.value));
+          : Buffer.from(typeof part.value === 'string' ? part.value : JSON.stringify(part.value));
       let sum: string | undefined;
       parts.set(part.fieldname, {
         name: part.fieldname,
@@ -96,6 +98,11 @@ export async function readMultipartForm(
     const code = (err as { code?: string }).code;
     if (code === 'FST_REQ_FILE_TOO_LARGE') {
       throw new PayloadTooLargeError(`A file part is larger than the limit of ${maxFileBytes} bytes`);
+    }
+    if (code === 'FST_INVALID_JSON_FIELD_ERROR') {
+      throw new BadRequestError('Input payload validation failed', {
+        body: 'a form part sent as application/json is not valid JSON',
+      });
     }
     if (code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT' || code === 'FST_FIELDS_LIMIT') {
       throw new PayloadTooLargeError(`Too many form parts: ${(err as Error).message}`);
