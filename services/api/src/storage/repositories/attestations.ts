@@ -157,11 +157,12 @@ export const attestationsRepository = {
     // dearer than it is, and it planned the statement afresh on every execution, about a fifth
     // of its CPU for the statement on a 1,000,000-attestation organization. With the scalar, the
     // generic plan (the same index scan) is used from the sixth execution on.
-    const byOrg = orgIds.length === 1 ? sql`t.org_id = ${orgIds[0]}` : sql`t.org_id = any(${orgIds}::text[])`;
+    const inOrgs = (column: string) =>
+      orgIds.length === 1
+        ? sql`${sql.ref(column)} = ${orgIds[0]}`
+        : sql`${sql.ref(column)} = any(${orgIds}::text[])`;
     const trailIds = trails.map((t) => t.trailId);
     const artifactIds = trails.flatMap((t) => (t.artifacts ?? []).map((a) => a.id));
-    const artifactsByOrg =
-      orgIds.length === 1 ? sql`a.org_id = ${orgIds[0]}` : sql`a.org_id = any(${orgIds}::text[])`;
     // Rows are locked trail first, then its artifacts (`au` joins `tr`), as every other writer does.
     const result = await sql<{ org_id: string; id: string; version: string; marks: number }>`
       with v as (
@@ -175,7 +176,7 @@ export const attestationsRepository = {
         from v
         -- The trails by key as well as by join: the join alone, planned for the 100 rows a record
         -- set is assumed to hold, reads the whole trails table while it is small enough.
-        where ${byOrg} and t.id = any(${trailIds}::text[])
+        where ${inOrgs('t.org_id')} and t.id = any(${trailIds}::text[])
           and t.org_id = v.org_id and t.id = v.trail_id and (v.version is null or (
           t.xmin::text = v.version
           -- A scalar subquery, probed by key: an exists here is planned as a hash of every flow.
@@ -194,7 +195,7 @@ export const attestationsRepository = {
           x(id text, state text, compliance jsonb, status_key text, version text)
         -- By key as well, as the trails above: joined only, it was planned as a scan of the
         -- organization's artifacts for each trail written while the table was small.
-        where ${artifactsByOrg} and a.id = any(${artifactIds}::text[])
+        where ${inOrgs('a.org_id')} and a.id = any(${artifactIds}::text[])
           and a.org_id = v.org_id and a.trail_id = v.trail_id and a.id = x.id
           and (x.version is null or a.xmin::text = x.version)
       ), mk as (
