@@ -1,7 +1,8 @@
 /** API keys: shown once, stored hashed, rotated with a grace period, revoked at once. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
 import { createTestApp, client, type TestApp } from '../helpers/app.js';
+import { apiKeysRepository } from '../../services/api/src/storage/repositories/api-keys.js';
 
 let t: TestApp;
 let admin: ReturnType<typeof client>;
@@ -48,6 +49,29 @@ describe('API keys', () => {
     const one = await admin.get(`${base}/ci-bot/api-keys/${created.id}`);
     expect(one.status).toBe(200);
     expect(one.body).not.toContain(created.key);
+  });
+
+  it("records a key's use once for many requests at the same moment", async () => {
+    const created = await newKey('parallel-ci');
+    const lastUsed = async () =>
+      ((await admin.get(`${base}/ci-bot/api-keys`)).json as Array<{ id: string; last_used_at: number }>).find(
+        (k) => k.id === created.id,
+      )!.last_used_at;
+    expect(await canRead(created.key)).toBe(200);
+    const first = await lastUsed();
+    expect(first).toBe(t.clock.seconds());
+
+    // A minute later, 32 CI jobs use the key at once: one write, and every request sees it.
+    t.clock.advance(61_000);
+    const touch = vi.spyOn(apiKeysRepository, 'touchLastUsed');
+    try {
+      const statuses = await Promise.all(Array.from({ length: 32 }, () => canRead(created.key)));
+      expect(statuses).toEqual(Array.from({ length: 32 }, () => 200));
+      expect(touch.mock.calls.filter(([, keyId]) => keyId === created.id)).toHaveLength(1);
+    } finally {
+      touch.mockRestore();
+    }
+    expect(await lastUsed()).toBe(first + 61);
   });
 
   it('stores a hash, never the key', async () => {

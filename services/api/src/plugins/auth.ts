@@ -125,19 +125,30 @@ async function findKey(app: FastifyInstance, candidates: string[]): Promise<ApiK
   return undefined;
 }
 
-/** Writes `last_used_at` when the stored one is older than the resolution. */
+/**
+ * Writes `last_used_at` when the stored one is older than the resolution. Requests that find it
+ * stale while the write is under way wait for that write instead of making their own: 64 CI jobs
+ * on one key would otherwise queue 64 updates of one row, each waiting for the commit of the one
+ * before, once a minute.
+ */
 async function recordUse(
   app: FastifyInstance,
   request: FastifyRequest,
   found: ApiKeyWithOwner,
   now: Date,
+  touches: Map<string, Promise<void>>,
 ): Promise<void> {
   if (found.last_used_at && now.getTime() - found.last_used_at.getTime() <= LAST_USED_RESOLUTION_MS) {
     return;
   }
   const keyId = found.id;
+  let touch = touches.get(keyId);
+  if (!touch) {
+    touch = apiKeysRepository.touchLastUsed(app.db, keyId, now).finally(() => touches.delete(keyId));
+    touches.set(keyId, touch);
+  }
   // Awaited (once a minute per key) so a read right after a request sees its use.
-  await apiKeysRepository.touchLastUsed(app.db, keyId, now).catch((err: unknown) => {
+  await touch.catch((err: unknown) => {
     // The database is away: the request would only wait for it a second time.
     if (isDatabaseUnavailable(err)) {
       throw err;
@@ -152,6 +163,7 @@ async function authenticate(
   app: FastifyInstance,
   request: FastifyRequest,
   allowBasic: boolean,
+  touches: Map<string, Promise<void>>,
 ): Promise<ApiKeyWithOwner> {
   const candidates = presentedKeys(request.headers.authorization, allowBasic);
   if (candidates.length === 0) {
@@ -168,7 +180,7 @@ async function authenticate(
   if (found.expires_at !== null && found.expires_at.getTime() <= now.getTime()) {
     throw new UnauthorizedError('API key has expired');
   }
-  await recordUse(app, request, found, now);
+  await recordUse(app, request, found, now, touches);
   return found;
 }
 
@@ -227,19 +239,23 @@ export default fp(
     app.decorateRequest('role', null);
 
     app.addHook('onRoute', checkRouteAuth);
+    /** `last_used_at` writes under way, by key id (recordUse). */
+    const touches = new Map<string, Promise<void>>();
 
     app.addHook('onRequest', async (request) => {
       const auth = request.routeOptions.config.auth;
       if (auth === undefined || auth === 'public') {
         return;
       }
-      const key = await authenticate(app, request, auth.basic === true).catch(async (err: unknown) => {
-        // Guessing keys or flooding junk headers is limited per client address (rate-limit.ts).
-        if (err instanceof UnauthorizedError && app.hasDecorator('countFailedAuthentication')) {
-          await app.countFailedAuthentication(request);
-        }
-        throw err;
-      });
+      const key = await authenticate(app, request, auth.basic === true, touches).catch(
+        async (err: unknown) => {
+          // Guessing keys or flooding junk headers is limited per client address (rate-limit.ts).
+          if (err instanceof UnauthorizedError && app.hasDecorator('countFailedAuthentication')) {
+            await app.countFailedAuthentication(request);
+          }
+          throw err;
+        },
+      );
       const principal = principalOf(key);
       request.principal = principal;
 

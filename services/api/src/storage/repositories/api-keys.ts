@@ -102,7 +102,13 @@ export const apiKeysRepository = {
     await db.updateTable('api_keys').set({ expires_at: expiresAt }).where('id', '=', keyId).execute();
   },
 
+  /** Records a use at `at`, unless a later one is recorded already (another replica's). */
   async touchLastUsed(db: Db, keyId: string, at: Date): Promise<void> {
-    await db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', keyId).execute();
+    await db
+      .updateTable('api_keys')
+      .set({ last_used_at: at })
+      .where('id', '=', keyId)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+      .execute();
   },
 };
