@@ -5,7 +5,9 @@
  * trails a flow. Every row goes through the tables' triggers (migrations 0304, 0305: the trail
  * reference check and the change log run once per statement), in statements of a few thousand
  * trails. Evidence files are shared, as identical uploads are. Seeded trails get no `trail_facts`
- * row, as trails written by an older version: a report to one reads its history first.
+ * row, as trails written by an older version: a report to one reads its history first. Seeded
+ * ids look like the API's (`newId`: 8-4-4-4-8 hex, in no order), so the API's new rows land among
+ * the seeded ones in every index on an id, as in an organization that grew through the API.
  */
 import pg from 'pg';
 
@@ -22,6 +24,20 @@ async function columns(c: pg.Client, table: string): Promise<string[]> {
     [table],
   );
   return r.rows.map((x) => x.column_name);
+}
+
+/** An id shaped as the API's `newId` (8-4-4-4-8 lowercase hex), derived from a unique text. */
+function seedId(unique: string): string {
+  const h = `md5(${unique})`;
+  return [
+    [1, 8],
+    [9, 4],
+    [13, 4],
+    [17, 4],
+    [21, 8],
+  ]
+    .map(([from, n]) => `substr(${h}, ${from}, ${n})`)
+    .join(` || '-' || `);
 }
 
 /** A select list copying `table`'s columns from alias `src`, with some replaced. */
@@ -70,7 +86,7 @@ export async function seedOrganization(
     };
     await c.query(
       `insert into flows (${cols.flows.join(', ')})
-       select ${copyList(cols.flows, { id: `'seedflow-' || g`, name: `'seed-flow-' || g` }, 'f')}
+       select ${copyList(cols.flows, { id: seedId(`'seed flow ' || g`), name: `'seed-flow-' || g` }, 'f')}
          from flows f, generate_series(1, ${flows}) g where f.org_id = $1 and f.id = $2`,
       [tpl.org_id, tpl.flow_id],
     );
@@ -100,8 +116,8 @@ async function seedTrails(
   from: number,
   to: number,
 ): Promise<void> {
-  const flowOf = `'seedflow-' || ((g - 1) / ${TRAILS_PER_FLOW} + 1)`;
-  const trailOf = `'seedtrail-' || g`;
+  const flowOf = seedId(`'seed flow ' || ((g - 1) / ${TRAILS_PER_FLOW} + 1)`);
+  const trailOf = seedId(`'seed trail ' || g`);
   const fpOf = `encode(sha256(('seed artifact ' || g)::bytea), 'hex')`;
   const series = `generate_series(${from}, ${to}) g`;
   // The template's attestations, repeated to 20 a trail, in their order.
@@ -118,7 +134,7 @@ async function seedTrails(
       `insert into artifacts (${cols.artifacts.join(', ')})
        select ${copyList(
          cols.artifacts,
-         { id: `'seedartifact-' || g`, flow_id: flowOf, trail_id: trailOf, fingerprint: fpOf },
+         { id: seedId(`'seed artifact ' || g`), flow_id: flowOf, trail_id: trailOf, fingerprint: fpOf },
          'a',
        )}
          from artifacts a, ${series} where a.org_id = $1 and a.trail_id = $2`,
@@ -132,7 +148,7 @@ async function seedTrails(
        select ${copyList(
          cols.attestations,
          {
-           id: `'seedatt-' || g || '-' || k`,
+           id: seedId(`'seed attestation ' || g || '-' || k`),
            flow_id: flowOf,
            trail_id: trailOf,
            artifact_fingerprint: `case when a.artifact_fingerprint is null then null else ${fpOf} end`,
@@ -171,8 +187,9 @@ export async function seededArtifacts(
   try {
     const r = await c.query<{ flow: string; fingerprint: string }>(
       `select f.name as flow, a.fingerprint from artifacts a
+         join trails t on t.org_id = a.org_id and t.id = a.trail_id
          join flows f on f.org_id = a.org_id and f.id = a.flow_id
-        where a.id like 'seedartifact-%' order by a.id limit $1`,
+        where t.name ~ '^seed-[0-9]+$' order by a.id limit $1`,
       [n],
     );
     return r.rows;
