@@ -10,6 +10,8 @@
  * runs whole CI runs for that long on the same organization, as the benchmark does.
  * BENCH_AB_SEED=<n> runs the workload on an organization seeded with n attestations first, as the
  * benchmark's grown organization (pipeline-seed.ts), on a new API process.
+ * BENCH_AB_CHECKPOINT=1 makes PostgreSQL checkpoint just before the measurement,
+ * so that it starts where the first change to each page writes the whole page to the WAL.
  * `k8s [n]` sends the benchmark's 5,000-pod K8S report to n new environments (default 3) and prints,
  * for each, the first report, the median identical one and the median rollout (pipeline-k8s.ts);
  * without BENCH_AB_SEED, CI runs first give the organization the artifacts the pods run.
@@ -46,6 +48,7 @@ const workload = process.argv[2] as Workload;
 const seconds = Number(process.argv[3] ?? (process.argv[2] === 'k8s' ? 3 : 8));
 const PRE_S = Number(process.env.BENCH_AB_PRE ?? 0);
 const SEED = Number(process.env.BENCH_AB_SEED ?? 0);
+const CHECKPOINT = process.env.BENCH_AB_CHECKPOINT === '1';
 if (!WORKLOADS.includes(workload) || !(seconds > 0)) {
   process.stderr.write(
     `usage: npx tsx bench/pipeline-ab.ts ${WORKLOADS.join('|')} [seconds, or environments for k8s]\n`,
@@ -105,6 +108,16 @@ async function walPosition(): Promise<bigint> {
     const { rows } = await c.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');
     const [hi, lo] = rows[0]!.lsn.split('/').map((x) => BigInt(`0x${x}`));
     return (hi! << 32n) + lo!;
+  } finally {
+    await c.end();
+  }
+}
+
+async function checkpoint(): Promise<void> {
+  const c = new pg.Client({ connectionString: PIPELINE_DATABASE_URL });
+  await c.connect();
+  try {
+    await c.query('checkpoint');
   } finally {
     await c.end();
   }
@@ -192,6 +205,9 @@ try {
       return { count: (rec.count() * s) / elapsed, ...rec.percentiles(), failed: rec.failed() };
     };
     await run(2, new Recorder()); // warm-up
+    if (CHECKPOINT) {
+      await checkpoint();
+    }
     const before = {
       api: cpuMs(api.pid),
       pg: postgresCpu(),
