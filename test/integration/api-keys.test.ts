@@ -74,6 +74,21 @@ describe('API keys', () => {
     expect(await lastUsed()).toBe(first + 61);
   });
 
+  it('keeps a later use another replica recorded', async () => {
+    const created = await newKey('two-replicas');
+    expect(await canRead(created.key)).toBe(200); // this replica caches the key and its use
+    const later = new Date(t.clock.now().getTime() + 3_600_000);
+    await sql`update api_keys set last_used_at = ${later} where id = ${created.id}`.execute(t.db.db);
+    // This replica's cached view of the key is stale (a minute old): it writes, but not backwards.
+    t.clock.advance(61_000);
+    expect(await canRead(created.key)).toBe(200);
+    const listed = (await admin.get(`${base}/ci-bot/api-keys`)).json as Array<{
+      id: string;
+      last_used_at: number;
+    }>;
+    expect(listed.find((k) => k.id === created.id)!.last_used_at).toBe(later.getTime() / 1000);
+  });
+
   it('stores a hash, never the key', async () => {
     const created = await newKey('hash-check');
     const rows = await sql<{
