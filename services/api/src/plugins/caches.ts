@@ -58,9 +58,11 @@ export class KeyCache {
 }
 
 /**
- * What a cached view costs in memory, as the read cache counts it: its bytes for an answer kept
+ * What a cached view costs in memory, as the read cache counts it: its length for an answer kept
  * as text or bytes (a GET artifact answer grows with the artifact's attestations), else a
- * kilobyte (the small objects views of repos and custom types are).
+ * kilobyte (the small objects views of repos and custom types are). Text counts a byte a
+ * character, as V8 stores the ASCII JSON answers mostly are; text with other characters takes up
+ * to twice that.
  */
 export function viewBytes(value: unknown): number {
   return Buffer.isBuffer(value) || typeof value === 'string' ? value.length : 1024;
