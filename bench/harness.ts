@@ -7,7 +7,7 @@ import { buildApp } from '../services/api/src/app.js';
 import { loadConfig } from '../services/api/src/config.js';
 import { openDatabase, type DatabaseHandle } from '../services/api/src/storage/create-db.js';
 import { migrateToLatest } from '../services/api/src/storage/migrate.js';
-import { ensureBootstrap } from '../services/api/src/usecases/bootstrap.js';
+import { ensureBootstrap } from '../services/api/src/usecases/access/bootstrap.js';
 
 /** One printed figure: a measured value, and when it has one, its target and verdict. */
 export interface BenchFigure {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parser as promql } from '@prometheus-io/lezer-promql';
 import { chartDir, expectRefused, helm, render, type K8sObject } from './helm.js';
 import { CONFIG_VARIABLES, loadConfig } from '../../services/api/src/config.js';
-import { ensureBootstrap } from '../../services/api/src/usecases/bootstrap.js';
+import { ensureBootstrap } from '../../services/api/src/usecases/access/bootstrap.js';
 import { createTestDatabase } from '../helpers/database.js';
 
 const CHART = 'verity';

@@ -15,7 +15,7 @@ import { openDatabase } from '../../services/api/src/storage/create-db.js';
 import { migrateToLatest } from '../../services/api/src/storage/migrate.js';
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 import { serviceAccountsRepository } from '../../services/api/src/storage/repositories/service-accounts.js';
-import { createServiceAccountKey } from '../../services/api/src/usecases/api-keys.js';
+import { createServiceAccountKey } from '../../services/api/src/usecases/access/api-keys.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 /** The built console the API serves. */

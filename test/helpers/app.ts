@@ -10,8 +10,8 @@ import type { Role } from '../../services/api/src/domain/roles.js';
 import { newId } from '../../services/api/src/ids.js';
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 import { serviceAccountsRepository } from '../../services/api/src/storage/repositories/service-accounts.js';
-import { createServiceAccountKey } from '../../services/api/src/usecases/api-keys.js';
-import type { ProvenancePort } from '../../services/api/src/usecases/provenance.js';
+import { createServiceAccountKey } from '../../services/api/src/usecases/access/api-keys.js';
+import type { ProvenancePort } from '../../services/api/src/usecases/scope/provenance.js';
 import { TestClock } from './clock.js';
 import { createTestDatabase } from './database.js';
 

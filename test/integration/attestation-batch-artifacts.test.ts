@@ -1,5 +1,5 @@
 /**
- * Attestations to trails that carry artifacts, stored together (usecases/attestation-batcher.ts)
+ * Attestations to trails that carry artifacts, stored together (storage/batching/attestation-batcher.ts)
  * as a client sees them: the batch writes the artifacts' states, planned each on the state the
  * attestations before it left, and only while no other writer moved an artifact since its read
  * (another replica included); and it marks the environments where a changed fingerprint runs,
@@ -17,7 +17,7 @@ import { artifactsRepository } from '../../services/api/src/storage/repositories
 import { flowsRepository } from '../../services/api/src/storage/repositories/flows.js';
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 import { trailsRepository } from '../../services/api/src/storage/repositories/trails.js';
-import { evaluateInputs } from '../../services/api/src/usecases/evaluation.js';
+import { evaluateInputs } from '../../services/api/src/usecases/evidence/evaluation.js';
 
 type Cli = ReturnType<typeof cliClient>;
 let t: TestApp;

@@ -1,5 +1,5 @@
 /**
- * Attestations stored together (usecases/attestation-batcher.ts), as a client sees them: many
+ * Attestations stored together (storage/batching/attestation-batcher.ts), as a client sees them: many
  * concurrent attestations to a few trails all answer and all count, in the trail's evaluation,
  * event log and order; one that must take the lock, or that names an unknown artifact, does not
  * disturb the others in its batch; a failed batch statement leaves each to be stored on its own.

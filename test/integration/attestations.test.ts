@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
-import type { DomainEvent } from '../../services/api/src/usecases/domain-events.js';
+import type { DomainEvent } from '../../services/api/src/usecases/scope/domain-events.js';
 import { attestationsRepository } from '../../services/api/src/storage/repositories/attestations.js';
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 

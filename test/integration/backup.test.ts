@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backupCommand } from '../../services/api/src/admin-backup.js';
 import { buildApp } from '../../services/api/src/app.js';
 import { openDatabase } from '../../services/api/src/storage/create-db.js';
-import { restoreBackup } from '../../services/api/src/usecases/backup.js';
+import { restoreBackup } from '../../services/api/src/usecases/access/backup.js';
 import { client, createTestApp, testConfig, type TestApp } from '../helpers/app.js';
 import { onPostgres } from '../helpers/database.js';
 

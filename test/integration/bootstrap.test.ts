@@ -8,7 +8,7 @@ import { buildApp } from '../../services/api/src/app.js';
 import { openDatabase } from '../../services/api/src/storage/create-db.js';
 import { migrateToLatest } from '../../services/api/src/storage/migrate.js';
 import { migrations } from '../../services/api/src/storage/migrations/index.js';
-import { ensureBootstrap } from '../../services/api/src/usecases/bootstrap.js';
+import { ensureBootstrap } from '../../services/api/src/usecases/access/bootstrap.js';
 import { client, testConfig } from '../helpers/app.js';
 import {
   adminQuery,

@@ -10,7 +10,7 @@ import { trailsRepository } from '../../services/api/src/storage/repositories/tr
 import {
   collectOrphanedEvidence,
   EvidenceCollector,
-} from '../../services/api/src/usecases/evidence-store.js';
+} from '../../services/api/src/usecases/evidence/evidence-store.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 

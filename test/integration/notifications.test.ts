@@ -12,7 +12,7 @@ import { deployment, fp } from '../helpers/runtime.js';
 import { signWebhook } from '../../services/api/src/notify/notifier.js';
 import { outboxRepository } from '../../services/api/src/storage/repositories/actions.js';
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
-import { enqueueNotifications } from '../../services/api/src/usecases/notifications.js';
+import { enqueueNotifications } from '../../services/api/src/usecases/notifications/notifications.js';
 import { until } from '../helpers/wait.js';
 
 const ORG = 'acme';

@@ -9,7 +9,7 @@ import type {
   ProvenancePort,
   ProvenanceRecord,
   RuntimeEvent,
-} from '../../services/api/src/usecases/provenance.js';
+} from '../../services/api/src/usecases/scope/provenance.js';
 import { outboxRepository } from '../../services/api/src/storage/repositories/actions.js';
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 

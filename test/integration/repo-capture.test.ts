@@ -9,7 +9,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { changeElsewhere } from '../helpers/elsewhere.js';
 import { onPostgres } from '../helpers/database.js';
-import { captureRepo } from '../../services/api/src/usecases/repos.js';
+import { captureRepo } from '../../services/api/src/usecases/evidence/repos.js';
 import type { Db } from '../../services/api/src/storage/database.js';
 
 let t: TestApp;

@@ -17,8 +17,8 @@ import {
 } from '../../services/api/src/storage/repositories/trails.js';
 import { artifactsRepository } from '../../services/api/src/storage/repositories/artifacts.js';
 import { attestationsRepository } from '../../services/api/src/storage/repositories/attestations.js';
-import { evaluateInputs, storedCompliance } from '../../services/api/src/usecases/evaluation.js';
-import { FACTS_WRITTEN_EVERY } from '../../services/api/src/usecases/attestation-chain.js';
+import { evaluateInputs, storedCompliance } from '../../services/api/src/usecases/evidence/evaluation.js';
+import { FACTS_WRITTEN_EVERY } from '../../services/api/src/storage/batching/attestation-chain.js';
 
 let t: TestApp;
 let cli: ReturnType<typeof cliClient>;

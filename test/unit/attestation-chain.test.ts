@@ -1,5 +1,5 @@
 /**
- * What a chain's batch write sends of its artifacts' states (usecases/attestation-chain.ts,
+ * What a chain's batch write sends of its artifacts' states (storage/batching/attestation-chain.ts,
  * storage/repositories/attestation-batch-records.ts): an artifact's compliance travels as the key
  * of the trail's document that holds it only when that document is the one the write stores,
  * the last attestation's; else as its own text, as the attestation that changed it made it.
@@ -10,7 +10,7 @@ import {
   batchOf,
   newChain,
   type PlannedAttestation,
-} from '../../services/api/src/usecases/attestation-chain.js';
+} from '../../services/api/src/storage/batching/attestation-chain.js';
 import { batchRecords } from '../../services/api/src/storage/repositories/attestation-batch-records.js';
 import type { AttestationTrailRead } from '../../services/api/src/storage/repositories/trails.js';
 

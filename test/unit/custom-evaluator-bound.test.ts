@@ -5,7 +5,7 @@
  * rule that loops is still stopped at the bound.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { CustomEvaluator, EvaluationLimitError } from '../../services/api/src/usecases/custom-evaluator.js';
+import { CustomEvaluator, EvaluationLimitError } from '../../services/api/src/workers/custom-evaluator.js';
 
 const TIMEOUT_MS = 300;
 let evaluator: CustomEvaluator | undefined;

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { generateKey, hashKey, hashesEqual } from '../../services/api/src/usecases/api-keys.js';
+import { generateKey, hashKey, hashesEqual } from '../../services/api/src/usecases/access/api-keys.js';
 import { sha256 } from '../../services/api/src/sha256.js';
 
 describe('sha256', () => {

@@ -6,7 +6,7 @@ import {
   flowHtmlUrl,
   snapshotUrls,
   trailHtmlUrl,
-} from '../../services/api/src/usecases/links.js';
+} from '../../services/api/src/usecases/scope/links.js';
 
 const base = { publicUrl: 'https://verity.example', org: { name: 'acme' } };
 

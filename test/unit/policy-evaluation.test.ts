@@ -5,7 +5,7 @@ import {
   type PolicyVersion,
 } from '../../services/api/src/domain/policy-evaluation.js';
 import { parsePolicyYaml } from '../../services/api/src/domain/policy.js';
-import type { ProvenanceRecord } from '../../services/api/src/usecases/provenance.js';
+import type { ProvenanceRecord } from '../../services/api/src/usecases/scope/provenance.js';
 
 const FP = 'e'.repeat(64);
 const artifact = { name: 'registry/payments:1.2', fingerprint: FP };

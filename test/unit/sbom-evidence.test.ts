@@ -1,7 +1,7 @@
 import { createGzip } from 'node:zlib';
 import tar from 'tar-stream';
 import { describe, expect, it } from 'vitest';
-import { readSbom } from '../../services/api/src/usecases/sbom-evidence.js';
+import { readSbom } from '../../services/api/src/usecases/evidence/sbom-evidence.js';
 
 /** A gzipped tar of these members, as the CLI packs `evidence.tgz`. */
 async function tgz(files: Record<string, Buffer | string>): Promise<Buffer> {

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { AdminUsageError } from './admin-commands.js';
-import { restoreBackup } from './usecases/backup.js';
+import { restoreBackup } from './usecases/access/backup.js';
 
 export const BACKUP_USAGE = `  backup <file> [--url <server>] [--api-key <key>]
       a consistent backup of the running server's embedded database (VERITY_URL, VERITY_API_KEY:

@@ -7,7 +7,7 @@ import type { DatabaseHandle } from './storage/create-db.js';
 import { orgsRepository } from './storage/repositories/orgs.js';
 import { serviceAccountsRepository } from './storage/repositories/service-accounts.js';
 import { usersRepository } from './storage/repositories/users.js';
-import { createServiceAccountKey, createUserKey, parseExpiresAt } from './usecases/api-keys.js';
+import { createServiceAccountKey, createUserKey, parseExpiresAt } from './usecases/access/api-keys.js';
 
 export const USAGE = `Usage: npm run admin -- <command> [options]
 

@@ -5,7 +5,7 @@
  */
 import { BACKUP_USAGE, backupCommand, restoreCommand } from './admin-backup.js';
 import { AdminUsageError, USAGE, runAdmin } from './admin-commands.js';
-import { RestoreRefusedError } from './usecases/backup.js';
+import { RestoreRefusedError } from './usecases/access/backup.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './storage/create-db.js';
 import { migrateToLatest } from './storage/migrate.js';

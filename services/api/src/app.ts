@@ -31,8 +31,8 @@ import runtimeMetricsPlugin from './plugins/runtime-metrics.js';
 import runtimePlugin from './plugins/runtime.js';
 import routes from './routes/index.js';
 import { openDatabase, type DatabaseHandle } from './storage/create-db.js';
-import { evidenceProvenance } from './usecases/evidence-provenance.js';
-import type { ProvenancePort } from './usecases/provenance.js';
+import { evidenceProvenance } from './usecases/evidence/evidence-provenance.js';
+import type { ProvenancePort } from './usecases/scope/provenance.js';
 
 export interface BuildAppOptions {
   config: Config;

@@ -99,7 +99,7 @@ const EnvSchema = z
     }
   });
 
-/** The organization a first start creates when none is configured (usecases/bootstrap.ts). */
+/** The organization a first start creates when none is configured (usecases/access/bootstrap.ts). */
 const DEFAULT_BACKUP_ORG = 'default';
 
 /** The parsed configuration of the API process. */

@@ -10,7 +10,7 @@ import { loggerOptions } from './logger.js';
 import { openDatabase, type DatabaseHandle } from './storage/create-db.js';
 import { isDatabaseUnavailable, isUniqueViolation } from './storage/errors.js';
 import { migrateToLatest } from './storage/migrate.js';
-import { ensureBootstrap, type BootstrapResult } from './usecases/bootstrap.js';
+import { ensureBootstrap, type BootstrapResult } from './usecases/access/bootstrap.js';
 
 function readConfig(): Config {
   try {

@@ -10,7 +10,7 @@ import { newId } from '../ids.js';
 import type { Db } from '../storage/database.js';
 import { orgsRepository } from '../storage/repositories/orgs.js';
 import { serviceAccountsRepository } from '../storage/repositories/service-accounts.js';
-import { createServiceAccountKey } from '../usecases/api-keys.js';
+import { createServiceAccountKey } from '../usecases/access/api-keys.js';
 import { seedCliFlows } from './seed/cli-flows.js';
 import { planBuilds } from './seed/plan.js';
 import { DemoRuntime, seedHistory } from './seed/runtime.js';

@@ -12,7 +12,7 @@ import type { AttestationRule, BooleanRule, Condition, ParsedPolicy } from './po
 
 /**
  * What evaluation reads of a provenance record. The port's `ProvenanceRecord`
- * (usecases/provenance.ts) has this shape, so real records are passed as they are.
+ * (usecases/scope/provenance.ts) has this shape, so real records are passed as they are.
  */
 export interface ProvenanceLike {
   fingerprint: string;

@@ -1,7 +1,7 @@
 /**
  * A trail's evaluation from what it holds (semantics.md section 4): the attestations it depends on
  * (its facts), the evaluation itself and the writes it implies. Pure: the stored rows in, the
- * stored values out; usecases/evaluation.ts reads and stores them.
+ * stored values out; usecases/evidence/evaluation.ts reads and stores them.
  */
 import {
   evaluateTrail,

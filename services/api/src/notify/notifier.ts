@@ -27,7 +27,7 @@ import {
   type ActionTargetRow,
   type OutboxRow,
 } from '../storage/repositories/actions.js';
-import { activeSigningKeys, orgSigningKey } from '../usecases/webhook-signing.js';
+import { activeSigningKeys, orgSigningKey } from '../usecases/notifications/webhook-signing.js';
 import { postJson, RefusedError, withDeadline } from './outbound.js';
 
 export interface NotifierOptions {

@@ -11,9 +11,9 @@ import { ForbiddenError, UnauthorizedError } from '../errors.js';
 import { isDatabaseUnavailable } from '../storage/errors.js';
 import { apiKeysRepository, type ApiKeyWithOwner } from '../storage/repositories/api-keys.js';
 import { usersRepository } from '../storage/repositories/users.js';
-import { hashKey, hashesEqual } from '../usecases/api-keys.js';
-import type { RequestOrg } from '../usecases/org-scope.js';
-import type { Principal } from '../usecases/principal.js';
+import { hashKey, hashesEqual } from '../usecases/access/api-keys.js';
+import type { RequestOrg } from '../usecases/scope/org-scope.js';
+import type { Principal } from '../usecases/access/principal.js';
 
 export type RouteAuth = 'public' | { permission: Permission; basic?: boolean };
 

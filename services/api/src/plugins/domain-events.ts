@@ -1,6 +1,6 @@
-/** The app's domain event bus (see usecases/domain-events.ts). */
+/** The app's domain event bus (see usecases/scope/domain-events.ts). */
 import fp from 'fastify-plugin';
-import { DomainEventBus } from '../usecases/domain-events.js';
+import { DomainEventBus } from '../usecases/scope/domain-events.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -7,10 +7,10 @@
  */
 import fp from 'fastify-plugin';
 import { Loop } from '../notify/loop.js';
-import { AttestationBatcher } from '../usecases/attestation-batcher.js';
-import type { AttestationServices } from '../usecases/attestations.js';
-import { CustomEvaluator } from '../usecases/custom-evaluator.js';
-import { databaseEvidenceStore, EvidenceCollector } from '../usecases/evidence-store.js';
+import { AttestationBatcher } from '../storage/batching/attestation-batcher.js';
+import type { AttestationServices } from '../usecases/evidence/attestations.js';
+import { CustomEvaluator } from '../workers/custom-evaluator.js';
+import { databaseEvidenceStore, EvidenceCollector } from '../usecases/evidence/evidence-store.js';
 
 const COLLECT_INTERVAL_MS = 600_000;
 

@@ -1,6 +1,6 @@
-/** Makes the provenance port (usecases/provenance.ts) available as `app.provenance`. */
+/** Makes the provenance port (usecases/scope/provenance.ts) available as `app.provenance`. */
 import fp from 'fastify-plugin';
-import type { ProvenancePort } from '../usecases/provenance.js';
+import type { ProvenancePort } from '../usecases/scope/provenance.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

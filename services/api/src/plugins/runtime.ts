@@ -1,6 +1,6 @@
 /**
  * The runtime in the app: `app.runtime` (what use cases need, plus the workers), its counters,
- * and the subscription of usecases/domain-event-subscriber.ts to the evidence's domain events
+ * and the subscription of usecases/runtime/domain-event-subscriber.ts to the evidence's domain events
  * (the gauges are in runtime-metrics.ts). The notification and
  * re-evaluation workers run in this process when `VERITY_NOTIFIER_ENABLED` is on, and stop when
  * the app closes; several replicas may run them side by side.
@@ -11,9 +11,9 @@ import { Counter, type Registry } from 'prom-client';
 import { Loop } from '../notify/loop.js';
 import { Notifier } from '../notify/notifier.js';
 import { outboxRepository } from '../storage/repositories/actions.js';
-import { idleFor, onDomainEvents } from '../usecases/domain-event-subscriber.js';
-import { processReevaluationMarks } from '../usecases/reevaluation.js';
-import type { ReportOutcome, RuntimeDeps } from '../usecases/runtime.js';
+import { idleFor, onDomainEvents } from '../usecases/runtime/domain-event-subscriber.js';
+import { processReevaluationMarks } from '../usecases/runtime/reevaluation.js';
+import type { ReportOutcome, RuntimeDeps } from '../usecases/runtime/report-ingest.js';
 
 export interface RuntimeService {
   deps: RuntimeDeps;

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { issuesToFieldErrors, ValidationError } from '../errors.js';
 import { requireOrg, requirePrincipal } from '../plugins/auth.js';
 import type { FormPart } from '../plugins/multipart.js';
-import type { OrgScope } from '../usecases/org-scope.js';
+import type { OrgScope } from '../usecases/scope/org-scope.js';
 
 /** The organization scope of a request: its org, the caller, the clock and the event bus. */
 export function orgScope(app: FastifyInstance, request: FastifyRequest): OrgScope {

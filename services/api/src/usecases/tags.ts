@@ -8,10 +8,10 @@ import { controlsRepository } from '../storage/repositories/controls.js';
 import { flowsRepository } from '../storage/repositories/flows.js';
 import { setEnvironmentTags } from '../storage/repositories/environments.js';
 import { reposRepository } from '../storage/repositories/repos.js';
-import { assertControlsEnabled, getControl } from './controls.js';
-import { environmentNotFound } from './environments.js';
-import type { OrgScope, RequestOrg } from './org-scope.js';
-import { resolveFlow } from './flows.js';
+import { assertControlsEnabled, getControl } from './evidence/controls.js';
+import { environmentNotFound } from './runtime/environments.js';
+import type { OrgScope, RequestOrg } from './scope/org-scope.js';
+import { resolveFlow } from './evidence/flows.js';
 
 export interface TagChange {
   set: Record<string, string>;

@@ -14,8 +14,8 @@ import {
 } from '../../../../shared/contract/actions.js';
 import { roleAllows } from '../../domain/roles.js';
 import { requirePrincipal, requireRole, orgRef } from '../../plugins/auth.js';
-import { deleteAction, getAction, listActions, putAction, type ActionInput } from '../../usecases/actions.js';
-import { orgSigningKey, presentSigningKey, rotateOrgSigningKey } from '../../usecases/webhook-signing.js';
+import { deleteAction, getAction, listActions, putAction, type ActionInput } from '../../usecases/notifications/actions.js';
+import { orgSigningKey, presentSigningKey, rotateOrgSigningKey } from '../../usecases/notifications/webhook-signing.js';
 import { sendOk } from '../reply.js';
 import { NoBody } from '../request-schemas.js';
 

@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ErrorBody, errorResponses } from '../../../../shared/contract/common.js';
 import { requirePrincipal } from '../../plugins/auth.js';
-import { assertMayBackUp, backupStream } from '../../usecases/backup.js';
+import { assertMayBackUp, backupStream } from '../../usecases/access/backup.js';
 
 const Backup = z.string().meta({
   description:

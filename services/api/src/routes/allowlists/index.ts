@@ -5,8 +5,8 @@ import { z } from 'zod';
 import { OkString, OrgParams, errorResponses } from '../../../../shared/contract/common.js';
 import { AllowlistEntry, AllowlistPut } from '../../../../shared/contract/allowlists.js';
 import { requirePrincipal, orgRef } from '../../plugins/auth.js';
-import { listAllowlist } from '../../usecases/allowlists.js';
-import { allowArtifact } from '../../usecases/environments.js';
+import { listAllowlist } from '../../usecases/runtime/allowlists.js';
+import { allowArtifact } from '../../usecases/runtime/environments.js';
 import { EnvParams } from '../params.js';
 import { sendOk } from '../reply.js';
 

@@ -21,9 +21,9 @@ import {
   latestArtifactCommit,
   listArtifacts,
   readArtifactByFingerprint,
-} from '../../usecases/artifact-reads.js';
-import { recordArtifact } from '../../usecases/artifacts.js';
-import { inTransaction } from '../../usecases/org-scope.js';
+} from '../../usecases/evidence/artifact-reads.js';
+import { recordArtifact } from '../../usecases/evidence/artifacts.js';
+import { inTransaction } from '../../usecases/scope/org-scope.js';
 import { FingerprintParam, FlowParams } from '../params.js';
 import { paging } from '../paging.js';
 import { orgScope } from '../request-context.js';

@@ -22,8 +22,8 @@ import {
   listAttestationTypes,
   readAttestationType,
   saveAttestationType,
-} from '../../usecases/attestation-types.js';
-import { inTransaction } from '../../usecases/org-scope.js';
+} from '../../usecases/evidence/attestation-types.js';
+import { inTransaction } from '../../usecases/scope/org-scope.js';
 import { orgScope, parseJsonPart } from '../request-context.js';
 import { sendJsonString, sendOk } from '../reply.js';
 import { NoBody } from '../request-schemas.js';

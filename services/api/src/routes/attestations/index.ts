@@ -32,13 +32,13 @@ import {
   findAttestations,
   listFlowAttestations,
   trailAttestationsNamed,
-} from '../../usecases/attestation-reads.js';
-import { recordAttestation } from '../../usecases/attestations.js';
+} from '../../usecases/evidence/attestation-reads.js';
+import { recordAttestation } from '../../usecases/evidence/attestations.js';
 import { FingerprintParam, FlowParams, Repeated, TrailParams } from '../params.js';
 import { pagination } from '../paging.js';
 import { orgScope, parseJsonPart } from '../request-context.js';
 import { sendJsonString, sendOk } from '../reply.js';
-import type { OrgScope } from '../../usecases/org-scope.js';
+import type { OrgScope } from '../../usecases/scope/org-scope.js';
 
 const tags = ['attestations'];
 

@@ -8,7 +8,7 @@ import {
   namedArtifactAuditPackage,
   namedTrailAuditPackage,
   type AuditPackage,
-} from '../../usecases/audit-package.js';
+} from '../../usecases/evidence/audit-package.js';
 import { FingerprintParam } from '../params.js';
 import { orgScope } from '../request-context.js';
 

@@ -26,8 +26,8 @@ import {
   readControlVersion,
   setControlArchived,
   updateControl,
-} from '../../usecases/controls.js';
-import { inTransaction } from '../../usecases/org-scope.js';
+} from '../../usecases/evidence/controls.js';
+import { inTransaction } from '../../usecases/scope/org-scope.js';
 import { sortedPage } from '../paging.js';
 import { Repeated, tagFilters } from '../params.js';
 import { orgScope } from '../request-context.js';

@@ -32,10 +32,10 @@ import {
   readEnvironment,
   renameEnvironment,
   reportedAgain,
-} from '../../usecases/environments.js';
-import { ingestReport } from '../../usecases/runtime.js';
-import { listEnvironments, presentEnvironments } from '../../usecases/environment-present.js';
-import { listEvents } from '../../usecases/environment-events.js';
+} from '../../usecases/runtime/environments.js';
+import { ingestReport } from '../../usecases/runtime/report-ingest.js';
+import { listEnvironments, presentEnvironments } from '../../usecases/runtime/environment-present.js';
+import { listEvents } from '../../usecases/runtime/environment-events.js';
 import { sendJsonString, sendOk } from '../reply.js';
 import { NoBody } from '../request-schemas.js';
 import { EnvParams } from '../params.js';

@@ -5,7 +5,7 @@ import { OrgParams, errorResponses } from '../../../../shared/contract/common.js
 import { ExposureQuery, ExposureResult } from '../../../../shared/contract/exposure.js';
 import { BadRequestError } from '../../errors.js';
 import { requireOrg } from '../../plugins/auth.js';
-import { exposure, type ExposureSelector } from '../../usecases/exposure.js';
+import { exposure, type ExposureSelector } from '../../usecases/evidence/exposure.js';
 
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();

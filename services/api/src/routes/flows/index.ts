@@ -18,7 +18,7 @@ import {
   RenameInput,
 } from '../../../../shared/contract/flows.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
-import { inTransaction } from '../../usecases/org-scope.js';
+import { inTransaction } from '../../usecases/scope/org-scope.js';
 import {
   archiveFlow,
   listFlows,
@@ -26,7 +26,7 @@ import {
   renameFlow,
   templateFromYaml,
   upsertFlow,
-} from '../../usecases/flows.js';
+} from '../../usecases/evidence/flows.js';
 import { FlowParams, Repeated, tagFilters } from '../params.js';
 import { pagination, paging } from '../paging.js';
 import { orgScope, parseJsonPart } from '../request-context.js';

@@ -13,7 +13,7 @@ import {
   readOrganization,
   setDefaultOrg,
   setExperimentalFeatures,
-} from '../../usecases/organizations.js';
+} from '../../usecases/access/organizations.js';
 import { sendOk } from '../reply.js';
 import { NoBody } from '../request-schemas.js';
 

@@ -14,7 +14,7 @@ import { ValidationError, issuesToFieldErrors } from '../../errors.js';
 import { requirePrincipal, orgRef } from '../../plugins/auth.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
 import { MAX_POLICY_BYTES } from '../../domain/policy.js';
-import { listPolicies, putPolicy, readPolicy } from '../../usecases/policies.js';
+import { listPolicies, putPolicy, readPolicy } from '../../usecases/runtime/policies.js';
 import { sendOk } from '../reply.js';
 
 const tags = ['policies'];

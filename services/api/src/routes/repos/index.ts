@@ -14,8 +14,8 @@ import { Repo, RepoPage, RepoTagChoices } from '../../../../shared/contract/repo
 import { roleAllows } from '../../domain/roles.js';
 import { BadRequestError, ForbiddenError } from '../../errors.js';
 import { requireOrg, requireRole } from '../../plugins/auth.js';
-import { inTransaction } from '../../usecases/org-scope.js';
-import { findRepo, listRepos, repoTagChoices } from '../../usecases/repos.js';
+import { inTransaction } from '../../usecases/scope/org-scope.js';
+import { findRepo, listRepos, repoTagChoices } from '../../usecases/evidence/repos.js';
 import { TAG_TARGETS } from '../../usecases/tags.js';
 import { sortedPage } from '../paging.js';
 import { Repeated, tagFilters } from '../params.js';

@@ -5,8 +5,8 @@ import { z } from 'zod';
 import { OrgName, ResourceName, errorResponses } from '../../../../shared/contract/common.js';
 import { AssertResult, SearchResult } from '../../../../shared/contract/search.js';
 import { BadRequestError } from '../../errors.js';
-import { assertWithPolicies } from '../../usecases/asserts.js';
-import { assertInFlows, search } from '../../usecases/search.js';
+import { assertWithPolicies } from '../../usecases/runtime/asserts.js';
+import { assertInFlows, search } from '../../usecases/evidence/search.js';
 import { FingerprintParam, Repeated } from '../params.js';
 import { orgScope } from '../request-context.js';
 

@@ -21,7 +21,7 @@ import {
   revokeAccountKey,
   rotateAccountKey,
   type KeyScope,
-} from '../../usecases/service-account-keys.js';
+} from '../../usecases/access/service-account-keys.js';
 import {
   createServiceAccount,
   deleteServiceAccount,
@@ -30,7 +30,7 @@ import {
   presentServiceAccount,
   updateServiceAccount,
   type AccountCaller,
-} from '../../usecases/service-accounts.js';
+} from '../../usecases/access/service-accounts.js';
 import { sendJsonString, sendOk } from '../reply.js';
 import { NoBody } from '../request-schemas.js';
 

@@ -10,7 +10,7 @@ import {
   SnapshotListQuery,
 } from '../../../../shared/contract/snapshots.js';
 import { orgRef } from '../../plugins/auth.js';
-import { diffSnapshots, listSnapshots, readSnapshot } from '../../usecases/snapshots.js';
+import { diffSnapshots, listSnapshots, readSnapshot } from '../../usecases/runtime/snapshots.js';
 import { EnvParams } from '../params.js';
 
 const tags = ['snapshots'];

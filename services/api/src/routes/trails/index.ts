@@ -11,9 +11,9 @@ import {
   TrailPage,
 } from '../../../../shared/contract/trails.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
-import { inTransaction } from '../../usecases/org-scope.js';
-import { resolveFlow, templateFromYaml } from '../../usecases/flows.js';
-import { beginTrail, listFlowTrails, listTrails, readTrail } from '../../usecases/trails.js';
+import { inTransaction } from '../../usecases/scope/org-scope.js';
+import { resolveFlow, templateFromYaml } from '../../usecases/evidence/flows.js';
+import { beginTrail, listFlowTrails, listTrails, readTrail } from '../../usecases/evidence/trails.js';
 import { pagination, paging } from '../paging.js';
 import { FlowParams, TrailParams } from '../params.js';
 import { orgScope, parseJsonBody, parseJsonPart } from '../request-context.js';

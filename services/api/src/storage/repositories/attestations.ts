@@ -9,7 +9,7 @@ import { countRows } from './queries.js';
 export type AttestationRow = Selectable<AttestationsTable>;
 export type AttestationRowWithNames = AttestationRow & { trail_name: string; flow_name: string };
 
-/** The payload keys an artifact's evidence shows (usecases/artifacts.ts \`presentEvidence\`). */
+/** The payload keys an artifact's evidence shows (usecases/evidence/artifacts.ts \`presentEvidence\`). */
 export const EVIDENCE_PAYLOAD_KEYS = [
   'git_provider',
   'snyk_results',

@@ -59,7 +59,7 @@ export interface AttestationTrailRead {
 
 /**
  * A trail's reports reduced to what its evaluation reads (`essentialAttestations` in
- * usecases/evaluation.ts), in report order, as migration 0303 stores them.
+ * usecases/evidence/evaluation.ts), in report order, as migration 0303 stores them.
  */
 export interface TrailFacts {
   /** The trail's latest report when these were taken; later reports are read with them. */

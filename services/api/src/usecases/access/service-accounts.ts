@@ -1,0 +1,168 @@
+/**
+ * Service-account rules: admins manage all accounts, snapshotters and members only those they
+ * created, and nobody creates or raises an account above their own role.
+ */
+import type { z } from 'zod';
+import type {
+  ServiceAccount,
+  ServiceAccountCreate,
+  ServiceAccountPatch,
+} from '../../../../shared/contract/service-accounts.js';
+import { canGrant, roleAllows, type Role } from '../../domain/roles.js';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../../errors.js';
+import { newId } from '../../ids.js';
+import { epochSeconds } from '../../time.js';
+import type { Db } from '../../storage/database.js';
+import {
+  serviceAccountsRepository,
+  type ServiceAccountRow,
+} from '../../storage/repositories/service-accounts.js';
+import type { OrgRef } from '../scope/org-scope.js';
+import { principalRef, type Principal } from './principal.js';
+
+/** The wire form of a service account. */
+export function presentServiceAccount(row: ServiceAccountRow): ServiceAccount {
+  return {
+    name: row.name,
+    display_name: row.display_name ?? row.name,
+    description: row.description,
+    privilege: row.privilege,
+    created_at: epochSeconds(row.created_at),
+    created_by: row.created_by_name,
+    creating_user_id: creatorId(row.created_by_principal),
+  };
+}
+
+/** The creator's id from its stored reference (`user:<id>`, `service_account:<id>`); null for `system`. */
+function creatorId(ref: string): string | null {
+  const i = ref.indexOf(':');
+  return i < 0 ? null : ref.slice(i + 1);
+}
+
+/** Finds an account by name or fails with the interface's message. */
+export async function getServiceAccount(db: Db, orgId: string, name: string): Promise<ServiceAccountRow> {
+  const row = await serviceAccountsRepository.findByName(db, orgId, name);
+  if (!row) {
+    throw new NotFoundError('Service account not found');
+  }
+  return row;
+}
+
+/**
+ * Throws unless the caller may change this account (or its keys): `service-account:manage`, or
+ * the account's creator whose current role still reaches the account's current privilege, so a
+ * creator later demoted, or whose account was later raised, cannot mint keys above its role.
+ */
+export function assertCanManage(principal: Principal, role: Role, account: ServiceAccountRow): void {
+  if (roleAllows(role, 'service-account:manage')) {
+    return;
+  }
+  if (
+    !roleAllows(role, 'service-account:manage-own') ||
+    account.created_by_principal !== principalRef(principal)
+  ) {
+    throw new ForbiddenError(`You may only manage the service accounts you created`);
+  }
+  if (!canGrant(role, account.privilege)) {
+    throw new ForbiddenError(
+      `Service account '${account.name}' has the privilege '${account.privilege}', above your role '${role}'; only an admin may manage it`,
+    );
+  }
+}
+
+/** Throws when the caller would hand out more than its own role. */
+export function assertCanGrant(role: Role, privilege: Role): void {
+  if (!canGrant(role, privilege)) {
+    throw new ForbiddenError(`A ${role} cannot grant the privilege '${privilege}'`);
+  }
+}
+
+/** Who acts on service accounts: the principal and its role in the organization. */
+export interface AccountCaller {
+  principal: Principal;
+  role: Role;
+}
+
+/** The account by name, once the caller is known to be allowed to change it. */
+export async function managedServiceAccount(
+  db: Db,
+  orgId: string,
+  caller: AccountCaller,
+  name: string,
+): Promise<ServiceAccountRow> {
+  const account = await getServiceAccount(db, orgId, name);
+  assertCanManage(caller.principal, caller.role, account);
+  return account;
+}
+
+/** Creates a service account; 400 when the name is taken. */
+export async function createServiceAccount(
+  db: Db,
+  org: OrgRef,
+  caller: AccountCaller,
+  input: z.infer<typeof ServiceAccountCreate>,
+): Promise<ServiceAccount> {
+  assertCanGrant(caller.role, input.privilege);
+  const row = await serviceAccountsRepository.insert(db, {
+    org_id: org.id,
+    id: newId(),
+    name: input.name,
+    description: input.description ?? '',
+    privilege: input.privilege,
+    display_name: input.display_name ?? null,
+    created_by_principal: principalRef(caller.principal),
+    created_by_name: caller.principal.name,
+  });
+  if (!row) {
+    throw new BadRequestError(
+      `Service account '${input.name}' already exists in organization '${org.name}'`,
+      {
+        'body.name': 'already exists',
+      },
+    );
+  }
+  return presentServiceAccount(row);
+}
+
+/** The organization's service accounts. */
+export async function listServiceAccounts(db: Db, orgId: string): Promise<ServiceAccount[]> {
+  return (await serviceAccountsRepository.list(db, orgId)).map(presentServiceAccount);
+}
+
+/** Changes an account's description, display name or privilege; `changed` when anything was written. */
+export async function updateServiceAccount(
+  db: Db,
+  orgId: string,
+  caller: AccountCaller,
+  name: string,
+  input: z.infer<typeof ServiceAccountPatch>,
+): Promise<{ account: ServiceAccount; changed: boolean }> {
+  const account = await managedServiceAccount(db, orgId, caller, name);
+  const patch: { description?: string; privilege?: Role; display_name?: string | null } = {};
+  if (input.description !== undefined) {
+    patch.description = input.description ?? '';
+  }
+  if (input.display_name !== undefined) {
+    patch.display_name = input.display_name;
+  }
+  if (input.privilege !== undefined) {
+    assertCanGrant(caller.role, input.privilege);
+    patch.privilege = input.privilege;
+  }
+  if (Object.keys(patch).length === 0) {
+    return { account: presentServiceAccount(account), changed: false };
+  }
+  const updated = await serviceAccountsRepository.update(db, orgId, account.id, patch);
+  return { account: presentServiceAccount(updated), changed: true };
+}
+
+/** Deletes an account and its keys. */
+export async function deleteServiceAccount(
+  db: Db,
+  orgId: string,
+  caller: AccountCaller,
+  name: string,
+): Promise<void> {
+  const account = await managedServiceAccount(db, orgId, caller, name);
+  await serviceAccountsRepository.delete(db, orgId, account.id);
+}

@@ -1,0 +1,197 @@
+/**
+ * Audit packages (spec endpoint 17, and per trail; semantics.md section 8): a streamed .tar.gz
+ * holding the record and its compliance as JSON, every attestation and evidence file, and
+ * `MANIFEST.sha256` with the sum of every other member (`sha256sum -c` checks it).
+ */
+import { createHash } from 'node:crypto';
+import { PassThrough, type Readable } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import tar from 'tar-stream';
+import { bindAttestation } from '../../domain/compliance.js';
+import {
+  attestationsRepository,
+  type AttestationRowWithNames,
+} from '../../storage/repositories/attestations.js';
+import type { ArtifactRowWithNames } from '../../storage/repositories/artifacts.js';
+import { artifactsRepository } from '../../storage/repositories/artifacts.js';
+import type { FlowRow } from '../../storage/repositories/flows.js';
+import type { TrailRow } from '../../storage/repositories/trails.js';
+import { trailsRepository } from '../../storage/repositories/trails.js';
+import { presentAttestation } from './attestation-present.js';
+import { findArtifact, presentArtifacts } from './artifacts.js';
+import type { OrgScope } from '../scope/org-scope.js';
+import type { EvidenceStore } from './evidence-store.js';
+import { resolveFlow } from './flows.js';
+import { presentTrail, trailNotFound } from './trails.js';
+
+interface Member {
+  name: string;
+  /** Content now, or a loader for evidence files (read one at a time while streaming). */
+  content: Buffer | (() => Promise<Buffer | undefined>);
+}
+
+const json = (value: unknown) => Buffer.from(`${JSON.stringify(value, null, 2)}\n`);
+const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100) || '_';
+
+function attestationMembers(ctx: OrgScope, store: EvidenceStore, rows: AttestationRowWithNames[]): Member[] {
+  const members: Member[] = [];
+  rows.forEach((a, i) => {
+    const dir = `attestations/${String(i + 1).padStart(3, '0')}-${safe(a.name)}`;
+    members.push({ name: `${dir}/attestation.json`, content: json(presentAttestation(ctx, a)) });
+    if (a.evidence_sha256) {
+      const sha = a.evidence_sha256;
+      members.push({
+        name: `${dir}/evidence/${safe(a.evidence_filename ?? 'evidence')}`,
+        content: () => store.get(ctx.db, ctx.org.id, sha),
+      });
+    }
+  });
+  return members;
+}
+
+/** Streams the members, then the manifest of their sums, as a gzipped tar. */
+function pack(members: Member[], mtime: Date): Readable {
+  const out = new PassThrough();
+  const archive = tar.pack();
+  archive.on('error', (err) => out.destroy(err));
+  archive
+    .pipe(createGzip())
+    .on('error', (err) => out.destroy(err))
+    .pipe(out);
+  void (async () => {
+    const sums: string[] = [];
+    for (const m of members) {
+      const content = typeof m.content === 'function' ? await m.content() : m.content;
+      if (!content) {
+        continue;
+      }
+      sums.push(`${createHash('sha256').update(content).digest('hex')}  ${m.name}`);
+      await new Promise<void>((resolve, reject) =>
+        archive.entry({ name: m.name, size: content.length, mtime, mode: 0o644 }, content, (err) =>
+          err ? reject(err) : resolve(),
+        ),
+      );
+    }
+    archive.entry({ name: 'MANIFEST.sha256', mtime, mode: 0o644 }, `${sums.join('\n')}\n`);
+    archive.finalize();
+  })().catch((err: unknown) => out.destroy(err as Error));
+  return out;
+}
+
+/** The audit package of an artifact: its record, compliance, its and its trail's attestations. */
+export async function artifactAuditPackage(
+  ctx: OrgScope,
+  store: EvidenceStore,
+  artifact: ArtifactRowWithNames,
+): Promise<Readable> {
+  const [record] = await presentArtifacts(ctx, [artifact]);
+  const [trail] = await trailsRepository.findByIds(ctx.db, ctx.org.id, [artifact.trail_id]);
+  const siblings = await artifactsRepository.listForTrail(ctx.db, ctx.org.id, artifact.trail_id);
+  const facts = siblings.map((a) => ({
+    id: a.id,
+    fingerprint: a.fingerprint,
+    templateReferenceName: a.template_reference_name,
+    gitCommit: a.git_commit,
+    seq: Number(a.seq),
+  }));
+  const rows = (await attestationsRepository.listForTrail(ctx.db, ctx.org.id, artifact.trail_id)).filter(
+    (a) => {
+      const b = bindAttestation(
+        {
+          id: a.id,
+          name: a.name,
+          type: a.type,
+          isCompliant: a.is_compliant,
+          isOverride: a.kind === 'override',
+          artifactFingerprint: a.artifact_fingerprint,
+          targetArtifacts: a.target_artifacts,
+          gitCommit: a.git_commit,
+          seq: Number(a.seq),
+        },
+        facts,
+      );
+      return (
+        b.scope === 'trail' || (b.scope === 'artifacts' && b.artifacts.some((x) => x.id === artifact.id))
+      );
+    },
+  );
+  return pack(
+    [
+      { name: 'artifact.json', content: json(record) },
+      {
+        name: 'compliance.json',
+        content: json({
+          state: artifact.state,
+          artifact: artifact.compliance,
+          trail: trail?.compliance ?? null,
+        }),
+      },
+      ...attestationMembers(ctx, store, rows),
+    ],
+    ctx.now,
+  );
+}
+
+/** The audit package of a trail: its record with events, compliance, artifacts and attestations. */
+export async function trailAuditPackage(
+  ctx: OrgScope,
+  store: EvidenceStore,
+  flow: FlowRow,
+  trail: TrailRow,
+): Promise<Readable> {
+  const record = await presentTrail(ctx, flow, trail);
+  const artifacts = await artifactsRepository.listForTrail(ctx.db, ctx.org.id, trail.id);
+  const records = await presentArtifacts(
+    ctx,
+    artifacts.map((a) => ({ ...a, trail_name: trail.name, flow_name: flow.name })),
+  );
+  const rows = await attestationsRepository.listForTrail(ctx.db, ctx.org.id, trail.id);
+  return pack(
+    [
+      { name: 'trail.json', content: json(record) },
+      { name: 'compliance.json', content: json(record.compliance_status) },
+      ...records.map((r) => ({ name: `artifacts/${r.fingerprint}.json`, content: json(r) })),
+      ...attestationMembers(ctx, store, rows),
+    ],
+    ctx.now,
+  );
+}
+
+/** A package and the file name it is offered under. */
+export interface AuditPackage {
+  stream: Readable;
+  fileName: string;
+}
+
+/** The audit package of an artifact named by its flow and fingerprint (or prefix). */
+export async function namedArtifactAuditPackage(
+  ctx: OrgScope,
+  store: EvidenceStore,
+  flowName: string,
+  fingerprint: string,
+): Promise<AuditPackage> {
+  const flow = await resolveFlow(ctx, flowName);
+  const artifact = await findArtifact(ctx, flow, fingerprint);
+  return {
+    stream: await artifactAuditPackage(ctx, store, artifact),
+    fileName: `${flow.name}-${artifact.fingerprint.slice(0, 12)}-audit-package.tar.gz`,
+  };
+}
+
+/** The audit package of a trail named by its flow and name. */
+export async function namedTrailAuditPackage(
+  ctx: OrgScope,
+  store: EvidenceStore,
+  flowName: string,
+  trailName: string,
+): Promise<AuditPackage> {
+  const flow = await resolveFlow(ctx, flowName);
+  const trail = await trailsRepository.find(ctx.db, ctx.org.id, flow.id, trailName);
+  if (!trail) {
+    throw trailNotFound(trailName, flow.name, ctx.org.name);
+  }
+  return {
+    stream: await trailAuditPackage(ctx, store, flow, trail),
+    fileName: `${flow.name}-${trail.name}-audit-package.tar.gz`,
+  };
+}

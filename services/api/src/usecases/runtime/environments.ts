@@ -1,0 +1,427 @@
+/**
+ * Environments: create or update, patch, rename, archive, logical membership, attached policies
+ * and allowlists (semantics.md sections 5, 6 and 8). Changes to policies and allowlists
+ * re-evaluate the environment in the same transaction, which may make a snapshot.
+ */
+import type { EnvironmentPut } from '../../../../shared/contract/environments.js';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../errors.js';
+import { newId } from '../../ids.js';
+import { roleAllows, type Role } from '../../domain/roles.js';
+import type { Db } from '../../storage/database.js';
+import { actionsRepository } from '../../storage/repositories/actions.js';
+import { allowlistsRepository } from '../../storage/repositories/allowlists.js';
+import { environmentsRepository, type EnvironmentRow } from '../../storage/repositories/environments.js';
+import { policiesRepository } from '../../storage/repositories/policies.js';
+import { enqueueNotifications } from '../notifications/notifications.js';
+import type { OrgRef } from '../scope/org-scope.js';
+import { reevaluateLocked, type ReportOutcome, type RuntimeDeps } from './report-ingest.js';
+
+/** The 404 every environment route answers for a missing environment (the CLI relies on it). */
+export function environmentNotFound(org: OrgRef, name: string): NotFoundError {
+  return new NotFoundError(`Environment named '${name}' does not exist for organization '${org.name}'`);
+}
+
+export async function getEnvironment(db: Db, org: OrgRef, name: string): Promise<EnvironmentRow> {
+  const env = await environmentsRepository.findByName(db, org.id, name);
+  if (!env) {
+    throw environmentNotFound(org, name);
+  }
+  return env;
+}
+
+/**
+ * The environment `GET /environments/{org}/{env}` shows. An archived one answers 404 saying it has
+ * been archived, as Kosli does: the Terraform provider then drops it from its state (or retries
+ * its read after a create), and `kosli snapshot --auto-environment` re-creates it, which
+ * un-archives it with a member's key (a snapshotter's is refused: archiving is a member's
+ * decision); a report to an archived environment is refused.
+ */
+export async function readEnvironment(db: Db, org: OrgRef, name: string): Promise<EnvironmentRow> {
+  const env = await getEnvironment(db, org, name);
+  if (env.archived) {
+    throw new NotFoundError(`Environment named '${name}' has been archived for organization '${org.name}'`);
+  }
+  return env;
+}
+
+async function lockEnvironment(db: Db, org: OrgRef, name: string): Promise<EnvironmentRow> {
+  const env = await environmentsRepository.lockByName(db, org.id, name);
+  if (!env) {
+    throw environmentNotFound(org, name);
+  }
+  return env;
+}
+
+async function resolvePolicies(db: Db, org: OrgRef, names: readonly string[], field: string) {
+  const found = await policiesRepository.findByNames(db, org.id, names);
+  const missing = names.filter((n) => !found.some((p) => p.name === n));
+  if (missing.length > 0) {
+    throw new BadRequestError(`Policy '${missing[0]}' does not exist in organization '${org.name}'`, {
+      [field]: `unknown policies: ${missing.join(', ')}`,
+    });
+  }
+  return found;
+}
+
+async function resolveMembers(
+  db: Db,
+  org: OrgRef,
+  names: readonly string[],
+  field: string,
+): Promise<string[]> {
+  const found = await environmentsRepository.findByNames(db, org.id, names);
+  for (const name of names) {
+    const env = found.find((e) => e.name === name);
+    if (!env) {
+      throw new BadRequestError(`Environment named '${name}' does not exist for organization '${org.name}'`, {
+        [field]: `unknown environment '${name}'`,
+      });
+    }
+    if (env.type === 'logical') {
+      throw new BadRequestError(
+        `Environment '${name}' is logical; a logical environment groups physical ones`,
+        {
+          [field]: `'${name}' is logical`,
+        },
+      );
+    }
+  }
+  return found.map((e) => e.id);
+}
+
+/** Replaces the attached policies; re-evaluates when they changed. */
+async function setPolicies(
+  db: Db,
+  deps: RuntimeDeps,
+  org: OrgRef,
+  env: EnvironmentRow,
+  names: readonly string[],
+  field: string,
+  now: Date,
+): Promise<ReportOutcome | null> {
+  const wanted = await resolvePolicies(db, org, names, field);
+  const current = (await environmentsRepository.policyNamesOf(db, org.id, [env.id])).get(env.id) ?? [];
+  const currentRows = await policiesRepository.findByNames(db, org.id, current);
+  const attached = await environmentsRepository.attachPolicies(
+    db,
+    org.id,
+    env.id,
+    wanted.map((p) => p.id),
+    now,
+  );
+  const detached = await environmentsRepository.detachPolicies(
+    db,
+    org.id,
+    env.id,
+    currentRows.filter((p) => !wanted.some((w) => w.id === p.id)).map((p) => p.id),
+  );
+  if (attached + detached === 0) {
+    return null;
+  }
+  return reevaluateLocked(db, deps, org, env, now, 'policies');
+}
+
+const sameSet = (a: readonly string[], b: readonly string[]): boolean => {
+  const left = new Set(a);
+  const right = new Set(b);
+  return left.size === right.size && [...left].every((x) => right.has(x));
+};
+
+/** The fields a `PUT /environments/{org}` would change on an existing environment (none: empty). */
+async function changesOf(db: Db, org: OrgRef, env: EnvironmentRow, body: EnvironmentPut): Promise<string[]> {
+  const changes: string[] = [];
+  if (env.type !== body.type) {
+    changes.push('type');
+  }
+  if (env.description !== body.description) {
+    changes.push('description');
+  }
+  if (body.require_provenance !== undefined && body.require_provenance !== env.require_provenance) {
+    changes.push('require_provenance');
+  }
+  // A PUT un-archives.
+  if (env.archived) {
+    changes.push('archived');
+  }
+  if (body.type === 'logical' && body.included_environments) {
+    const members = (await environmentsRepository.membersOf(db, org.id, [env.id])).get(env.id) ?? [];
+    if (!sameSet(body.included_environments, members)) {
+      changes.push('included_environments');
+    }
+  }
+  if (body.policies) {
+    const attached = (await environmentsRepository.policyNamesOf(db, org.id, [env.id])).get(env.id) ?? [];
+    if (!sameSet(body.policies, attached)) {
+      changes.push('policies');
+    }
+  }
+  return changes;
+}
+
+/** `PUT /environments/{org}`: creates, or updates description and flags; returns whether it was created. */
+export async function putEnvironment(
+  db: Db,
+  deps: RuntimeDeps,
+  org: OrgRef,
+  body: EnvironmentPut,
+  who: { name: string; role: Role },
+  now: Date,
+): Promise<{ created: boolean; outcome: ReportOutcome | null }> {
+  const canWrite = roleAllows(who.role, 'environment:write');
+  if (body.policies && body.policies.length > 0 && !canWrite) {
+    throw new ForbiddenError('Attaching policies needs the environment:write permission (Member or Admin)');
+  }
+  if (body.included_environments && body.included_environments.length > 0 && body.type !== 'logical') {
+    throw new BadRequestError('Only a logical environment includes other environments', {
+      'body.included_environments': 'allowed only with type logical',
+    });
+  }
+  return db.transaction().execute(async (tx) => {
+    let env = await environmentsRepository.lockByName(tx, org.id, body.name);
+    let created = false;
+    if (!env) {
+      const inserted = await environmentsRepository.insert(tx, {
+        org_id: org.id,
+        id: newId(),
+        name: body.name,
+        type: body.type,
+        description: body.description,
+        require_provenance: body.require_provenance ?? false,
+        created_by: who.name,
+        created_at: now,
+        last_modified_at: now,
+        last_reported_at: null,
+        last_changed_at: null,
+        compliant: null,
+        last_report_hash: null,
+        last_report_raw_hash: null,
+      });
+      // A concurrent create of the same name: ON CONFLICT DO NOTHING returns nothing, and
+      // this transaction cannot see the other's row yet; 409 makes the client retry as an update.
+      if (!inserted) {
+        throw new ConflictError();
+      }
+      env = inserted;
+      created = true;
+    } else {
+      if (!canWrite) {
+        // environment:create lets a reporter create what it reports to, not change what exists.
+        const changes = await changesOf(tx, org, env, body);
+        if (changes.length > 0) {
+          throw new ForbiddenError(
+            `Environment '${env.name}' exists; changing its ${changes.join(', ')} needs the environment:write permission (Member or Admin)`,
+          );
+        }
+        return { created: false, outcome: null };
+      }
+      if (env.type !== body.type) {
+        throw new BadRequestError(
+          `Environment '${body.name}' is of type ${env.type}; its type cannot change`,
+          {
+            'body.type': `must be ${env.type}`,
+          },
+        );
+      }
+      await environmentsRepository.update(tx, org.id, env.id, {
+        description: body.description,
+        ...(body.require_provenance !== undefined ? { require_provenance: body.require_provenance } : {}),
+        archived: false,
+        last_modified_at: now,
+      });
+    }
+    if (body.type === 'logical' && body.included_environments) {
+      const ids = await resolveMembers(tx, org, body.included_environments, 'body.included_environments');
+      await environmentsRepository.setMembers(tx, org.id, env.id, ids);
+    }
+    let outcome: ReportOutcome | null = null;
+    if (body.policies) {
+      outcome = await setPolicies(tx, deps, org, env, body.policies, 'body.policies', now);
+    }
+    return { created, outcome };
+  });
+}
+
+/** `PATCH /environments/{org}/{env}`: only the fields present change. */
+export async function patchEnvironment(
+  db: Db,
+  deps: RuntimeDeps,
+  org: OrgRef,
+  name: string,
+  patch: { description?: string; included_environments?: string[] | null; policies?: string[] | null },
+  now: Date,
+): Promise<ReportOutcome | null> {
+  return db.transaction().execute(async (tx) => {
+    const env = await lockEnvironment(tx, org, name);
+    if (patch.description !== undefined) {
+      await environmentsRepository.update(tx, org.id, env.id, {
+        description: patch.description,
+        last_modified_at: now,
+      });
+    }
+    if (patch.included_environments !== undefined) {
+      if (env.type !== 'logical') {
+        throw new BadRequestError('Only a logical environment includes other environments', {
+          'body.included_environments': 'allowed only on a logical environment',
+        });
+      }
+      const ids = await resolveMembers(
+        tx,
+        org,
+        patch.included_environments ?? [],
+        'body.included_environments',
+      );
+      await environmentsRepository.setMembers(tx, org.id, env.id, ids);
+      await environmentsRepository.update(tx, org.id, env.id, { last_modified_at: now });
+    }
+    if (patch.policies !== undefined) {
+      await environmentsRepository.update(tx, org.id, env.id, { last_modified_at: now });
+      return setPolicies(tx, deps, org, env, patch.policies ?? [], 'body.policies', now);
+    }
+    return null;
+  });
+}
+
+/** Spec endpoints 8 and 7: attach or detach named policies; a change makes a snapshot. */
+export async function changePolicies(
+  db: Db,
+  deps: RuntimeDeps,
+  org: OrgRef,
+  name: string,
+  names: readonly string[],
+  mode: 'attach' | 'detach',
+  now: Date,
+): Promise<ReportOutcome | null> {
+  return db.transaction().execute(async (tx) => {
+    const env = await lockEnvironment(tx, org, name);
+    const policies = await resolvePolicies(tx, org, names, 'body.policy_names');
+    const ids = policies.map((p) => p.id);
+    const n =
+      mode === 'attach'
+        ? await environmentsRepository.attachPolicies(tx, org.id, env.id, ids, now)
+        : await environmentsRepository.detachPolicies(tx, org.id, env.id, ids);
+    if (n === 0) {
+      return null;
+    }
+    await environmentsRepository.update(tx, org.id, env.id, { last_modified_at: now });
+    return reevaluateLocked(tx, deps, org, env, now, 'policies');
+  });
+}
+
+/** Spec endpoint 9: renames; the new name must be free. */
+export async function renameEnvironment(
+  db: Db,
+  org: OrgRef,
+  name: string,
+  newName: string,
+  now: Date,
+): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    const env = await lockEnvironment(tx, org, name);
+    if (newName === name) {
+      return;
+    }
+    if (await environmentsRepository.findByName(tx, org.id, newName)) {
+      throw new BadRequestError(
+        `Environment named '${newName}' already exists in organization '${org.name}'`,
+        {
+          'body.new_name': 'already taken',
+        },
+      );
+    }
+    await environmentsRepository.update(tx, org.id, env.id, { name: newName, last_modified_at: now });
+    await actionsRepository.renameEnvironment(tx, org.id, name, newName);
+  });
+}
+
+export async function archiveEnvironment(db: Db, org: OrgRef, name: string, now: Date): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    const env = await lockEnvironment(tx, org, name);
+    await environmentsRepository.update(tx, org.id, env.id, { archived: true, last_modified_at: now });
+  });
+}
+
+/** `PUT /environments/{org}/{logical}/join`: adds a physical environment to a logical one. */
+export async function joinEnvironment(
+  db: Db,
+  org: OrgRef,
+  logical: string,
+  physical: string,
+  now: Date,
+): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    const env = await lockEnvironment(tx, org, logical);
+    if (env.type !== 'logical') {
+      throw new BadRequestError(
+        `Environment '${logical}' is not logical; only logical environments are joined`,
+      );
+    }
+    const ids = await resolveMembers(tx, org, [physical], 'body.physical_env_name');
+    await environmentsRepository.addMembers(tx, org.id, env.id, ids);
+    await environmentsRepository.update(tx, org.id, env.id, { last_modified_at: now });
+  });
+}
+
+/**
+ * `PUT /allowlists/{org}/{env}`: the fingerprint counts as compliant there (section 8). Fires
+ * ON_ALLOWED_ARTIFACT and re-evaluates, which may make a snapshot (became-compliant).
+ */
+export async function allowArtifact(
+  db: Db,
+  deps: RuntimeDeps,
+  org: OrgRef,
+  envName: string,
+  entry: { fingerprint: string; artifactName: string; description: string },
+  who: string,
+  now: Date,
+): Promise<{ created: boolean; outcome: ReportOutcome | null; notifications: number }> {
+  return db.transaction().execute(async (tx) => {
+    const env = await lockEnvironment(tx, org, envName);
+    if (env.type === 'logical') {
+      throw new BadRequestError(
+        `Environment '${envName}' is logical; allow-list in its physical environments`,
+      );
+    }
+    const created = await allowlistsRepository.upsert(tx, {
+      org_id: org.id,
+      id: newId(),
+      environment_id: env.id,
+      fingerprint: entry.fingerprint,
+      artifact_name: entry.artifactName,
+      description: entry.description,
+      created_by: who,
+      created_at: now,
+    });
+    const notifications = created
+      ? await enqueueNotifications(
+          tx,
+          org.id,
+          [
+            {
+              trigger: 'ON_ALLOWED_ARTIFACT',
+              org: org.name,
+              timestamp: now.getTime() / 1000,
+              environment: env.name,
+              description: `${entry.artifactName} was allow-listed: ${entry.description}`,
+              artifact: { name: entry.artifactName, fingerprint: entry.fingerprint },
+            },
+          ],
+          now,
+        )
+      : 0;
+    const outcome = await reevaluateLocked(tx, deps, org, env, now, 'allowlist', who);
+    return { created, outcome, notifications };
+  });
+}
+
+/**
+ * Rule 2 before a report is even parsed: when the environment's last report had exactly these
+ * bytes (their SHA-256), only its report time moves. True when that was all there was to do.
+ */
+export function reportedAgain(
+  db: Db,
+  org: OrgRef,
+  report: { envName: string; type: string; rawHash: string; now: Date },
+): Promise<boolean> {
+  const { envName, type, rawHash, now } = report;
+  return environmentsRepository.touchIfSameReport(db, org.id, envName, type, rawHash, now);
+}

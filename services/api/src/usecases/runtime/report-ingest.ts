@@ -1,0 +1,438 @@
+/**
+ * The runtime's writes: reports become live state and, when something started or exited,
+ * a snapshot (semantics.md section 5, spec rules 2-4); re-evaluation turns changes of provenance,
+ * compliance, policies or allowlists into snapshots (section 6); every snapshot writes the
+ * runtime events onto trails and the notifications of its triggers (section 7) in the same
+ * transaction. Numbering is gap-free: each environment's row is locked while it changes.
+ * Each use case reads, plans (domain/snapshot-plan.ts, domain/snapshot-notifications.ts), writes.
+ */
+import { sha256 } from '../../sha256.js';
+import { BadRequestError, NotFoundError } from '../../errors.js';
+import {
+  environmentCompliance,
+  evaluateArtifactAgainstPolicies,
+  type PolicyVersion,
+} from '../../domain/policy-evaluation.js';
+import type { ParsedPolicy } from '../../domain/policy.js';
+import { diffRuntime, groupReport, reportKey, type ReportEntry } from '../../domain/snapshot-diff.js';
+import { scaledNotifications, snapshotNotifications } from '../../domain/snapshot-notifications.js';
+import {
+  planReevaluation,
+  planReport,
+  samePolicies,
+  type Exit,
+  type StatePlan,
+} from '../../domain/snapshot-plan.js';
+import type { Db } from '../../storage/database.js';
+import { allowlistsRepository } from '../../storage/repositories/allowlists.js';
+import { environmentsRepository, type EnvironmentRow } from '../../storage/repositories/environments.js';
+import { policiesRepository } from '../../storage/repositories/policies.js';
+import { runtimeRepository, type NewVerdict } from '../../storage/repositories/runtime.js';
+import { snapshotsRepository } from '../../storage/repositories/snapshots.js';
+import type { AppliedPolicyRef, ProvenanceEntry } from '../../storage/tables/runtime.js';
+import { flowHtmlUrl, snapshotUrls } from '../scope/links.js';
+import { enqueueNotifications } from '../notifications/notifications.js';
+import type { OrgRef } from '../scope/org-scope.js';
+import type { ProvenancePort, ProvenanceRecord, RuntimeEvent } from '../scope/provenance.js';
+
+/** What the runtime use cases need from the app. */
+export interface RuntimeDeps {
+  provenance: ProvenancePort;
+  publicUrl: string;
+}
+
+/** A snapshot one call made. */
+export interface SnapshotMade {
+  environment: string;
+  index: number;
+  cause: string;
+  compliant: boolean | null;
+}
+
+export interface ReportOutcome {
+  snapshot: SnapshotMade | null;
+  /** Notification rows written (the notifier may be woken). */
+  notifications: number;
+}
+
+/** The frozen provenance of a fingerprint: one entry per flow it was reported in. */
+function provenanceEntries(records: readonly ProvenanceRecord[], publicUrl: string, org: OrgRef) {
+  return records.map((r): ProvenanceEntry => ({
+    flow_name: r.flowName,
+    trail_name: r.trailName,
+    template_reference_name: r.templateReferenceName,
+    artifact_id: r.artifactId,
+    artifact_name: r.artifactName,
+    git_commit: r.gitCommit ?? '',
+    git_commit_info: r.gitCommitInfo,
+    commit_url: r.commitUrl ?? '',
+    build_url: r.buildUrl,
+    html_url: r.htmlUrl,
+    flow_html_url: flowHtmlUrl({ publicUrl, org }, r.flowName),
+    artifact_compliance_in_flow: r.artifactCompliance === 'COMPLIANT',
+    flow_reasons_for_non_compliance: r.nonComplianceReasons,
+    artifact_status: r.artifactCompliance,
+    trail_status: r.trailCompliance,
+  }));
+}
+
+export async function attachedPolicies(db: Db, orgId: string, envId: string): Promise<PolicyVersion[]> {
+  const rows = await policiesRepository.attachedLatest(db, orgId, envId);
+  return rows.map((r) => ({ id: r.id, name: r.name, version: r.version, policy: r.parsed as ParsedPolicy }));
+}
+
+interface Evaluated {
+  verdict: NewVerdict;
+  records: ProvenanceRecord[];
+}
+
+async function evaluate(
+  db: Db,
+  deps: RuntimeDeps,
+  org: OrgRef,
+  artifacts: ReadonlyArray<{ fingerprint: string; name: string }>,
+  policies: readonly PolicyVersion[],
+  allowlist: ReadonlySet<string>,
+): Promise<Map<string, Evaluated>> {
+  const out = new Map<string, Evaluated>();
+  if (artifacts.length === 0) {
+    return out;
+  }
+  const found = await deps.provenance.find(
+    db,
+    org.id,
+    artifacts.map((a) => a.fingerprint),
+  );
+  for (const a of artifacts) {
+    const records = found.get(a.fingerprint) ?? [];
+    const v = evaluateArtifactAgainstPolicies(a, records, policies, allowlist.has(a.fingerprint));
+    const body = {
+      compliant: v.compliant,
+      provenance: provenanceEntries(records, deps.publicUrl, org),
+      decisions: v.decisions,
+      reasons: v.reasons,
+      allowlisted: v.allowlisted,
+    };
+    out.set(a.fingerprint, { verdict: { hash: sha256(JSON.stringify(body)), ...body }, records });
+  }
+  return out;
+}
+
+const policyRefs = (policies: readonly PolicyVersion[]): AppliedPolicyRef[] =>
+  policies.map((p) => ({ id: p.id, name: p.name, version: p.version }));
+
+interface SnapshotWrite extends Omit<StatePlan, 'compliance' | 'exits'> {
+  env: EnvironmentRow;
+  index: number;
+  cause: string;
+  reportedBy: string | null;
+  exits: Exit[];
+  verdicts: NewVerdict[];
+  policies: PolicyVersion[];
+  complianceAfter: boolean | null;
+  artifactCount: number;
+  /** Provenance records of the fingerprints that started (for events and ON_RELEASE). */
+  startedRecords: Map<string, ProvenanceRecord[]>;
+}
+
+/** Writes the states and the snapshot row, and moves the environment to it. */
+async function writeStates(db: Db, org: OrgRef, plan: SnapshotWrite, now: Date): Promise<void> {
+  const { env, index } = plan;
+  await runtimeRepository.insertDetails(db, org.id, plan.details);
+  await runtimeRepository.insertVerdicts(db, org.id, plan.verdicts);
+  await runtimeRepository.closeExits(db, org.id, env.id, plan.exits, index);
+  await runtimeRepository.closeStates(db, org.id, env.id, plan.replaced, index);
+  await runtimeRepository.insertStates(db, org.id, env.id, plan.newStates);
+  const started = plan.newStates.filter((s) => s.change === 'started');
+  const changed = plan.newStates.filter((s) => s.change !== 'started' && s.change !== 'unchanged');
+  await runtimeRepository.insertSnapshot(db, {
+    org_id: org.id,
+    environment_id: env.id,
+    index,
+    created_at: now,
+    compliant: plan.complianceAfter,
+    started: started.length,
+    changed: changed.length,
+    exited: plan.exits.length,
+    artifact_count: plan.artifactCount,
+    cause: plan.cause,
+    applied_policies: policyRefs(plan.policies),
+    reported_by: plan.reportedBy,
+  });
+  await environmentsRepository.update(db, org.id, env.id, {
+    latest_snapshot: index,
+    compliant: plan.complianceAfter,
+    last_changed_at: now,
+  });
+}
+
+/** Writes a planned snapshot, its runtime events onto trails, and its notifications. */
+async function writeSnapshot(
+  db: Db,
+  deps: RuntimeDeps,
+  org: OrgRef,
+  plan: SnapshotWrite,
+  now: Date,
+): Promise<ReportOutcome> {
+  const { env, index } = plan;
+  await writeStates(db, org, plan, now);
+  const started = plan.newStates.filter((s) => s.change === 'started');
+  const at = { environmentName: env.name, snapshotIndex: index, at: now };
+  const runtimeEvents: RuntimeEvent[] = [
+    ...started.map((s) => ({
+      fingerprint: s.fingerprint,
+      type: 'artifact_started_running' as const,
+      ...at,
+      instanceCount: s.instance_count,
+    })),
+    ...plan.exits.map((e) => ({
+      fingerprint: e.fingerprint,
+      type: 'artifact_stopped_running' as const,
+      ...at,
+      instanceCount: 0,
+    })),
+  ];
+  if (runtimeEvents.length > 0) {
+    await deps.provenance.recordRuntimeEvents(db, org.id, runtimeEvents);
+  }
+  const events = snapshotNotifications({
+    base: { org: org.name, timestamp: now.getTime() / 1000, environment: env.name },
+    snapshot: { index, ...snapshotUrls({ publicUrl: deps.publicUrl, org }, env.name, index) },
+    compliance: { before: env.compliant, after: plan.complianceAfter },
+    started,
+    exits: plan.exits,
+    verdicts: plan.verdicts,
+    startedRecords: plan.startedRecords,
+  });
+  const notifications = await enqueueNotifications(db, org.id, events, now);
+  return {
+    snapshot: { environment: env.name, index, cause: plan.cause, compliant: plan.complianceAfter },
+    notifications,
+  };
+}
+
+/** Why a report is refused before anything is read from it. */
+function checkReportable(
+  env: EnvironmentRow | undefined,
+  org: OrgRef,
+  envName: string,
+  type: string,
+): EnvironmentRow {
+  if (!env) {
+    throw new NotFoundError(`Environment named '${envName}' does not exist for organization '${org.name}'`);
+  }
+  if (env.type === 'logical') {
+    throw new BadRequestError(
+      `Environment '${envName}' is logical: it takes no reports; report to its physical environments`,
+    );
+  }
+  if (env.archived) {
+    throw new BadRequestError(`Environment '${envName}' is archived and takes no reports`);
+  }
+  if (env.type !== type) {
+    throw new BadRequestError(`Environment '${envName}' is of type ${env.type}; this report is for ${type}`, {
+      type: `expected ${env.type}`,
+    });
+  }
+  return env;
+}
+
+export interface ReportInput {
+  org: OrgRef;
+  envName: string;
+  type: string;
+  entries: readonly ReportEntry[];
+  now: Date;
+  reportedBy: string;
+  /** sha256 of the request bytes, remembered so the same bytes next time skip parsing. */
+  rawHash?: string;
+}
+
+/**
+ * Applies a report (the full current state) to an environment: live state always, a snapshot
+ * only when a fingerprint started or exited, or for the environment's first report.
+ */
+export async function ingestReport(db: Db, deps: RuntimeDeps, input: ReportInput): Promise<ReportOutcome> {
+  const grouped = groupReport(input.entries).map((a) => ({
+    ...a,
+    detailHash: sha256(a.detailKey),
+    instanceCount: a.instances.length,
+  }));
+  const reportHash = sha256(reportKey(grouped));
+  return db.transaction().execute(async (tx) => {
+    const env = checkReportable(
+      await environmentsRepository.lockByName(tx, input.org.id, input.envName),
+      input.org,
+      input.envName,
+      input.type,
+    );
+    // Rule 2 at once: the same report as last time changes nothing but the report time.
+    if (env.last_report_hash === reportHash && env.latest_snapshot > 0) {
+      await environmentsRepository.update(tx, input.org.id, env.id, {
+        last_reported_at: input.now,
+        last_report_raw_hash: input.rawHash ?? null,
+      });
+      return { snapshot: null, notifications: 0 };
+    }
+    return applyReport(tx, deps, input, env, grouped, reportHash);
+  });
+}
+
+type Grouped = Parameters<typeof planReport>[0]['started'][number];
+
+/** Brings the live state of the locked environment to the report; returns how it changed. */
+async function updateLive(
+  tx: Db,
+  orgId: string,
+  env: EnvironmentRow,
+  grouped: readonly Grouped[],
+  reportHash: string,
+  now: Date,
+) {
+  const live = await runtimeRepository.live(tx, orgId, env.id);
+  const diff = diffRuntime(
+    live.map((l) => ({
+      fingerprint: l.fingerprint,
+      instanceCount: l.instance_count,
+      detailKey: l.detail_hash,
+    })),
+    grouped.map((a) => ({
+      fingerprint: a.fingerprint,
+      instanceCount: a.instanceCount,
+      detailKey: a.detailHash,
+    })),
+  );
+  const reported = new Map(grouped.map((a) => [a.fingerprint, a]));
+  const liveRow = (fp: string) => {
+    const a = reported.get(fp)!;
+    return {
+      fingerprint: fp,
+      name: a.name,
+      instance_count: a.instanceCount,
+      detail_hash: a.detailHash,
+      // The instances' canonical JSON text, already made for the hash.
+      detail: a.detailKey,
+    };
+  };
+  const changed = [...diff.started, ...diff.scaled, ...diff.redetailed];
+  await runtimeRepository.upsertLive(tx, orgId, env.id, changed.map(liveRow));
+  await runtimeRepository.deleteLive(tx, orgId, env.id, diff.exited);
+  await environmentsRepository.update(tx, orgId, env.id, {
+    last_reported_at: now,
+    last_report_hash: reportHash,
+  });
+  return { live, diff, reported };
+}
+
+/** Applies a report that differs from the last one to the locked environment. */
+async function applyReport(
+  tx: Db,
+  deps: RuntimeDeps,
+  input: ReportInput,
+  env: EnvironmentRow,
+  grouped: readonly Grouped[],
+  reportHash: string,
+): Promise<ReportOutcome> {
+  const { org, now } = input;
+  const { live, diff, reported } = await updateLive(tx, org.id, env, grouped, reportHash, now);
+  if (!diff.snapshotDue && env.latest_snapshot > 0) {
+    // Rules 3 and 4: no snapshot; scaling is still worth a notification.
+    const base = { org: org.name, timestamp: now.getTime() / 1000, environment: env.name };
+    const scaled = diff.scaled.map((fp) => ({
+      name: reported.get(fp)!.name,
+      fingerprint: fp,
+      was: live.find((l) => l.fingerprint === fp)!.instance_count,
+      now: reported.get(fp)!.instanceCount,
+    }));
+    const events = scaledNotifications(base, scaled);
+    return { snapshot: null, notifications: await enqueueNotifications(tx, org.id, events, now) };
+  }
+
+  const index = env.latest_snapshot + 1;
+  const policies = await attachedPolicies(tx, org.id, env.id);
+  const allowlist = await allowlistsRepository.fingerprints(tx, org.id, env.id);
+  const current = await runtimeRepository.currentStates(tx, org.id, env.id);
+  const started = diff.started.map((fp) => reported.get(fp)!);
+  const evaluated = await evaluate(tx, deps, org, started, policies, allowlist);
+  const verdicts = new Map([...evaluated].map(([fp, e]) => [fp, e.verdict]));
+  const plan = planReport({ index, started, verdicts, reported, current, exited: diff.exited, live });
+  return writeSnapshot(
+    tx,
+    deps,
+    org,
+    {
+      ...plan,
+      env,
+      index,
+      cause: 'report',
+      reportedBy: input.reportedBy,
+      verdicts: [...verdicts.values()],
+      policies,
+      complianceAfter: environmentCompliance(policies.length, plan.compliance),
+      artifactCount: grouped.length,
+      startedRecords: new Map([...evaluated].map(([fp, e]) => [fp, e.records])),
+    },
+    now,
+  );
+}
+
+/**
+ * Re-evaluates what runs in a locked environment against its policies, allowlist and current
+ * provenance; makes a snapshot when a verdict's compliance or provenance changed or the attached
+ * policies (or their versions) changed. Returns null when nothing changed.
+ */
+export async function reevaluateLocked(
+  db: Db,
+  deps: RuntimeDeps,
+  org: OrgRef,
+  env: EnvironmentRow,
+  now: Date,
+  cause: string,
+  reportedBy: string | null = null,
+): Promise<ReportOutcome | null> {
+  if (env.type === 'logical' || env.latest_snapshot === 0) {
+    return null;
+  }
+  const policies = await attachedPolicies(db, org.id, env.id);
+  const latest = await snapshotsRepository.snapshot(db, org.id, env.id, env.latest_snapshot);
+  const current = await runtimeRepository.currentStates(db, org.id, env.id);
+  const allowlist = await allowlistsRepository.fingerprints(db, org.id, env.id);
+  const evaluated = await evaluate(db, deps, org, current, policies, allowlist);
+  const live = await runtimeRepository.liveDetails(db, org.id, env.id);
+  const plan = planReevaluation({
+    index: env.latest_snapshot + 1,
+    current,
+    verdicts: new Map([...evaluated].map(([fp, e]) => [fp, e.verdict])),
+    live,
+    policiesChanged: !samePolicies(latest?.applied_policies ?? [], policyRefs(policies)),
+  });
+  if (!plan) {
+    return null;
+  }
+  const linked = plan.linked.map((l): RuntimeEvent => ({
+    ...l,
+    type: 'artifact_started_running',
+    environmentName: env.name,
+    at: now,
+  }));
+  if (linked.length > 0) {
+    await deps.provenance.recordRuntimeEvents(db, org.id, linked);
+  }
+  return writeSnapshot(
+    db,
+    deps,
+    org,
+    {
+      ...plan,
+      env,
+      index: env.latest_snapshot + 1,
+      cause,
+      reportedBy,
+      policies,
+      complianceAfter: environmentCompliance(policies.length, plan.compliance),
+      artifactCount: current.length,
+      startedRecords: new Map(),
+    },
+    now,
+  );
+}
