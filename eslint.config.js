@@ -103,6 +103,34 @@ export default tseslint.config(
     files: ['services/api/src/usecases/**/*.ts'],
     rules: { 'no-restricted-imports': forbid(['routes', 'plugins'], 'usecases/ do not depend on HTTP.') },
   },
+  // Use-case features import each other only downward: runtime -> evidence (through asserts.ts and the
+  // provenance port) and notifications; everything -> scope; access stands apart.
+  ...[
+    ['scope', ['evidence', 'runtime', 'access', 'notifications']],
+    ['evidence', ['runtime', 'access', 'notifications']],
+    ['access', ['evidence', 'runtime', 'notifications']],
+    ['notifications', ['evidence', 'runtime', 'access']],
+    ['runtime', ['access', 'evidence']],
+  ].map(([feature, below]) => ({
+    files: [`services/api/src/usecases/${feature}/**/*.ts`],
+    ignores: feature === 'runtime' ? ['services/api/src/usecases/runtime/asserts.ts'] : [],
+    rules: {
+      'no-restricted-imports': forbid(
+        ['routes', 'plugins', ...below],
+        `usecases/${feature}/ does not import ${below.join(', ')} (see usecases/README.md).`,
+      ),
+    },
+  })),
+  {
+    // Worker pools run tenant programs off the event loop: they know no use case, table or HTTP.
+    files: ['services/api/src/workers/**/*.ts'],
+    rules: {
+      'no-restricted-imports': forbid(
+        ['routes', 'plugins', 'usecases', 'storage', 'notify'],
+        'workers/ take data and give data.',
+      ),
+    },
+  },
   {
     // Only storage/ builds SQL: everything above it calls repositories.
     files: ['services/api/src/**/*.ts'],
