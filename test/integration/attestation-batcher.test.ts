@@ -185,7 +185,7 @@ describe('reports stored together', () => {
       }
       return insert(...args);
     });
-    const submitted = vi.spyOn(t.app.evidence.batcher, 'submit');
+    const submitted = vi.spyOn(t.app.services.batcher, 'submit');
     const slow = { timeout: 10_000 };
     const first = report(trails[0]!, 'half');
     await vi.waitFor(() => expect(writes).toHaveBeenCalledTimes(1), slow);

@@ -67,7 +67,7 @@ describe('evidence files on the batch path', () => {
     );
     expect(r.status).toBe(404);
     expect(await files()).toHaveLength(2);
-    const store = t.app.evidence.store;
+    const store = t.app.services.store;
     // Younger than an hour: kept.
     expect(await collectOrphanedEvidence(t.db.db, store, t.clock.now())).toBe(0);
     const later = new Date(t.clock.now().getTime() + 2 * 3_600_000);
@@ -90,7 +90,7 @@ describe('evidence files on the batch path', () => {
     t.clock.advance(2 * 3_600_000);
     // The same content again, as the next attestation's file: young again until it is named.
     expect(await refused('b')).toBe(404);
-    expect(await collectOrphanedEvidence(t.db.db, t.app.evidence.store, t.clock.now())).toBe(0);
+    expect(await collectOrphanedEvidence(t.db.db, t.app.services.store, t.clock.now())).toBe(0);
   });
 
   it('reads, in each collector pass, only the files stored since the previous pass', async () => {
@@ -99,7 +99,7 @@ describe('evidence files on the batch path', () => {
     const orphan = async (sha256: string, at: Date) =>
       sql`insert into evidence_files (org_id, sha256, size, content, created_at)
           values (${orgId}, ${sha256}, 1, ${Buffer.from('x')}, ${at})`.execute(t.db.db);
-    const collector = new EvidenceCollector(t.db.db, t.app.evidence.store);
+    const collector = new EvidenceCollector(t.db.db, t.app.services.store);
     const now = t.clock.now();
     // The first pass reads the whole store.
     await collector.pass(now);
@@ -113,7 +113,7 @@ describe('evidence files on the batch path', () => {
     expect(await files()).toContain('b2'.repeat(32));
     expect(await files()).not.toContain('c3'.repeat(32));
     // A whole-store pass still finds it.
-    expect(await collectOrphanedEvidence(t.db.db, t.app.evidence.store, now)).toBe(1);
+    expect(await collectOrphanedEvidence(t.db.db, t.app.services.store, now)).toBe(1);
     expect(await files()).not.toContain('b2'.repeat(32));
   });
 });

@@ -20,7 +20,7 @@ import dbPlugin from './plugins/db.js';
 import statisticsPlugin from './plugins/statistics.js';
 import domainEventsPlugin from './plugins/domain-events.js';
 import errorsPlugin from './plugins/errors.js';
-import evidencePlugin from './plugins/evidence.js';
+import servicesPlugin from './plugins/services.js';
 import healthPlugin from './plugins/health.js';
 import metricsPlugin from './plugins/metrics.js';
 import multipartPlugin from './plugins/multipart.js';
@@ -108,7 +108,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // tests may put their own in its place.
   await app.register(provenancePlugin, { port: options.provenance ?? evidenceProvenance(config.publicUrl) });
   await app.register(errorsPlugin);
-  await app.register(evidencePlugin);
+  await app.register(servicesPlugin);
   await app.register(metricsPlugin);
   await app.register(runtimePlugin);
   await app.register(runtimeMetricsPlugin);

@@ -108,7 +108,7 @@ export class Notifier {
       return [this.o.webhookSecret];
     }
     const now = this.o.clock();
-    return activeSigningKeys(await orgSigningKey(this.o.db, orgId, now), now);
+    return activeSigningKeys(await orgSigningKey({ db: this.o.db, org: { id: orgId }, now }), now);
   }
 
   private async send(row: OutboxRow, target: ActionTargetRow): Promise<void> {

@@ -1,7 +1,8 @@
 /**
- * The runtime in the app: `app.runtime` (what use cases need, plus the workers), its counters,
- * and the subscription of usecases/runtime/domain-event-subscriber.ts to the evidence's domain events
- * (the gauges are in runtime-metrics.ts). The notification and
+ * The runtime's workers in the app (`app.runtime`), its counters, and the two places where the
+ * process hears of committed changes: the subscription of usecases/runtime/domain-event-subscriber.ts
+ * to the evidence's domain events, and the one after-commit listener (`onCommitted`) that counts
+ * what use cases announce and wakes the workers (the gauges are in runtime-metrics.ts). The notification and
  * re-evaluation workers run in this process when `VERITY_NOTIFIER_ENABLED` is on, and stop when
  * the app closes; several replicas may run them side by side.
  */
@@ -13,15 +14,11 @@ import { Notifier } from '../notify/notifier.js';
 import { outboxRepository } from '../storage/repositories/actions.js';
 import { idleFor, onDomainEvents } from '../usecases/runtime/domain-event-subscriber.js';
 import { processReevaluationMarks } from '../usecases/runtime/reevaluation.js';
-import type { ReportOutcome, RuntimeDeps } from '../usecases/runtime/report-ingest.js';
+import type { ReportOutcome } from '../usecases/runtime/report-ingest.js';
+import type { CommitEffect } from '../usecases/scope/domain-events.js';
 
 export interface RuntimeService {
-  deps: RuntimeDeps;
   notifier: Notifier;
-  /** Records what a committed change did (metrics) and wakes the notifier when it wrote rows. */
-  committed(outcomes: ReadonlyArray<ReportOutcome | null>): void;
-  /** Counts a report by result. */
-  reported(result: 'snapshot' | 'unchanged' | 'rejected' | 'error'): void;
   /** Processes pending re-evaluation marks now; returns the snapshots made. */
   processMarks(): Promise<ReportOutcome[]>;
   /** Wakes the workers (marks or notifications were committed). */
@@ -81,33 +78,56 @@ async function purgeFinished(app: FastifyInstance, retentionMs: number): Promise
 }
 
 /**
- * Subscribes the runtime to the evidence's domain events; once the publishing transaction has
- * committed (the response went out) the loops process the marks and rows it wrote.
+ * Subscribes the runtime to the evidence's domain events. What the subscriber writes commits
+ * with the publisher's transaction, before the response goes out: then it is announced as any
+ * committed change is.
  */
-function subscribe(app: FastifyInstance, loops: { reevaluation: Loop; notify: Loop }): void {
+function subscribe(app: FastifyInstance): void {
   const { publicUrl } = app.config;
-  let pendingMarks = false;
-  let pendingRows = false;
+  let pending: CommitEffect[] = [];
   app.domainEvents.subscribe(
     async (db, events) => {
       const { marks, rows } = await onDomainEvents(db, events, publicUrl, app.caches.config);
       if (marks > 0) {
-        pendingMarks = true;
+        pending.push({ type: 'reevaluation.marked', count: marks });
       }
       if (rows > 0) {
-        pendingRows = true;
+        pending.push({ type: 'notifications.enqueued', count: rows });
       }
     },
     (events) => idleFor(events, publicUrl, app.caches.config),
   );
   app.addHook('onResponse', async () => {
-    if (pendingMarks) {
-      pendingMarks = false;
-      loops.reevaluation.kick();
+    if (pending.length > 0) {
+      const effects = pending;
+      pending = [];
+      app.domainEvents.committed(effects);
     }
-    if (pendingRows) {
-      pendingRows = false;
-      loops.notify.kick();
+  });
+}
+
+/** The one after-commit listener: counts what committed changes did and wakes the workers. */
+function listen(
+  app: FastifyInstance,
+  counters: ReturnType<typeof runtimeCounters>,
+  loops: { reevaluation: Loop; notify: Loop },
+): void {
+  app.domainEvents.onCommitted((effects) => {
+    for (const e of effects) {
+      switch (e.type) {
+        case 'snapshot.created':
+          counters.snapshots.inc({ cause: e.cause });
+          break;
+        case 'report.received':
+          counters.reports.inc({ result: e.result });
+          break;
+        case 'notifications.enqueued':
+          loops.notify.kick();
+          break;
+        case 'reevaluation.marked':
+          loops.reevaluation.kick();
+          break;
+      }
     }
   });
 }
@@ -115,8 +135,8 @@ function subscribe(app: FastifyInstance, loops: { reevaluation: Loop; notify: Lo
 export default fp(
   async (app) => {
     const config = app.config;
-    const { snapshots, reports, notifications } = runtimeCounters(app.metrics.registry);
-    const deps: RuntimeDeps = { provenance: app.provenance, publicUrl: config.publicUrl };
+    const counters = runtimeCounters(app.metrics.registry);
+    const { notifications } = counters;
     const notifier = new Notifier({
       db: app.db,
       clock: app.clock,
@@ -133,26 +153,13 @@ export default fp(
     const notifyLoop = new Loop('notifier', () => notifier.dispatch(), config.notifierPollMs, app.log);
     notifier.onSettled(() => notifyLoop.kick());
 
-    const committed = (outcomes: ReadonlyArray<ReportOutcome | null>) => {
-      let rows = 0;
-      for (const o of outcomes) {
-        if (!o) {
-          continue;
-        }
-        if (o.snapshot) {
-          snapshots.inc({ cause: o.snapshot.cause });
-        }
-        rows += o.notifications;
-      }
-      if (rows > 0) {
-        notifyLoop.kick();
-      }
+    const scope = {
+      db: app.db,
+      publicUrl: config.publicUrl,
+      events: app.domainEvents,
+      services: app.services,
     };
-    const processMarks = async () => {
-      const outcomes = await processReevaluationMarks(app.db, deps, app.clock);
-      committed(outcomes);
-      return outcomes;
-    };
+    const processMarks = (): Promise<ReportOutcome[]> => processReevaluationMarks(scope, app.clock);
     const reevaluationLoop = new Loop('reevaluation', processMarks, config.reevaluationIntervalMs, app.log);
 
     const retentionMs = config.notificationRetentionDays * 86_400_000;
@@ -160,10 +167,7 @@ export default fp(
     const retentionLoop = new Loop('notification-retention', purgeNotifications, 3_600_000, app.log);
 
     app.decorate('runtime', {
-      deps,
       notifier,
-      committed,
-      reported: (result) => reports.inc({ result }),
       processMarks,
       purgeNotifications,
       kick: () => {
@@ -172,7 +176,8 @@ export default fp(
       },
     } satisfies RuntimeService);
 
-    subscribe(app, { reevaluation: reevaluationLoop, notify: notifyLoop });
+    subscribe(app);
+    listen(app, counters, { reevaluation: reevaluationLoop, notify: notifyLoop });
 
     if (config.notifierEnabled) {
       app.addHook('onReady', async () => {
@@ -190,5 +195,5 @@ export default fp(
       await notifier.close();
     });
   },
-  { name: 'runtime', dependencies: ['db', 'caches', 'metrics', 'provenance', 'domain-events'] },
+  { name: 'runtime', dependencies: ['db', 'caches', 'metrics', 'services', 'domain-events'] },
 );

@@ -4,19 +4,17 @@ import type { z } from 'zod';
 import { issuesToFieldErrors, ValidationError } from '../errors.js';
 import { requireOrg, requirePrincipal } from '../plugins/auth.js';
 import type { FormPart } from '../plugins/multipart.js';
-import type { OrgScope } from '../usecases/scope/org-scope.js';
+import { scopeFor, type AppScope, type OrgScope } from '../usecases/scope/org-scope.js';
 
-/** The organization scope of a request: its org, the caller, the clock and the event bus. */
+/** What every org scope of this app carries: the database, links, the event bus, the services. */
+export function appScope(app: FastifyInstance): AppScope {
+  return { db: app.db, publicUrl: app.config.publicUrl, events: app.domainEvents, services: app.services };
+}
+
+/** The organization scope of a request: its org, the caller, the clock, the bus and services. */
 export function orgScope(app: FastifyInstance, request: FastifyRequest): OrgScope {
   const org = requireOrg(request);
-  return {
-    db: app.db,
-    org: { id: org.id, name: org.name },
-    publicUrl: app.config.publicUrl,
-    now: app.clock(),
-    actor: requirePrincipal(request).name,
-    events: app.domainEvents,
-  };
+  return scopeFor(appScope(app), { id: org.id, name: org.name }, app.clock(), requirePrincipal(request).name);
 }
 
 /** Parses a JSON form part with its schema; problems are reported under the part name. */

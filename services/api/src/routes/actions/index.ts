@@ -13,10 +13,21 @@ import {
   WebhookSigningKey,
 } from '../../../../shared/contract/actions.js';
 import { roleAllows } from '../../domain/roles.js';
-import { requirePrincipal, requireRole, orgRef } from '../../plugins/auth.js';
-import { deleteAction, getAction, listActions, putAction, type ActionInput } from '../../usecases/notifications/actions.js';
-import { orgSigningKey, presentSigningKey, rotateOrgSigningKey } from '../../usecases/notifications/webhook-signing.js';
+import { requireRole } from '../../plugins/auth.js';
+import {
+  deleteAction,
+  getAction,
+  listActions,
+  putAction,
+  type ActionInput,
+} from '../../usecases/notifications/actions.js';
+import {
+  orgSigningKey,
+  presentSigningKey,
+  rotateOrgSigningKey,
+} from '../../usecases/notifications/webhook-signing.js';
 import { sendOk } from '../reply.js';
+import { orgScope } from '../request-context.js';
 import { NoBody } from '../request-schemas.js';
 
 const tags = ['actions'];
@@ -52,14 +63,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         },
       },
       async (request, reply) => {
-        const { created } = await putAction(
-          app.db,
-          orgRef(request),
-          envInput(request.body),
-          requirePrincipal(request).name,
-          app.clock(),
-        );
-        app.caches.config.bump(orgRef(request).id);
+        const { created } = await putAction(orgScope(app, request), envInput(request.body));
         return sendOk(reply, created);
       },
     );
@@ -89,21 +93,14 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
     async (request, reply) => {
       const b = request.body;
-      const { created } = await putAction(
-        app.db,
-        orgRef(request),
-        {
-          name: b.name,
-          type: 'flow',
-          environments: [],
-          flows: b.flows,
-          triggers: b.triggers,
-          targets: b.targets,
-        },
-        requirePrincipal(request).name,
-        app.clock(),
-      );
-      app.caches.config.bump(orgRef(request).id);
+      const { created } = await putAction(orgScope(app, request), {
+        name: b.name,
+        type: 'flow',
+        environments: [],
+        flows: b.flows,
+        triggers: b.triggers,
+        targets: b.targets,
+      });
       return sendOk(reply, created);
     },
   );
@@ -122,7 +119,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         },
       },
       async (request) => {
-        return listActions(app.db, orgRef(request), type, fullAddresses(request));
+        return listActions(orgScope(app, request), type, fullAddresses(request));
       },
     );
   listRoute('/actions/:org', 'listActions');
@@ -146,7 +143,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         },
       },
       async (request) => {
-        return getAction(app.db, orgRef(request), numberOf(request), fullAddresses(request));
+        return getAction(orgScope(app, request), numberOf(request), fullAddresses(request));
       },
     );
     app.delete(
@@ -163,9 +160,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         },
       },
       async (request, reply) => {
-        const org = orgRef(request);
-        await deleteAction(app.db, org, numberOf(request));
-        app.caches.config.bump(org.id);
+        await deleteAction(orgScope(app, request), numberOf(request));
         return sendOk(reply);
       },
     );
@@ -191,15 +186,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      await putAction(
-        app.db,
-        orgRef(request),
-        envInput(request.body),
-        requirePrincipal(request).name,
-        app.clock(),
-        request.params.notification_number,
-      );
-      app.caches.config.bump(orgRef(request).id);
+      await putAction(orgScope(app, request), envInput(request.body), request.params.notification_number);
       return sendOk(reply);
     },
   );
@@ -217,9 +204,9 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const now = app.clock();
+      const scope = orgScope(app, request);
       void reply.header('cache-control', 'no-store');
-      return presentSigningKey(await orgSigningKey(app.db, orgRef(request).id, now), now);
+      return presentSigningKey(await orgSigningKey(scope), scope.now);
     },
   );
 
@@ -237,9 +224,9 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const now = app.clock();
+      const scope = orgScope(app, request);
       void reply.header('cache-control', 'no-store');
-      return presentSigningKey(await rotateOrgSigningKey(app.db, orgRef(request).id, now), now);
+      return presentSigningKey(await rotateOrgSigningKey(scope), scope.now);
     },
   );
 };

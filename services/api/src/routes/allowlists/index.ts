@@ -4,11 +4,11 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { OkString, OrgParams, errorResponses } from '../../../../shared/contract/common.js';
 import { AllowlistEntry, AllowlistPut } from '../../../../shared/contract/allowlists.js';
-import { requirePrincipal, orgRef } from '../../plugins/auth.js';
 import { listAllowlist } from '../../usecases/runtime/allowlists.js';
 import { allowArtifact } from '../../usecases/runtime/environments.js';
 import { EnvParams } from '../params.js';
 import { sendOk } from '../reply.js';
+import { orgScope } from '../request-context.js';
 
 const tags = ['allowlists'];
 
@@ -29,20 +29,11 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const { created, outcome, notifications } = await allowArtifact(
-        app.db,
-        app.runtime.deps,
-        orgRef(request),
-        request.params.env_name,
-        {
-          fingerprint: request.body.artifact_fingerprint,
-          artifactName: request.body.artifact_name,
-          description: request.body.description,
-        },
-        requirePrincipal(request).name,
-        app.clock(),
-      );
-      app.runtime.committed([outcome, { snapshot: null, notifications }]);
+      const created = await allowArtifact(orgScope(app, request), request.params.env_name, {
+        fingerprint: request.body.artifact_fingerprint,
+        artifactName: request.body.artifact_name,
+        description: request.body.description,
+      });
       return sendOk(reply, created);
     },
   );
@@ -59,7 +50,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         response: { 200: z.array(AllowlistEntry), ...errorResponses },
       },
     },
-    async (request) => listAllowlist(app.db, orgRef(request)),
+    async (request) => listAllowlist(orgScope(app, request)),
   );
 };
 

@@ -73,7 +73,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         }
         schema = parsed as Record<string, unknown>;
       }
-      await checkDefinition(app.evidence.evaluator, ctx.org.id, input, schema);
+      await checkDefinition(app.services.evaluator, ctx.org.id, input, schema);
       await app.db
         .transaction()
         .execute((trx) => saveAttestationType(inTransaction(ctx, trx), input, schema));

@@ -56,7 +56,6 @@ const OPERATION_NAMES: Record<AttestationKind, string> = {
 
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  const services = () => app.evidence;
 
   for (const kind of ATTESTATION_KINDS) {
     app.post(
@@ -94,7 +93,6 @@ const routes: FastifyPluginAsync = async (fastify) => {
                 mimetype: file.mimetype,
               }
             : null,
-          services(),
         );
         return sendJsonString(reply, 'OK', 201);
       },
@@ -122,7 +120,6 @@ const routes: FastifyPluginAsync = async (fastify) => {
         { flowName: request.params.flow, trailName: request.params.trail },
         { kind: 'override', data: request.body },
         null,
-        services(),
       );
       return sendOk(reply);
     },
@@ -274,7 +271,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     async (request, reply) => {
       const { attestation: att, content } = await attestationEvidence(
         orgScope(app, request),
-        app.evidence.store,
+        app.services.store,
         {
           ...request.params,
           id: request.params.attestation_id,

@@ -20,8 +20,8 @@ import {
   PolicyNames,
 } from '../../../../shared/contract/environments.js';
 import { REPORT_SCHEMAS, type ReportType } from '../../../../shared/contract/environment-reports.js';
-import { ApiError, RequestValidationError } from '../../errors.js';
-import { requirePrincipal, requireRole, orgRef } from '../../plugins/auth.js';
+import { RequestValidationError } from '../../errors.js';
+import { requireRole } from '../../plugins/auth.js';
 import {
   archiveEnvironment,
   changePolicies,
@@ -31,14 +31,14 @@ import {
   putEnvironment,
   readEnvironment,
   renameEnvironment,
-  reportedAgain,
 } from '../../usecases/runtime/environments.js';
-import { ingestReport } from '../../usecases/runtime/report-ingest.js';
+import { receiveReport } from '../../usecases/runtime/report-receive.js';
 import { listEnvironments, presentEnvironments } from '../../usecases/runtime/environment-present.js';
 import { listEvents } from '../../usecases/runtime/environment-events.js';
 import { sendJsonString, sendOk } from '../reply.js';
 import { NoBody } from '../request-schemas.js';
 import { EnvParams } from '../params.js';
+import { orgScope } from '../request-context.js';
 
 const tags = ['environments'];
 
@@ -99,18 +99,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
         response: { 200: OkString, 201: OkString, ...errorResponses },
       },
     },
-    async (request, reply) => {
-      const { created, outcome } = await putEnvironment(
-        app.db,
-        app.runtime.deps,
-        orgRef(request),
-        request.body,
-        { name: requirePrincipal(request).name, role: requireRole(request) },
-        app.clock(),
-      );
-      app.runtime.committed([outcome]);
-      return sendOk(reply, created);
-    },
+    async (request, reply) =>
+      sendOk(reply, await putEnvironment(orgScope(app, request), request.body, requireRole(request))),
   );
 
   app.get(
@@ -127,12 +117,12 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const org = orgRef(request);
+      const scope = orgScope(app, request);
       const q = request.query;
       const paged = q.page !== undefined || q.per_page !== undefined;
       const page = q.page ?? 1;
       const perPage = q.per_page ?? 20;
-      const { environments, total } = await listEnvironments(app.db, org, {
+      const { environments, total } = await listEnvironments(scope, {
         ...(q.name ? { name: q.name } : {}),
         types: list(q.type),
         tags: list(q.tag).map((t) => {
@@ -169,9 +159,9 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const org = orgRef(request);
-      const env = await readEnvironment(app.db, org, request.params.env_name);
-      return (await presentEnvironments(app.db, org, [env]))[0]!;
+      const scope = orgScope(app, request);
+      const env = await readEnvironment(scope, request.params.env_name);
+      return (await presentEnvironments(scope, [env]))[0]!;
     },
   );
 
@@ -189,18 +179,10 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const org = orgRef(request);
-      const outcome = await patchEnvironment(
-        app.db,
-        app.runtime.deps,
-        org,
-        request.params.env_name,
-        request.body,
-        app.clock(),
-      );
-      app.runtime.committed([outcome]);
-      const env = await getEnvironment(app.db, org, request.params.env_name);
-      return (await presentEnvironments(app.db, org, [env]))[0]!;
+      const scope = orgScope(app, request);
+      await patchEnvironment(scope, request.params.env_name, request.body);
+      const env = await getEnvironment(scope, request.params.env_name);
+      return (await presentEnvironments(scope, [env]))[0]!;
     },
   );
 
@@ -235,21 +217,21 @@ const routes: FastifyPluginAsync = async (fastify) => {
     'renameEnvironment',
     'Rename an environment',
     EnvironmentRename,
-    (r) => renameEnvironment(app.db, orgRef(r), r.params.env_name, r.body.new_name, app.clock()),
+    (r) => renameEnvironment(orgScope(app, r), r.params.env_name, r.body.new_name),
   );
   simpleWrite(
     '/environments/:org/:env_name/archive',
     'archiveEnvironment',
     'Archive an environment',
     NoBody,
-    (r) => archiveEnvironment(app.db, orgRef(r), r.params.env_name, app.clock()),
+    (r) => archiveEnvironment(orgScope(app, r), r.params.env_name),
   );
   simpleWrite(
     '/environments/:org/:env_name/join',
     'joinEnvironment',
     'Add a physical environment to a logical one',
     EnvironmentJoin,
-    (r) => joinEnvironment(app.db, orgRef(r), r.params.env_name, r.body.physical_env_name, app.clock()),
+    (r) => joinEnvironment(orgScope(app, r), r.params.env_name, r.body.physical_env_name),
   );
 
   for (const [method, mode] of [
@@ -272,16 +254,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
         const params = request.params as z.infer<typeof EnvParams>;
         const body = request.body as z.infer<typeof PolicyNames>;
-        const outcome = await changePolicies(
-          app.db,
-          app.runtime.deps,
-          orgRef(request),
-          params.env_name,
-          body.policy_names,
-          mode,
-          app.clock(),
-        );
-        app.runtime.committed([outcome]);
+        await changePolicies(orgScope(app, request), params.env_name, body.policy_names, mode);
         return sendJsonString(reply, mode === 'attach' ? 'Policies attached' : 'Policies detached');
       },
     });
@@ -305,38 +278,17 @@ const routes: FastifyPluginAsync = async (fastify) => {
         },
       },
       async (request, reply) => {
-        try {
-          const org = orgRef(request);
-          const rawHash = request.rawBodySha256;
-          const now = app.clock();
-          const envName = request.params.env_name;
-          if (rawHash && (await reportedAgain(app.db, org, { envName, type, rawHash, now }))) {
-            app.runtime.reported('unchanged');
-            return sendJsonString(reply, 'No new snapshots to create');
-          }
-          const parsed = schema.safeParse(request.body);
-          if (!parsed.success) {
-            throw new RequestValidationError(parsed.error.issues);
-          }
-          const outcome = await ingestReport(app.db, app.runtime.deps, {
-            org,
-            envName: request.params.env_name,
-            type,
-            entries: parsed.data.artifacts,
-            now,
-            reportedBy: requirePrincipal(request).name,
-            ...(rawHash ? { rawHash } : {}),
-          });
-          app.runtime.committed([outcome]);
-          app.runtime.reported(outcome.snapshot ? 'snapshot' : 'unchanged');
-          return sendJsonString(
-            reply,
-            outcome.snapshot ? `Snapshot #${outcome.snapshot.index} created` : 'No new snapshots to create',
-          );
-        } catch (err) {
-          app.runtime.reported(err instanceof ApiError && err.statusCode < 500 ? 'rejected' : 'error');
-          throw err;
-        }
+        const rawHash = request.rawBodySha256;
+        const snapshot = await receiveReport(orgScope(app, request), {
+          envName: request.params.env_name,
+          type,
+          body: request.body,
+          ...(rawHash ? { rawHash } : {}),
+        });
+        return sendJsonString(
+          reply,
+          snapshot ? `Snapshot #${snapshot.index} created` : 'No new snapshots to create',
+        );
       },
     );
   }
@@ -356,13 +308,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
     async (request, reply) => {
       const q = request.query;
-      const { events, total } = await listEvents(
-        app.db,
-        orgRef(request),
-        request.params.env_name,
-        q,
-        app.clock(),
-      );
+      const { events, total } = await listEvents(orgScope(app, request), request.params.env_name, q);
       const pages = Math.ceil(total / q.per_page);
       void reply.headers({
         'x-total-count': String(total),

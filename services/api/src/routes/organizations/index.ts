@@ -7,7 +7,7 @@ import {
   ExperimentalFeaturesInput,
   Organization,
 } from '../../../../shared/contract/organizations.js';
-import { requireOrg, requirePrincipal } from '../../plugins/auth.js';
+import { requirePrincipal } from '../../plugins/auth.js';
 import {
   defaultOrgName,
   readOrganization,
@@ -15,6 +15,7 @@ import {
   setExperimentalFeatures,
 } from '../../usecases/access/organizations.js';
 import { sendOk } from '../reply.js';
+import { orgScope } from '../request-context.js';
 import { NoBody } from '../request-schemas.js';
 
 const tags = ['organizations'];
@@ -35,7 +36,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      return readOrganization(app.db, { id: requireOrg(request).id, name: request.params.org });
+      return readOrganization(orgScope(app, request));
     },
   );
 
@@ -53,11 +54,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      await setExperimentalFeatures(
-        app.db,
-        requireOrg(request).id,
-        request.body.experimental_features_enabled,
-      );
+      await setExperimentalFeatures(orgScope(app, request), request.body.experimental_features_enabled);
       app.caches.keys.clear();
       return sendOk(reply);
     },
@@ -93,7 +90,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      await setDefaultOrg(app.db, requirePrincipal(request), requireOrg(request).id);
+      await setDefaultOrg(orgScope(app, request), requirePrincipal(request));
       return sendOk(reply);
     },
   );

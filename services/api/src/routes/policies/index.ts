@@ -11,11 +11,11 @@ import {
 } from '../../../../shared/contract/common.js';
 import { Policy, PolicyPayload } from '../../../../shared/contract/policies.js';
 import { ValidationError, issuesToFieldErrors } from '../../errors.js';
-import { requirePrincipal, orgRef } from '../../plugins/auth.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
 import { MAX_POLICY_BYTES } from '../../domain/policy.js';
 import { listPolicies, putPolicy, readPolicy } from '../../usecases/runtime/policies.js';
 import { sendOk } from '../reply.js';
+import { orgScope } from '../request-context.js';
 
 const tags = ['policies'];
 const PolicyParams = z.strictObject({ org: OrgName, policy_name: ResourceName });
@@ -56,21 +56,12 @@ const routes: FastifyPluginAsync = async (fastify) => {
         throw new ValidationError(issuesToFieldErrors(payload.error.issues, 'payload'));
       }
       const yaml = parts.get('policy_file')!.data.toString('utf8');
-      const result = await putPolicy(
-        app.db,
-        orgRef(request),
-        {
-          name: payload.data.name,
-          description: payload.data.description,
-          comment: payload.data.comment,
-          yaml,
-        },
-        requirePrincipal(request).name,
-        app.clock(),
-      );
-      if (result.marked > 0) {
-        app.runtime.kick();
-      }
+      const result = await putPolicy(orgScope(app, request), {
+        name: payload.data.name,
+        description: payload.data.description,
+        comment: payload.data.comment,
+        yaml,
+      });
       return sendOk(reply, result.created);
     },
   );
@@ -88,7 +79,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      return listPolicies(app.db, orgRef(request));
+      return listPolicies(orgScope(app, request));
     },
   );
 
@@ -105,7 +96,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      return readPolicy(app.db, orgRef(request), request.params.policy_name);
+      return readPolicy(orgScope(app, request), request.params.policy_name);
     },
   );
 };

@@ -13,7 +13,7 @@ import {
   ServiceAccountCreate,
   ServiceAccountPatch,
 } from '../../../../shared/contract/service-accounts.js';
-import { requireOrg, requirePrincipal, requireRole } from '../../plugins/auth.js';
+import { requirePrincipal, requireRole } from '../../plugins/auth.js';
 import {
   createAccountKey,
   listAccountKeys,
@@ -32,6 +32,7 @@ import {
   type AccountCaller,
 } from '../../usecases/access/service-accounts.js';
 import { sendJsonString, sendOk } from '../reply.js';
+import { orgScope } from '../request-context.js';
 import { NoBody } from '../request-schemas.js';
 
 const tags = ['service accounts'];
@@ -46,10 +47,8 @@ function caller(request: FastifyRequest): AccountCaller {
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   const keyScope = (request: FastifyRequest, account: string): KeyScope => ({
-    db: app.db,
-    orgId: requireOrg(request).id,
+    ...orgScope(app, request),
     account,
-    now: app.clock(),
   });
 
   app.post(
@@ -66,9 +65,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) =>
-      reply
-        .code(201)
-        .send(await createServiceAccount(app.db, requireOrg(request), caller(request), request.body)),
+      reply.code(201).send(await createServiceAccount(orgScope(app, request), caller(request), request.body)),
   );
 
   app.get(
@@ -83,7 +80,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         response: { 200: z.array(ServiceAccount), ...errorResponses },
       },
     },
-    async (request) => listServiceAccounts(app.db, requireOrg(request).id),
+    async (request) => listServiceAccounts(orgScope(app, request)),
   );
 
   app.get(
@@ -99,7 +96,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) =>
-      presentServiceAccount(await getServiceAccount(app.db, requireOrg(request).id, request.params.name)),
+      presentServiceAccount(await getServiceAccount(orgScope(app, request), request.params.name)),
   );
 
   app.patch(
@@ -116,10 +113,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => {
-      const orgId = requireOrg(request).id;
       const { account, changed } = await updateServiceAccount(
-        app.db,
-        orgId,
+        orgScope(app, request),
         caller(request),
         request.params.name,
         request.body,
@@ -146,7 +141,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      await deleteServiceAccount(app.db, requireOrg(request).id, caller(request), request.params.name);
+      await deleteServiceAccount(orgScope(app, request), caller(request), request.params.name);
       app.caches.keys.clear();
       return sendOk(reply);
     },

@@ -9,7 +9,7 @@ import {
   SnapshotListItem,
   SnapshotListQuery,
 } from '../../../../shared/contract/snapshots.js';
-import { orgRef } from '../../plugins/auth.js';
+import { orgScope } from '../request-context.js';
 import { diffSnapshots, listSnapshots, readSnapshot } from '../../usecases/runtime/snapshots.js';
 import { EnvParams } from '../params.js';
 
@@ -31,8 +31,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         response: { 200: z.array(SnapshotListItem), ...errorResponses },
       },
     },
-    async (request) =>
-      listSnapshots(app.db, orgRef(request), request.params.env_name, request.query, app.clock()),
+    async (request) => listSnapshots(orgScope(app, request), request.params.env_name, request.query),
   );
 
   app.get(
@@ -51,14 +50,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       serializerCompiler: () => (data) => JSON.stringify(data),
     },
     async (request) =>
-      readSnapshot(
-        app.db,
-        orgRef(request),
-        request.params.env_name,
-        request.params.snapshot_expression,
-        app.clock(),
-        app.config.publicUrl,
-      ),
+      readSnapshot(orgScope(app, request), request.params.env_name, request.params.snapshot_expression),
   );
 
   app.get(
@@ -78,7 +70,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) =>
-      diffSnapshots(app.db, orgRef(request), request.query.snappish1, request.query.snappish2, app.clock()),
+      diffSnapshots(orgScope(app, request), request.query.snappish1, request.query.snappish2),
   );
 };
 

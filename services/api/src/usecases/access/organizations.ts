@@ -6,11 +6,12 @@ import type { Db } from '../../storage/database.js';
 import { orgsRepository } from '../../storage/repositories/orgs.js';
 import { usersRepository } from '../../storage/repositories/users.js';
 import { epochSeconds } from '../../time.js';
-import type { OrgRef } from '../scope/org-scope.js';
+import type { OrgScope } from '../scope/org-scope.js';
 import type { Principal } from './principal.js';
 
 /** The organization's record. */
-export async function readOrganization(db: Db, org: OrgRef): Promise<z.infer<typeof Organization>> {
+export async function readOrganization(scope: OrgScope): Promise<z.infer<typeof Organization>> {
+  const { db, org } = scope;
   const row = await orgsRepository.findById(db, org.id);
   if (!row) {
     throw new NotFoundError(`Organization '${org.name}' does not exist`);
@@ -24,7 +25,9 @@ export async function readOrganization(db: Db, org: OrgRef): Promise<z.infer<typ
 }
 
 /** Turns the organization's beta features on or off. */
-export async function setExperimentalFeatures(db: Db, orgId: string, enabled: boolean): Promise<void> {
+export async function setExperimentalFeatures(scope: OrgScope, enabled: boolean): Promise<void> {
+  const { db } = scope;
+  const orgId = scope.org.id;
   await orgsRepository.setExperimentalFeatures(db, orgId, enabled);
 }
 
@@ -39,7 +42,9 @@ export async function defaultOrgName(db: Db, principal: Principal): Promise<stri
 }
 
 /** Makes the organization the caller's default; a service account's is already its own. */
-export async function setDefaultOrg(db: Db, principal: Principal, orgId: string): Promise<void> {
+export async function setDefaultOrg(scope: OrgScope, principal: Principal): Promise<void> {
+  const { db } = scope;
+  const orgId = scope.org.id;
   if (principal.kind === 'user') {
     await usersRepository.setDefaultOrg(db, principal.id, orgId);
   }

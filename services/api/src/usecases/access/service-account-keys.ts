@@ -2,6 +2,7 @@
  * The API keys of a service account as the interface shows them: metadata only, and the key
  * itself once, in the answer that creates it.
  */
+import type { OrgScope } from '../scope/org-scope.js';
 import type { z } from 'zod';
 import type {
   ApiKeyCreate,
@@ -11,7 +12,6 @@ import type {
   ApiKeyRotated,
 } from '../../../../shared/contract/service-accounts.js';
 import { NotFoundError } from '../../errors.js';
-import type { Db } from '../../storage/database.js';
 import { apiKeysRepository, type ApiKeyRow } from '../../storage/repositories/api-keys.js';
 import { epochOrZero, epochSeconds } from '../../time.js';
 import {
@@ -23,12 +23,9 @@ import {
 } from './api-keys.js';
 import { getServiceAccount, managedServiceAccount, type AccountCaller } from './service-accounts.js';
 
-/** Which account's keys, for whom, and when. */
-export interface KeyScope {
-  db: Db;
-  orgId: string;
+/** Which account's keys, in which organization's scope. */
+export interface KeyScope extends OrgScope {
   account: string;
-  now: Date;
 }
 
 function presentKey(row: ApiKeyRow): z.infer<typeof ApiKeyInfo> {
@@ -53,7 +50,7 @@ function presentNewKey(row: ApiKeyRow, key: string): z.infer<typeof ApiKeyCreate
 
 /** The usable key of the account; NotFoundError otherwise. */
 async function usableKey(scope: KeyScope, accountId: string, keyId: string): Promise<ApiKeyRow> {
-  const row = await apiKeysRepository.findForServiceAccount(scope.db, scope.orgId, accountId, keyId);
+  const row = await apiKeysRepository.findForServiceAccount(scope.db, scope.org.id, accountId, keyId);
   if (!row || !keyIsUsable(row, scope.now)) {
     throw new NotFoundError('API key not found');
   }
@@ -66,9 +63,9 @@ export async function createAccountKey(
   caller: AccountCaller,
   input: z.infer<typeof ApiKeyCreate>,
 ): Promise<z.infer<typeof ApiKeyCreated>> {
-  const account = await managedServiceAccount(scope.db, scope.orgId, caller, scope.account);
+  const account = await managedServiceAccount(scope, caller, scope.account);
   const { row, key } = await createServiceAccountKey(scope.db, {
-    orgId: scope.orgId,
+    orgId: scope.org.id,
     serviceAccountId: account.id,
     description: input.description,
     expiresAt: parseExpiresAt(input.expires_at, scope.now),
@@ -79,10 +76,10 @@ export async function createAccountKey(
 
 /** The account's active keys (metadata only). */
 export async function listAccountKeys(scope: KeyScope): Promise<Array<z.infer<typeof ApiKeyInfo>>> {
-  const account = await getServiceAccount(scope.db, scope.orgId, scope.account);
+  const account = await getServiceAccount(scope, scope.account);
   const rows = await apiKeysRepository.listActiveForServiceAccount(
     scope.db,
-    scope.orgId,
+    scope.org.id,
     account.id,
     scope.now,
   );
@@ -91,7 +88,7 @@ export async function listAccountKeys(scope: KeyScope): Promise<Array<z.infer<ty
 
 /** One usable key's metadata. */
 export async function readAccountKey(scope: KeyScope, keyId: string): Promise<z.infer<typeof ApiKeyInfo>> {
-  const account = await getServiceAccount(scope.db, scope.orgId, scope.account);
+  const account = await getServiceAccount(scope, scope.account);
   return presentKey(await usableKey(scope, account.id, keyId));
 }
 
@@ -102,10 +99,10 @@ export async function rotateAccountKey(
   keyId: string,
   input: z.infer<typeof ApiKeyRotate> | null | undefined,
 ): Promise<z.infer<typeof ApiKeyRotated>> {
-  const account = await managedServiceAccount(scope.db, scope.orgId, caller, scope.account);
+  const account = await managedServiceAccount(scope, caller, scope.account);
   const body = input ?? {};
   const { row, key, graceEndsAt } = await rotateServiceAccountKey(scope.db, {
-    orgId: scope.orgId,
+    orgId: scope.org.id,
     serviceAccountId: account.id,
     keyId,
     gracePeriodHours: body.grace_period_hours ?? DEFAULT_GRACE_PERIOD_HOURS,
@@ -117,7 +114,7 @@ export async function rotateAccountKey(
 
 /** Revokes a usable key at once; NotFoundError for a key already revoked or expired. */
 export async function revokeAccountKey(scope: KeyScope, caller: AccountCaller, keyId: string): Promise<void> {
-  const account = await managedServiceAccount(scope.db, scope.orgId, caller, scope.account);
+  const account = await managedServiceAccount(scope, caller, scope.account);
   const row = await usableKey(scope, account.id, keyId);
   if (!(await apiKeysRepository.revoke(scope.db, row.id, scope.now))) {
     throw new NotFoundError('API key not found');

@@ -12,12 +12,11 @@ import { canGrant, roleAllows, type Role } from '../../domain/roles.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { epochSeconds } from '../../time.js';
-import type { Db } from '../../storage/database.js';
 import {
   serviceAccountsRepository,
   type ServiceAccountRow,
 } from '../../storage/repositories/service-accounts.js';
-import type { OrgRef } from '../scope/org-scope.js';
+import type { OrgScope } from '../scope/org-scope.js';
 import { principalRef, type Principal } from './principal.js';
 
 /** The wire form of a service account. */
@@ -40,7 +39,9 @@ function creatorId(ref: string): string | null {
 }
 
 /** Finds an account by name or fails with the interface's message. */
-export async function getServiceAccount(db: Db, orgId: string, name: string): Promise<ServiceAccountRow> {
+export async function getServiceAccount(scope: OrgScope, name: string): Promise<ServiceAccountRow> {
+  const { db } = scope;
+  const orgId = scope.org.id;
   const row = await serviceAccountsRepository.findByName(db, orgId, name);
   if (!row) {
     throw new NotFoundError('Service account not found');
@@ -85,23 +86,22 @@ export interface AccountCaller {
 
 /** The account by name, once the caller is known to be allowed to change it. */
 export async function managedServiceAccount(
-  db: Db,
-  orgId: string,
+  scope: OrgScope,
   caller: AccountCaller,
   name: string,
 ): Promise<ServiceAccountRow> {
-  const account = await getServiceAccount(db, orgId, name);
+  const account = await getServiceAccount(scope, name);
   assertCanManage(caller.principal, caller.role, account);
   return account;
 }
 
 /** Creates a service account; 400 when the name is taken. */
 export async function createServiceAccount(
-  db: Db,
-  org: OrgRef,
+  scope: OrgScope,
   caller: AccountCaller,
   input: z.infer<typeof ServiceAccountCreate>,
 ): Promise<ServiceAccount> {
+  const { db, org } = scope;
   assertCanGrant(caller.role, input.privilege);
   const row = await serviceAccountsRepository.insert(db, {
     org_id: org.id,
@@ -125,19 +125,22 @@ export async function createServiceAccount(
 }
 
 /** The organization's service accounts. */
-export async function listServiceAccounts(db: Db, orgId: string): Promise<ServiceAccount[]> {
+export async function listServiceAccounts(scope: OrgScope): Promise<ServiceAccount[]> {
+  const { db } = scope;
+  const orgId = scope.org.id;
   return (await serviceAccountsRepository.list(db, orgId)).map(presentServiceAccount);
 }
 
 /** Changes an account's description, display name or privilege; `changed` when anything was written. */
 export async function updateServiceAccount(
-  db: Db,
-  orgId: string,
+  scope: OrgScope,
   caller: AccountCaller,
   name: string,
   input: z.infer<typeof ServiceAccountPatch>,
 ): Promise<{ account: ServiceAccount; changed: boolean }> {
-  const account = await managedServiceAccount(db, orgId, caller, name);
+  const { db } = scope;
+  const orgId = scope.org.id;
+  const account = await managedServiceAccount(scope, caller, name);
   const patch: { description?: string; privilege?: Role; display_name?: string | null } = {};
   if (input.description !== undefined) {
     patch.description = input.description ?? '';
@@ -158,11 +161,12 @@ export async function updateServiceAccount(
 
 /** Deletes an account and its keys. */
 export async function deleteServiceAccount(
-  db: Db,
-  orgId: string,
+  scope: OrgScope,
   caller: AccountCaller,
   name: string,
 ): Promise<void> {
-  const account = await managedServiceAccount(db, orgId, caller, name);
+  const { db } = scope;
+  const orgId = scope.org.id;
+  const account = await managedServiceAccount(scope, caller, name);
   await serviceAccountsRepository.delete(db, orgId, account.id);
 }

@@ -7,7 +7,7 @@ import { flowsRepository } from '../../storage/repositories/flows.js';
 import { trailsRepository } from '../../storage/repositories/trails.js';
 import { findArtifact } from './artifacts.js';
 import { presentAttestation } from './attestation-present.js';
-import type { EvidenceStore } from './evidence-store.js';
+import type { EvidenceStore } from '../scope/services.js';
 import { resolveFlow } from './flows.js';
 import { apiUrl } from '../scope/links.js';
 import type { OrgScope } from '../scope/org-scope.js';

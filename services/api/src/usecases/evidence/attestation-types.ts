@@ -2,7 +2,10 @@
  * Custom attestation types (semantics.md section 8): JSON Schema and/or jq rules and summary
  * rows; every create of an existing name is a new immutable version; archivable.
  */
-import type { AttestationType, CreateAttestationType } from '../../../../shared/contract/attestation-types.js';
+import type {
+  AttestationType,
+  CreateAttestationType,
+} from '../../../../shared/contract/attestation-types.js';
 import { ApiError, NotFoundError, ValidationError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { epochSeconds } from '../../time.js';

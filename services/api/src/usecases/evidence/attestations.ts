@@ -14,16 +14,15 @@ import { toJson } from '../../storage/repositories/json.js';
 import { trailsRepository, type TrailRow } from '../../storage/repositories/trails.js';
 import type { AttestationBatcher, PlannedAttestation } from '../../storage/batching/attestation-batcher.js';
 import { decide, type AttestationData, type AttestationInput, type Decided } from './attestation-verdict.js';
-import type { CustomEvaluator } from '../../workers/custom-evaluator.js';
 import type { DomainEvent } from '../scope/domain-events.js';
 import { evaluateInputs, storeArtifactStates, type EvaluationWrites } from './evaluation.js';
-import { contentTypeFor, type EvidenceStore } from './evidence-store.js';
+import { contentTypeFor } from './evidence-store.js';
+import type { EvidenceStore } from '../scope/services.js';
 import { ensureFlow } from './flows.js';
 import { inTransaction, type OrgScope } from '../scope/org-scope.js';
 import { captureRepo, knownRepo } from './repos.js';
 import { readSbom, sbomSourceOf } from './sbom-evidence.js';
 import { ensureTrail } from './trails.js';
-import type { ViewCache } from '../scope/view-cache.js';
 
 export type { AttestationInput } from './attestation-verdict.js';
 
@@ -33,15 +32,6 @@ export interface EvidenceUpload {
   data: Buffer;
   sha256: string;
   mimetype: string | undefined;
-}
-
-export interface AttestationServices {
-  evaluator: CustomEvaluator;
-  store: EvidenceStore;
-  /** Stores attestations without the trail's lock, several in one statement (pool only). */
-  batcher: AttestationBatcher;
-  /** Repos and custom types as last read, per organization (moved by any change to them). */
-  catalog: ViewCache;
 }
 
 /** How many times an attestation is tried without a lock before it takes the trail's lock. */
@@ -77,8 +67,8 @@ export async function recordAttestation(
   where: Where,
   input: AttestationInput,
   evidence: EvidenceUpload | null,
-  services: AttestationServices,
 ): Promise<string> {
+  const { services } = scope;
   const data: AttestationData = input.data;
   const targets = data.target_artifacts && data.target_artifacts.length > 0 ? data.target_artifacts : null;
   if (targets && !data.artifact_fingerprint && !data.git_commit_info) {

@@ -20,7 +20,7 @@ import { trailsRepository } from '../../storage/repositories/trails.js';
 import { presentAttestation } from './attestation-present.js';
 import { findArtifact, presentArtifacts } from './artifacts.js';
 import type { OrgScope } from '../scope/org-scope.js';
-import type { EvidenceStore } from './evidence-store.js';
+import type { EvidenceStore } from '../scope/services.js';
 import { resolveFlow } from './flows.js';
 import { presentTrail, trailNotFound } from './trails.js';
 

@@ -3,7 +3,11 @@
  * `evaluated_at` (semantics.md section 4), reporting which fingerprints changed state. The
  * evaluation itself is pure: domain/trail-evaluation.ts.
  */
-import { evaluateInputs, type EvaluationOutcome, type EvaluationWrites } from '../../domain/trail-evaluation.js';
+import {
+  evaluateInputs,
+  type EvaluationOutcome,
+  type EvaluationWrites,
+} from '../../domain/trail-evaluation.js';
 import type { Db } from '../../storage/database.js';
 import { artifactsRepository } from '../../storage/repositories/artifacts.js';
 import type { FlowRow } from '../../storage/repositories/flows.js';

@@ -4,19 +4,7 @@
  */
 import type { Db } from '../../storage/database.js';
 import { evidenceFilesRepository } from '../../storage/repositories/evidence-files.js';
-
-export interface EvidenceStore {
-  /** Stores the content under its sha256 (idempotent). `db` is the caller's transaction. */
-  put(db: Db, orgId: string, file: { sha256: string; content: Buffer }, now: Date): Promise<void>;
-  get(db: Db, orgId: string, sha256: string): Promise<Buffer | undefined>;
-  stat(db: Db, orgId: string, sha256: string): Promise<{ size: number } | undefined>;
-  /**
-   * Deletes at most `limit` files stored before `span.before` (and since `span.since`, when given;
-   * a file stored again counts from then) that no attestation names: left by an attestation that
-   * failed after its file was stored.
-   */
-  collect(db: Db, span: { since: Date | null; before: Date }, limit: number): Promise<number>;
-}
+import type { EvidenceStore } from '../scope/services.js';
 
 /** The default store: a table in the same database. */
 export const databaseEvidenceStore: EvidenceStore = {

@@ -11,7 +11,7 @@ import { invalidTriggers } from '../../domain/triggers.js';
 import type { Db } from '../../storage/database.js';
 import { actionsRepository, type ActionRow, type TargetInput } from '../../storage/repositories/actions.js';
 import { environmentsRepository } from '../../storage/repositories/environments.js';
-import type { OrgRef } from '../scope/org-scope.js';
+import type { OrgRef, OrgScope } from '../scope/org-scope.js';
 
 export interface ActionInput {
   name: string;
@@ -62,15 +62,14 @@ async function validate(db: Db, org: OrgRef, input: ActionInput): Promise<void> 
 
 /** Creates or updates by name (or, with `number`, updates that action); returns whether it was created. */
 export async function putAction(
-  db: Db,
-  org: OrgRef,
+  scope: OrgScope,
   input: ActionInput,
-  who: string,
-  now: Date,
   number?: number,
 ): Promise<{ created: boolean; action: ActionRow }> {
+  const { db, org, now } = scope;
+  const who = scope.actor;
   await validate(db, org, input);
-  return db.transaction().execute(async (tx) => {
+  const result = await db.transaction().execute(async (tx) => {
     let existing =
       number !== undefined ? await actionsRepository.findByNumber(tx, org.id, number) : undefined;
     if (number !== undefined && !existing) {
@@ -107,9 +106,13 @@ export async function putAction(
     await actionsRepository.replaceTargets(tx, org.id, action.id, input.targets.map(targetInput));
     return { created: true, action };
   });
+  // This replica's cached actions are stale; the others hear of the change.
+  scope.services.catalog.bump(org.id);
+  return result;
 }
 
-export async function findAction(db: Db, org: OrgRef, number: number): Promise<ActionRow> {
+export async function findAction(scope: OrgScope, number: number): Promise<ActionRow> {
+  const { db, org } = scope;
   const row = await actionsRepository.findByNumber(db, org.id, number);
   if (!row) {
     throw new NotFoundError(`Action number ${number} does not exist in organization '${org.name}'`);
@@ -140,11 +143,11 @@ export function maskAddress(url: string): string {
  * secrets are never shown, only whether a target has one.
  */
 export async function presentActions(
-  db: Db,
-  org: OrgRef,
+  scope: OrgScope,
   rows: readonly ActionRow[],
   fullAddresses: boolean,
 ): Promise<Action[]> {
+  const { db, org } = scope;
   const targets = await actionsRepository.targets(
     db,
     org.id,
@@ -188,27 +191,24 @@ export async function presentActions(
 
 /** The organization's actions (of one type when given), as read back. */
 export async function listActions(
-  db: Db,
-  org: OrgRef,
+  scope: OrgScope,
   type: 'env' | 'flow' | undefined,
   fullAddresses: boolean,
 ): Promise<Action[]> {
-  return presentActions(db, org, await actionsRepository.list(db, org.id, type), fullAddresses);
+  const { db, org } = scope;
+  return presentActions(scope, await actionsRepository.list(db, org.id, type), fullAddresses);
 }
 
 /** One action by number, as read back. */
-export async function getAction(
-  db: Db,
-  org: OrgRef,
-  number: number,
-  fullAddresses: boolean,
-): Promise<Action> {
-  const action = await findAction(db, org, number);
-  return (await presentActions(db, org, [action], fullAddresses))[0]!;
+export async function getAction(scope: OrgScope, number: number, fullAddresses: boolean): Promise<Action> {
+  const action = await findAction(scope, number);
+  return (await presentActions(scope, [action], fullAddresses))[0]!;
 }
 
 /** Deletes an action by number; NotFoundError when there is none. */
-export async function deleteAction(db: Db, org: OrgRef, number: number): Promise<void> {
-  const action = await findAction(db, org, number);
+export async function deleteAction(scope: OrgScope, number: number): Promise<void> {
+  const { db, org } = scope;
+  const action = await findAction(scope, number);
   await actionsRepository.delete(db, org.id, action.id);
+  scope.services.catalog.bump(org.id);
 }

@@ -3,10 +3,10 @@
  * and rotates. After a rotation the previous key keeps signing (a second signature) for a grace
  * period, so receivers can switch keys without losing deliveries.
  */
+import type { OrgScope } from '../scope/org-scope.js';
 import { randomBytes } from 'node:crypto';
 import type { WebhookSigningKey } from '../../../../shared/contract/actions.js';
 import { epochSeconds } from '../../time.js';
-import type { Db } from '../../storage/database.js';
 import { signingKeysRepository, type SigningKeyRow } from '../../storage/repositories/actions.js';
 
 /** How long the previous key still signs after a rotation. */
@@ -15,14 +15,21 @@ export const SIGNING_KEY_GRACE_MS = 24 * 3_600_000;
 const generate = (): string => `whsec_${randomBytes(32).toString('base64url')}`;
 
 /** The organization's key, generated on first use. */
-export async function orgSigningKey(db: Db, orgId: string, now: Date): Promise<SigningKeyRow> {
+/** Enough of an org scope to find the organization's key (the notifier has no request). */
+type KeyOwner = Pick<OrgScope, 'db' | 'now'> & { org: Pick<OrgScope['org'], 'id'> };
+
+export async function orgSigningKey(scope: KeyOwner): Promise<SigningKeyRow> {
+  const { db, now } = scope;
+  const orgId = scope.org.id;
   return (
     (await signingKeysRepository.find(db, orgId)) ?? signingKeysRepository.ensure(db, orgId, generate(), now)
   );
 }
 
 /** Replaces the organization's key; the replaced one signs too for `SIGNING_KEY_GRACE_MS`. */
-export async function rotateOrgSigningKey(db: Db, orgId: string, now: Date): Promise<SigningKeyRow> {
+export async function rotateOrgSigningKey(scope: OrgScope): Promise<SigningKeyRow> {
+  const { db, now } = scope;
+  const orgId = scope.org.id;
   return signingKeysRepository.rotate(db, orgId, generate(), now);
 }
 

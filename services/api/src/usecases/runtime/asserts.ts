@@ -72,7 +72,7 @@ export async function assertWithPolicies(
   let allowListing: z.infer<typeof AssertResult>['allow_listing'] = null;
   let environment: string | null = null;
   if (scope.kind === 'environment') {
-    const env = await getEnvironment(ctx.db, { id: ctx.org.id, name: ctx.org.name }, scope.environment);
+    const env = await getEnvironment(ctx, scope.environment);
     environment = env.name;
     policies = await attachedPolicies(ctx.db, ctx.org.id, env.id);
     if (policies.length === 0) {

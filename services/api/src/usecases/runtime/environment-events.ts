@@ -13,11 +13,14 @@ import {
   parseInterval,
   subtractTime,
 } from '../../domain/snapshot-expressions.js';
-import type { Db } from '../../storage/database.js';
 import { reposRepository } from '../../storage/repositories/repos.js';
-import { snapshotsRepository, type EventRow, type EventsFilter } from '../../storage/repositories/snapshots.js';
+import {
+  snapshotsRepository,
+  type EventRow,
+  type EventsFilter,
+} from '../../storage/repositories/snapshots.js';
 import { getEnvironment } from './environments.js';
-import type { OrgRef } from '../scope/org-scope.js';
+import type { OrgScope } from '../scope/org-scope.js';
 import { isTrue } from './snapshots.js';
 
 export interface EventsQuery {
@@ -116,13 +119,12 @@ function presentEvent(envName: string, c: EventRow): Event {
 
 /** `GET /environments/{org}/{env}/events`: one event per start, exit and change, newest first. */
 export async function listEvents(
-  db: Db,
-  org: OrgRef,
+  scope: OrgScope,
   envName: string,
   query: EventsQuery,
-  now: Date,
 ): Promise<{ events: Event[]; total: number }> {
-  const env = await getEnvironment(db, org, envName);
+  const { db, org, now } = scope;
+  const env = await getEnvironment(scope, envName);
   // `--repo` (repeatable): only artifacts reported from one of these repos, in any flow.
   const repoNames = [query.repo_name ?? []].flat().filter((n) => n !== '');
   let repoIds: string[] | undefined;

@@ -4,21 +4,20 @@
  */
 import type { Environment } from '../../../../shared/contract/environments.js';
 import { epochSeconds } from '../../time.js';
-import type { Db } from '../../storage/database.js';
 import {
   environmentsRepository,
   type EnvironmentListFilter,
   type EnvironmentRow,
 } from '../../storage/repositories/environments.js';
 import { snapshotsRepository } from '../../storage/repositories/snapshots.js';
-import type { OrgRef } from '../scope/org-scope.js';
+import type { OrgScope } from '../scope/org-scope.js';
 
 /** Environments as the interface shows them, with attached policy names and logical members. */
 export async function presentEnvironments(
-  db: Db,
-  org: OrgRef,
+  scope: OrgScope,
   rows: readonly EnvironmentRow[],
 ): Promise<Environment[]> {
+  const { db, org } = scope;
   const ids = rows.map((r) => r.id);
   const policies = await environmentsRepository.policyNamesOf(db, org.id, ids);
   const members = await environmentsRepository.membersOf(
@@ -53,10 +52,10 @@ export async function presentEnvironments(
 
 /** The organization's environments matching `filter`, as the interface shows them, and how many match. */
 export async function listEnvironments(
-  db: Db,
-  org: OrgRef,
+  scope: OrgScope,
   filter: EnvironmentListFilter,
 ): Promise<{ environments: Environment[]; total: number }> {
+  const { db, org } = scope;
   const { rows, total } = await environmentsRepository.list(db, org.id, filter);
-  return { environments: await presentEnvironments(db, org, rows), total };
+  return { environments: await presentEnvironments(scope, rows), total };
 }

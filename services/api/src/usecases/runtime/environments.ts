@@ -13,15 +13,16 @@ import { allowlistsRepository } from '../../storage/repositories/allowlists.js';
 import { environmentsRepository, type EnvironmentRow } from '../../storage/repositories/environments.js';
 import { policiesRepository } from '../../storage/repositories/policies.js';
 import { enqueueNotifications } from '../notifications/notifications.js';
-import type { OrgRef } from '../scope/org-scope.js';
-import { reevaluateLocked, type ReportOutcome, type RuntimeDeps } from './report-ingest.js';
+import { inTransaction, type OrgRef, type OrgScope } from '../scope/org-scope.js';
+import { announce, reevaluateLocked, type ReportOutcome } from './report-ingest.js';
 
 /** The 404 every environment route answers for a missing environment (the CLI relies on it). */
 export function environmentNotFound(org: OrgRef, name: string): NotFoundError {
   return new NotFoundError(`Environment named '${name}' does not exist for organization '${org.name}'`);
 }
 
-export async function getEnvironment(db: Db, org: OrgRef, name: string): Promise<EnvironmentRow> {
+export async function getEnvironment(scope: OrgScope, name: string): Promise<EnvironmentRow> {
+  const { db, org } = scope;
   const env = await environmentsRepository.findByName(db, org.id, name);
   if (!env) {
     throw environmentNotFound(org, name);
@@ -36,10 +37,12 @@ export async function getEnvironment(db: Db, org: OrgRef, name: string): Promise
  * un-archives it with a member's key (a snapshotter's is refused: archiving is a member's
  * decision); a report to an archived environment is refused.
  */
-export async function readEnvironment(db: Db, org: OrgRef, name: string): Promise<EnvironmentRow> {
-  const env = await getEnvironment(db, org, name);
+export async function readEnvironment(scope: OrgScope, name: string): Promise<EnvironmentRow> {
+  const env = await getEnvironment(scope, name);
   if (env.archived) {
-    throw new NotFoundError(`Environment named '${name}' has been archived for organization '${org.name}'`);
+    throw new NotFoundError(
+      `Environment named '${name}' has been archived for organization '${scope.org.name}'`,
+    );
   }
   return env;
 }
@@ -91,14 +94,12 @@ async function resolveMembers(
 
 /** Replaces the attached policies; re-evaluates when they changed. */
 async function setPolicies(
-  db: Db,
-  deps: RuntimeDeps,
-  org: OrgRef,
+  scope: OrgScope,
   env: EnvironmentRow,
   names: readonly string[],
   field: string,
-  now: Date,
 ): Promise<ReportOutcome | null> {
+  const { db, org, now } = scope;
   const wanted = await resolvePolicies(db, org, names, field);
   const current = (await environmentsRepository.policyNamesOf(db, org.id, [env.id])).get(env.id) ?? [];
   const currentRows = await policiesRepository.findByNames(db, org.id, current);
@@ -118,7 +119,7 @@ async function setPolicies(
   if (attached + detached === 0) {
     return null;
   }
-  return reevaluateLocked(db, deps, org, env, now, 'policies');
+  return reevaluateLocked(scope, env, 'policies');
 }
 
 const sameSet = (a: readonly string[], b: readonly string[]): boolean => {
@@ -159,15 +160,19 @@ async function changesOf(db: Db, org: OrgRef, env: EnvironmentRow, body: Environ
 }
 
 /** `PUT /environments/{org}`: creates, or updates description and flags; returns whether it was created. */
-export async function putEnvironment(
-  db: Db,
-  deps: RuntimeDeps,
-  org: OrgRef,
+export async function putEnvironment(scope: OrgScope, body: EnvironmentPut, role: Role): Promise<boolean> {
+  const { created, outcome } = await putEnvironmentLocked(scope, body, role);
+  announce(scope, outcome);
+  return created;
+}
+
+async function putEnvironmentLocked(
+  scope: OrgScope,
   body: EnvironmentPut,
-  who: { name: string; role: Role },
-  now: Date,
+  role: Role,
 ): Promise<{ created: boolean; outcome: ReportOutcome | null }> {
-  const canWrite = roleAllows(who.role, 'environment:write');
+  const { org, now } = scope;
+  const canWrite = roleAllows(role, 'environment:write');
   if (body.policies && body.policies.length > 0 && !canWrite) {
     throw new ForbiddenError('Attaching policies needs the environment:write permission (Member or Admin)');
   }
@@ -176,7 +181,7 @@ export async function putEnvironment(
       'body.included_environments': 'allowed only with type logical',
     });
   }
-  return db.transaction().execute(async (tx) => {
+  return scope.db.transaction().execute(async (tx) => {
     let env = await environmentsRepository.lockByName(tx, org.id, body.name);
     let created = false;
     if (!env) {
@@ -187,7 +192,7 @@ export async function putEnvironment(
         type: body.type,
         description: body.description,
         require_provenance: body.require_provenance ?? false,
-        created_by: who.name,
+        created_by: scope.actor,
         created_at: now,
         last_modified_at: now,
         last_reported_at: null,
@@ -235,7 +240,7 @@ export async function putEnvironment(
     }
     let outcome: ReportOutcome | null = null;
     if (body.policies) {
-      outcome = await setPolicies(tx, deps, org, env, body.policies, 'body.policies', now);
+      outcome = await setPolicies(inTransaction(scope, tx), env, body.policies, 'body.policies');
     }
     return { created, outcome };
   });
@@ -243,14 +248,12 @@ export async function putEnvironment(
 
 /** `PATCH /environments/{org}/{env}`: only the fields present change. */
 export async function patchEnvironment(
-  db: Db,
-  deps: RuntimeDeps,
-  org: OrgRef,
+  scope: OrgScope,
   name: string,
   patch: { description?: string; included_environments?: string[] | null; policies?: string[] | null },
-  now: Date,
-): Promise<ReportOutcome | null> {
-  return db.transaction().execute(async (tx) => {
+): Promise<void> {
+  const { org, now } = scope;
+  const outcome = await scope.db.transaction().execute(async (tx) => {
     const env = await lockEnvironment(tx, org, name);
     if (patch.description !== undefined) {
       await environmentsRepository.update(tx, org.id, env.id, {
@@ -275,23 +278,22 @@ export async function patchEnvironment(
     }
     if (patch.policies !== undefined) {
       await environmentsRepository.update(tx, org.id, env.id, { last_modified_at: now });
-      return setPolicies(tx, deps, org, env, patch.policies ?? [], 'body.policies', now);
+      return setPolicies(inTransaction(scope, tx), env, patch.policies ?? [], 'body.policies');
     }
     return null;
   });
+  announce(scope, outcome);
 }
 
 /** Spec endpoints 8 and 7: attach or detach named policies; a change makes a snapshot. */
 export async function changePolicies(
-  db: Db,
-  deps: RuntimeDeps,
-  org: OrgRef,
+  scope: OrgScope,
   name: string,
   names: readonly string[],
   mode: 'attach' | 'detach',
-  now: Date,
-): Promise<ReportOutcome | null> {
-  return db.transaction().execute(async (tx) => {
+): Promise<void> {
+  const { org, now } = scope;
+  const outcome = await scope.db.transaction().execute(async (tx) => {
     const env = await lockEnvironment(tx, org, name);
     const policies = await resolvePolicies(tx, org, names, 'body.policy_names');
     const ids = policies.map((p) => p.id);
@@ -303,19 +305,15 @@ export async function changePolicies(
       return null;
     }
     await environmentsRepository.update(tx, org.id, env.id, { last_modified_at: now });
-    return reevaluateLocked(tx, deps, org, env, now, 'policies');
+    return reevaluateLocked(inTransaction(scope, tx), env, 'policies');
   });
+  announce(scope, outcome);
 }
 
 /** Spec endpoint 9: renames; the new name must be free. */
-export async function renameEnvironment(
-  db: Db,
-  org: OrgRef,
-  name: string,
-  newName: string,
-  now: Date,
-): Promise<void> {
-  await db.transaction().execute(async (tx) => {
+export async function renameEnvironment(scope: OrgScope, name: string, newName: string): Promise<void> {
+  const { org, now } = scope;
+  await scope.db.transaction().execute(async (tx) => {
     const env = await lockEnvironment(tx, org, name);
     if (newName === name) {
       return;
@@ -333,22 +331,18 @@ export async function renameEnvironment(
   });
 }
 
-export async function archiveEnvironment(db: Db, org: OrgRef, name: string, now: Date): Promise<void> {
-  await db.transaction().execute(async (tx) => {
+export async function archiveEnvironment(scope: OrgScope, name: string): Promise<void> {
+  const { org, now } = scope;
+  await scope.db.transaction().execute(async (tx) => {
     const env = await lockEnvironment(tx, org, name);
     await environmentsRepository.update(tx, org.id, env.id, { archived: true, last_modified_at: now });
   });
 }
 
 /** `PUT /environments/{org}/{logical}/join`: adds a physical environment to a logical one. */
-export async function joinEnvironment(
-  db: Db,
-  org: OrgRef,
-  logical: string,
-  physical: string,
-  now: Date,
-): Promise<void> {
-  await db.transaction().execute(async (tx) => {
+export async function joinEnvironment(scope: OrgScope, logical: string, physical: string): Promise<void> {
+  const { org, now } = scope;
+  await scope.db.transaction().execute(async (tx) => {
     const env = await lockEnvironment(tx, org, logical);
     if (env.type !== 'logical') {
       throw new BadRequestError(
@@ -366,15 +360,13 @@ export async function joinEnvironment(
  * ON_ALLOWED_ARTIFACT and re-evaluates, which may make a snapshot (became-compliant).
  */
 export async function allowArtifact(
-  db: Db,
-  deps: RuntimeDeps,
-  org: OrgRef,
+  scope: OrgScope,
   envName: string,
   entry: { fingerprint: string; artifactName: string; description: string },
-  who: string,
-  now: Date,
-): Promise<{ created: boolean; outcome: ReportOutcome | null; notifications: number }> {
-  return db.transaction().execute(async (tx) => {
+): Promise<boolean> {
+  const { org, now } = scope;
+  const who = scope.actor;
+  const { created, outcome, notifications } = await scope.db.transaction().execute(async (tx) => {
     const env = await lockEnvironment(tx, org, envName);
     if (env.type === 'logical') {
       throw new BadRequestError(
@@ -408,20 +400,9 @@ export async function allowArtifact(
           now,
         )
       : 0;
-    const outcome = await reevaluateLocked(tx, deps, org, env, now, 'allowlist', who);
+    const outcome = await reevaluateLocked(inTransaction(scope, tx), env, 'allowlist', who);
     return { created, outcome, notifications };
   });
-}
-
-/**
- * Rule 2 before a report is even parsed: when the environment's last report had exactly these
- * bytes (their SHA-256), only its report time moves. True when that was all there was to do.
- */
-export function reportedAgain(
-  db: Db,
-  org: OrgRef,
-  report: { envName: string; type: string; rawHash: string; now: Date },
-): Promise<boolean> {
-  const { envName, type, rawHash, now } = report;
-  return environmentsRepository.touchIfSameReport(db, org.id, envName, type, rawHash, now);
+  announce(scope, outcome, { snapshot: null, notifications });
+  return created;
 }

@@ -13,7 +13,7 @@ import { formatPolicyProblem, parsePolicyYaml, type ParsedPolicy } from '../../d
 import type { Db } from '../../storage/database.js';
 import { environmentsRepository } from '../../storage/repositories/environments.js';
 import { policiesRepository, type PolicyRow } from '../../storage/repositories/policies.js';
-import type { OrgRef } from '../scope/org-scope.js';
+import type { OrgRef, OrgScope } from '../scope/org-scope.js';
 import { markForReevaluation } from './reevaluation.js';
 
 export interface PolicyInput {
@@ -133,28 +133,28 @@ async function updatePolicy(w: PolicyWrite, policy: PolicyRow): Promise<PutResul
 }
 
 /** Creates or updates a policy; returns whether it was created and the environments marked. */
-export async function putPolicy(
-  db: Db,
-  org: OrgRef,
-  input: PolicyInput,
-  who: string,
-  now: Date,
-): Promise<PutResult> {
+export async function putPolicy(scope: OrgScope, input: PolicyInput): Promise<PutResult> {
+  const { db, org, now } = scope;
+  const who = scope.actor;
   const parsed = parseOrThrow(input.yaml);
   const hash = createHash('sha256').update(input.yaml).digest('hex');
-  return db.transaction().execute(async (tx) => {
+  const result = await db.transaction().execute(async (tx) => {
     const w: PolicyWrite = { tx, org, input, who, now, parsed, hash };
     const policy = await policiesRepository.lockByName(tx, org.id, input.name);
     return policy ? updatePolicy(w, policy) : createPolicy(w);
   });
+  if (result.marked > 0) {
+    scope.events.committed([{ type: 'reevaluation.marked', count: result.marked }]);
+  }
+  return result;
 }
 
 /** Policies with versions, events and consuming environments. */
 export async function presentPolicies(
-  db: Db,
-  org: OrgRef,
+  scope: OrgScope,
   rows: readonly PolicyRow[],
 ): Promise<Array<z.infer<typeof Policy>>> {
+  const { db, org } = scope;
   const ids = rows.map((r) => r.id);
   const [versions, events, consumers] = await Promise.all([
     policiesRepository.versions(db, org.id, ids),
@@ -185,7 +185,8 @@ export async function presentPolicies(
   }));
 }
 
-export async function getPolicy(db: Db, org: OrgRef, name: string): Promise<PolicyRow> {
+export async function getPolicy(scope: OrgScope, name: string): Promise<PolicyRow> {
+  const { db, org } = scope;
   const row = await policiesRepository.findByName(db, org.id, name);
   if (!row) {
     throw new NotFoundError(`Policy '${name}' does not exist in organization '${org.name}'`);
@@ -194,11 +195,12 @@ export async function getPolicy(db: Db, org: OrgRef, name: string): Promise<Poli
 }
 
 /** The organization's policies, as read back. */
-export async function listPolicies(db: Db, org: OrgRef): Promise<Array<z.infer<typeof Policy>>> {
-  return presentPolicies(db, org, await policiesRepository.list(db, org.id));
+export async function listPolicies(scope: OrgScope): Promise<Array<z.infer<typeof Policy>>> {
+  const { db, org } = scope;
+  return presentPolicies(scope, await policiesRepository.list(db, org.id));
 }
 
 /** One policy by name, as read back. */
-export async function readPolicy(db: Db, org: OrgRef, name: string): Promise<z.infer<typeof Policy>> {
-  return (await presentPolicies(db, org, [await getPolicy(db, org, name)]))[0]!;
+export async function readPolicy(scope: OrgScope, name: string): Promise<z.infer<typeof Policy>> {
+  return (await presentPolicies(scope, [await getPolicy(scope, name)]))[0]!;
 }

@@ -9,7 +9,8 @@ import { environmentsRepository } from '../../storage/repositories/environments.
 import { orgsRepository } from '../../storage/repositories/orgs.js';
 import { reevaluationMarksRepository } from '../../storage/repositories/reevaluation-marks.js';
 import { runtimeRepository } from '../../storage/repositories/runtime.js';
-import { reevaluateLocked, type ReportOutcome, type RuntimeDeps } from './report-ingest.js';
+import { scopeFor, type AppScope } from '../scope/org-scope.js';
+import { announce, reevaluateLocked, type ReportOutcome } from './report-ingest.js';
 
 /** Marks environments for re-evaluation without touching (or waiting for) their rows. */
 export async function markForReevaluation(
@@ -43,14 +44,13 @@ export async function markEnvironmentsRunning(
  * the next round. Safe with several replicas: marks are claimed with SKIP LOCKED.
  */
 export async function processReevaluationMarks(
-  db: Db,
-  deps: RuntimeDeps,
+  app: AppScope,
   now: () => Date,
   limit = 100,
 ): Promise<ReportOutcome[]> {
   const outcomes: ReportOutcome[] = [];
   for (let i = 0; i < limit; i++) {
-    const done = await db.transaction().execute(async (tx) => {
+    const done = await app.db.transaction().execute(async (tx) => {
       const claimed = await reevaluationMarksRepository.claimMarkedEnvironment(tx);
       if (!claimed) {
         return true;
@@ -59,14 +59,8 @@ export async function processReevaluationMarks(
       const env = await environmentsRepository.lockById(tx, claimed.org_id, claimed.environment_id);
       const org = await orgsRepository.findById(tx, claimed.org_id);
       if (env && org && !env.archived) {
-        const outcome = await reevaluateLocked(
-          tx,
-          deps,
-          { id: org.id, name: org.name },
-          env,
-          now(),
-          'reevaluation',
-        );
+        const scope = scopeFor({ ...app, db: tx }, { id: org.id, name: org.name }, now(), 'verity');
+        const outcome = await reevaluateLocked(scope, env, 'reevaluation');
         if (outcome) {
           outcomes.push(outcome);
         }
@@ -77,6 +71,9 @@ export async function processReevaluationMarks(
     if (done) {
       break;
     }
+  }
+  for (const outcome of outcomes) {
+    announce({ events: app.events }, outcome);
   }
   return outcomes;
 }

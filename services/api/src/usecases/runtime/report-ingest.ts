@@ -32,14 +32,9 @@ import { snapshotsRepository } from '../../storage/repositories/snapshots.js';
 import type { AppliedPolicyRef, ProvenanceEntry } from '../../storage/tables/runtime.js';
 import { flowHtmlUrl, snapshotUrls } from '../scope/links.js';
 import { enqueueNotifications } from '../notifications/notifications.js';
-import type { OrgRef } from '../scope/org-scope.js';
-import type { ProvenancePort, ProvenanceRecord, RuntimeEvent } from '../scope/provenance.js';
-
-/** What the runtime use cases need from the app. */
-export interface RuntimeDeps {
-  provenance: ProvenancePort;
-  publicUrl: string;
-}
+import type { CommitEffect } from '../scope/domain-events.js';
+import { inTransaction, type OrgRef, type OrgScope } from '../scope/org-scope.js';
+import type { ProvenanceRecord, RuntimeEvent } from '../scope/provenance.js';
 
 /** A snapshot one call made. */
 export interface SnapshotMade {
@@ -53,6 +48,23 @@ export interface ReportOutcome {
   snapshot: SnapshotMade | null;
   /** Notification rows written (the notifier may be woken). */
   notifications: number;
+}
+
+/** Announces, once their transaction has committed, what these outcomes wrote. */
+export function announce(
+  scope: Pick<OrgScope, 'events'>,
+  ...outcomes: ReadonlyArray<ReportOutcome | null>
+): void {
+  const effects: CommitEffect[] = [];
+  for (const o of outcomes) {
+    if (o?.snapshot) {
+      effects.push({ type: 'snapshot.created', cause: o.snapshot.cause });
+    }
+    if (o && o.notifications > 0) {
+      effects.push({ type: 'notifications.enqueued', count: o.notifications });
+    }
+  }
+  scope.events.committed(effects);
 }
 
 /** The frozen provenance of a fingerprint: one entry per flow it was reported in. */
@@ -87,9 +99,7 @@ interface Evaluated {
 }
 
 async function evaluate(
-  db: Db,
-  deps: RuntimeDeps,
-  org: OrgRef,
+  scope: OrgScope,
   artifacts: ReadonlyArray<{ fingerprint: string; name: string }>,
   policies: readonly PolicyVersion[],
   allowlist: ReadonlySet<string>,
@@ -98,7 +108,8 @@ async function evaluate(
   if (artifacts.length === 0) {
     return out;
   }
-  const found = await deps.provenance.find(
+  const { db, org, publicUrl } = scope;
+  const found = await scope.services.provenance.find(
     db,
     org.id,
     artifacts.map((a) => a.fingerprint),
@@ -108,7 +119,7 @@ async function evaluate(
     const v = evaluateArtifactAgainstPolicies(a, records, policies, allowlist.has(a.fingerprint));
     const body = {
       compliant: v.compliant,
-      provenance: provenanceEntries(records, deps.publicUrl, org),
+      provenance: provenanceEntries(records, publicUrl, org),
       decisions: v.decisions,
       reasons: v.reasons,
       allowlisted: v.allowlisted,
@@ -136,7 +147,8 @@ interface SnapshotWrite extends Omit<StatePlan, 'compliance' | 'exits'> {
 }
 
 /** Writes the states and the snapshot row, and moves the environment to it. */
-async function writeStates(db: Db, org: OrgRef, plan: SnapshotWrite, now: Date): Promise<void> {
+async function writeStates(scope: OrgScope, plan: SnapshotWrite): Promise<void> {
+  const { db, org, now } = scope;
   const { env, index } = plan;
   await runtimeRepository.insertDetails(db, org.id, plan.details);
   await runtimeRepository.insertVerdicts(db, org.id, plan.verdicts);
@@ -167,15 +179,10 @@ async function writeStates(db: Db, org: OrgRef, plan: SnapshotWrite, now: Date):
 }
 
 /** Writes a planned snapshot, its runtime events onto trails, and its notifications. */
-async function writeSnapshot(
-  db: Db,
-  deps: RuntimeDeps,
-  org: OrgRef,
-  plan: SnapshotWrite,
-  now: Date,
-): Promise<ReportOutcome> {
+async function writeSnapshot(scope: OrgScope, plan: SnapshotWrite): Promise<ReportOutcome> {
+  const { db, org, now, publicUrl } = scope;
   const { env, index } = plan;
-  await writeStates(db, org, plan, now);
+  await writeStates(scope, plan);
   const started = plan.newStates.filter((s) => s.change === 'started');
   const at = { environmentName: env.name, snapshotIndex: index, at: now };
   const runtimeEvents: RuntimeEvent[] = [
@@ -193,11 +200,11 @@ async function writeSnapshot(
     })),
   ];
   if (runtimeEvents.length > 0) {
-    await deps.provenance.recordRuntimeEvents(db, org.id, runtimeEvents);
+    await scope.services.provenance.recordRuntimeEvents(db, org.id, runtimeEvents);
   }
   const events = snapshotNotifications({
     base: { org: org.name, timestamp: now.getTime() / 1000, environment: env.name },
-    snapshot: { index, ...snapshotUrls({ publicUrl: deps.publicUrl, org }, env.name, index) },
+    snapshot: { index, ...snapshotUrls({ publicUrl, org }, env.name, index) },
     compliance: { before: env.compliant, after: plan.complianceAfter },
     started,
     exits: plan.exits,
@@ -238,43 +245,42 @@ function checkReportable(
 }
 
 export interface ReportInput {
-  org: OrgRef;
   envName: string;
   type: string;
   entries: readonly ReportEntry[];
-  now: Date;
-  reportedBy: string;
   /** sha256 of the request bytes, remembered so the same bytes next time skip parsing. */
   rawHash?: string;
 }
 
 /**
  * Applies a report (the full current state) to an environment: live state always, a snapshot
- * only when a fingerprint started or exited, or for the environment's first report.
+ * only when a fingerprint started or exited, or for the environment's first report. The
+ * snapshot is reported by the scope's actor.
  */
-export async function ingestReport(db: Db, deps: RuntimeDeps, input: ReportInput): Promise<ReportOutcome> {
+export async function ingestReport(scope: OrgScope, input: ReportInput): Promise<ReportOutcome> {
+  const { org, now } = scope;
   const grouped = groupReport(input.entries).map((a) => ({
     ...a,
     detailHash: sha256(a.detailKey),
     instanceCount: a.instances.length,
   }));
   const reportHash = sha256(reportKey(grouped));
-  return db.transaction().execute(async (tx) => {
+  return scope.db.transaction().execute(async (tx) => {
     const env = checkReportable(
-      await environmentsRepository.lockByName(tx, input.org.id, input.envName),
-      input.org,
+      await environmentsRepository.lockByName(tx, org.id, input.envName),
+      org,
       input.envName,
       input.type,
     );
     // Rule 2 at once: the same report as last time changes nothing but the report time.
     if (env.last_report_hash === reportHash && env.latest_snapshot > 0) {
-      await environmentsRepository.update(tx, input.org.id, env.id, {
-        last_reported_at: input.now,
+      await environmentsRepository.update(tx, org.id, env.id, {
+        last_reported_at: now,
         last_report_raw_hash: input.rawHash ?? null,
       });
       return { snapshot: null, notifications: 0 };
     }
-    return applyReport(tx, deps, input, env, grouped, reportHash);
+    return applyReport(inTransaction(scope, tx), env, grouped, reportHash);
   });
 }
 
@@ -326,14 +332,12 @@ async function updateLive(
 
 /** Applies a report that differs from the last one to the locked environment. */
 async function applyReport(
-  tx: Db,
-  deps: RuntimeDeps,
-  input: ReportInput,
+  scope: OrgScope,
   env: EnvironmentRow,
   grouped: readonly Grouped[],
   reportHash: string,
 ): Promise<ReportOutcome> {
-  const { org, now } = input;
+  const { db: tx, org, now } = scope;
   const { live, diff, reported } = await updateLive(tx, org.id, env, grouped, reportHash, now);
   if (!diff.snapshotDue && env.latest_snapshot > 0) {
     // Rules 3 and 4: no snapshot; scaling is still worth a notification.
@@ -353,27 +357,21 @@ async function applyReport(
   const allowlist = await allowlistsRepository.fingerprints(tx, org.id, env.id);
   const current = await runtimeRepository.currentStates(tx, org.id, env.id);
   const started = diff.started.map((fp) => reported.get(fp)!);
-  const evaluated = await evaluate(tx, deps, org, started, policies, allowlist);
+  const evaluated = await evaluate(scope, started, policies, allowlist);
   const verdicts = new Map([...evaluated].map(([fp, e]) => [fp, e.verdict]));
   const plan = planReport({ index, started, verdicts, reported, current, exited: diff.exited, live });
-  return writeSnapshot(
-    tx,
-    deps,
-    org,
-    {
-      ...plan,
-      env,
-      index,
-      cause: 'report',
-      reportedBy: input.reportedBy,
-      verdicts: [...verdicts.values()],
-      policies,
-      complianceAfter: environmentCompliance(policies.length, plan.compliance),
-      artifactCount: grouped.length,
-      startedRecords: new Map([...evaluated].map(([fp, e]) => [fp, e.records])),
-    },
-    now,
-  );
+  return writeSnapshot(scope, {
+    ...plan,
+    env,
+    index,
+    cause: 'report',
+    reportedBy: scope.actor,
+    verdicts: [...verdicts.values()],
+    policies,
+    complianceAfter: environmentCompliance(policies.length, plan.compliance),
+    artifactCount: grouped.length,
+    startedRecords: new Map([...evaluated].map(([fp, e]) => [fp, e.records])),
+  });
 }
 
 /**
@@ -382,14 +380,12 @@ async function applyReport(
  * policies (or their versions) changed. Returns null when nothing changed.
  */
 export async function reevaluateLocked(
-  db: Db,
-  deps: RuntimeDeps,
-  org: OrgRef,
+  scope: OrgScope,
   env: EnvironmentRow,
-  now: Date,
   cause: string,
   reportedBy: string | null = null,
 ): Promise<ReportOutcome | null> {
+  const { db, org, now } = scope;
   if (env.type === 'logical' || env.latest_snapshot === 0) {
     return null;
   }
@@ -397,7 +393,7 @@ export async function reevaluateLocked(
   const latest = await snapshotsRepository.snapshot(db, org.id, env.id, env.latest_snapshot);
   const current = await runtimeRepository.currentStates(db, org.id, env.id);
   const allowlist = await allowlistsRepository.fingerprints(db, org.id, env.id);
-  const evaluated = await evaluate(db, deps, org, current, policies, allowlist);
+  const evaluated = await evaluate(scope, current, policies, allowlist);
   const live = await runtimeRepository.liveDetails(db, org.id, env.id);
   const plan = planReevaluation({
     index: env.latest_snapshot + 1,
@@ -416,23 +412,17 @@ export async function reevaluateLocked(
     at: now,
   }));
   if (linked.length > 0) {
-    await deps.provenance.recordRuntimeEvents(db, org.id, linked);
+    await scope.services.provenance.recordRuntimeEvents(db, org.id, linked);
   }
-  return writeSnapshot(
-    db,
-    deps,
-    org,
-    {
-      ...plan,
-      env,
-      index: env.latest_snapshot + 1,
-      cause,
-      reportedBy,
-      policies,
-      complianceAfter: environmentCompliance(policies.length, plan.compliance),
-      artifactCount: current.length,
-      startedRecords: new Map(),
-    },
-    now,
-  );
+  return writeSnapshot(scope, {
+    ...plan,
+    env,
+    index: env.latest_snapshot + 1,
+    cause,
+    reportedBy,
+    policies,
+    complianceAfter: environmentCompliance(policies.length, plan.compliance),
+    artifactCount: current.length,
+    startedRecords: new Map(),
+  });
 }

@@ -24,7 +24,7 @@ import { runtimeRepository, type StateWithVerdict } from '../../storage/reposito
 import { snapshotsRepository, type SnapshotRow } from '../../storage/repositories/snapshots.js';
 import { getEnvironment } from './environments.js';
 import { snapshotUrls } from '../scope/links.js';
-import type { OrgRef } from '../scope/org-scope.js';
+import type { OrgRef, OrgScope } from '../scope/org-scope.js';
 
 type SnapshotBody = z.infer<typeof Snapshot>;
 
@@ -36,12 +36,11 @@ function outOfRange(org: OrgRef, env: EnvironmentRow, expression: string, index:
 
 /** Resolves an expression of one environment to a snapshot number, or throws 400/404. */
 export async function resolveIndex(
-  db: Db,
-  org: OrgRef,
+  scope: OrgScope,
   env: EnvironmentRow,
   expression: string,
-  now: Date,
 ): Promise<number> {
+  const { db, org, now } = scope;
   const parsed = parseSnapshotExpression(expression);
   if (!parsed.ok) {
     throw new BadRequestError(parsed.reason, { 'path.snapshot_expression': parsed.reason });
@@ -171,20 +170,18 @@ async function appliedPolicies(
 
 /** `GET /snapshots/{org}/{env}/{expression}`. */
 export async function readSnapshot(
-  db: Db,
-  org: OrgRef,
+  scope: OrgScope,
   envName: string,
   expression: string,
-  now: Date,
-  publicUrl: string,
 ): Promise<SnapshotBody> {
-  const env = await getEnvironment(db, org, envName);
+  const { db, org, publicUrl } = scope;
+  const env = await getEnvironment(scope, envName);
   if (env.type === 'logical') {
     throw new BadRequestError(
       `Environment '${envName}' is logical and has no snapshots of its own; read its physical environments`,
     );
   }
-  const index = await resolveIndex(db, org, env, expression, now);
+  const index = await resolveIndex(scope, env, expression);
   const snapshot = await snapshotsRepository.snapshot(db, org.id, env.id, index);
   if (!snapshot) {
     throw outOfRange(org, env, expression, index);
@@ -225,13 +222,12 @@ export const isTrue = (v: string | undefined) => v !== undefined && v.toLowerCas
 
 /** `GET /snapshots/{org}/{env}`: newest first unless reversed; `to` is 0 for the current one. */
 export async function listSnapshots(
-  db: Db,
-  org: OrgRef,
+  scope: OrgScope,
   envName: string,
   query: { page: number; per_page: number; interval?: string | undefined; reverse?: string | undefined },
-  now: Date,
 ): Promise<Array<z.infer<typeof SnapshotListItem>>> {
-  const env = await getEnvironment(db, org, envName);
+  const { db, org, now } = scope;
+  const env = await getEnvironment(scope, envName);
   if (env.latest_snapshot === 0) {
     return [];
   }
@@ -282,7 +278,8 @@ export async function listSnapshots(
   return ascending ? items : items.reverse();
 }
 
-async function resolveSnappish(db: Db, org: OrgRef, text: string, field: string, now: Date) {
+async function resolveSnappish(scope: OrgScope, text: string, field: string) {
+  const { db, org } = scope;
   // A name may itself contain `~`: the whole text as a name wins.
   let env = await environmentsRepository.findByName(db, org.id, text);
   let expression = '-1';
@@ -296,7 +293,7 @@ async function resolveSnappish(db: Db, org: OrgRef, text: string, field: string,
       [`query.${field}`]: `no environment named in '${text}'`,
     });
   }
-  const index = await resolveIndex(db, org, env, expression, now);
+  const index = await resolveIndex(scope, env, expression);
   const states = (await snapshotsRepository.statesAt(db, org.id, env.id, index)).filter(
     (s) => !(s.exited && s.to_index === index),
   );
@@ -304,9 +301,10 @@ async function resolveSnappish(db: Db, org: OrgRef, text: string, field: string,
 }
 
 /** `GET /env-diff/{org}`: only in S1, only in S2, count changed, unchanged (by fingerprint). */
-export async function diffSnapshots(db: Db, org: OrgRef, snappish1: string, snappish2: string, now: Date) {
-  const s1 = await resolveSnappish(db, org, snappish1, 'snappish1', now);
-  const s2 = await resolveSnappish(db, org, snappish2, 'snappish2', now);
+export async function diffSnapshots(scope: OrgScope, snappish1: string, snappish2: string) {
+  const { db, org } = scope;
+  const s1 = await resolveSnappish(scope, snappish1, 'snappish1');
+  const s2 = await resolveSnappish(scope, snappish2, 'snappish2');
   const one = new Map(s1.states.map((s) => [s.fingerprint, s]));
   const two = new Map(s2.states.map((s) => [s.fingerprint, s]));
   const details = await snapshotsRepository.details(

@@ -2,6 +2,10 @@
  * Domain events: what happened to the evidence or the runtime, published inside the transaction
  * that made it happen. Subscribers run in that same transaction, so anything they write (an
  * outbox row, a mark for re-evaluation) commits or rolls back with the change itself.
+ *
+ * After a commit, the use case that committed announces what its writes mean for the rest of
+ * the process (`committed`): a snapshot made, notifications or re-evaluation marks written, a
+ * report received. Metrics and worker wake-ups listen there, and only there.
  */
 import type { Db } from '../../storage/database.js';
 
@@ -46,6 +50,15 @@ export type DomainEvent =
       marked?: boolean;
     };
 
+/** What a committed change means for the process: counted, and the workers woken. */
+export type CommitEffect =
+  | { type: 'snapshot.created'; cause: string }
+  | { type: 'notifications.enqueued'; count: number }
+  | { type: 'reevaluation.marked'; count: number }
+  | { type: 'report.received'; result: 'snapshot' | 'unchanged' | 'rejected' | 'error' };
+
+export type CommitListener = (effects: readonly CommitEffect[]) => void;
+
 export type DomainEventHandler = (db: Db, events: DomainEvent[]) => Promise<void>;
 
 /**
@@ -57,6 +70,22 @@ export type DomainEventIdleCheck = (events: DomainEvent[]) => boolean;
 /** Publish/subscribe within a transaction. */
 export class DomainEventBus {
   private readonly handlers: Array<{ handle: DomainEventHandler; idle?: DomainEventIdleCheck }> = [];
+  private readonly commitListeners: CommitListener[] = [];
+
+  /** Adds a listener for what committed changes mean (metrics, worker wake-ups). */
+  onCommitted(listener: CommitListener): void {
+    this.commitListeners.push(listener);
+  }
+
+  /** Announces, after its commit, what a change wrote; listeners run at once and must not throw. */
+  committed(effects: readonly CommitEffect[]): void {
+    if (effects.length === 0) {
+      return;
+    }
+    for (const listener of this.commitListeners) {
+      listener(effects);
+    }
+  }
 
   /** Adds a handler; it runs for every publish, in the publisher's transaction, unless `idle` says it has nothing to do. */
   subscribe(handler: DomainEventHandler, idle?: DomainEventIdleCheck): void {

@@ -1,9 +1,11 @@
 /**
  * The one organization scope every use case runs in: the database (or a transaction), the
- * organization, the clock, the caller and where links point.
+ * organization, the clock, the caller, where links point, the event bus and the app's services.
+ * Every use case takes it first; none takes a `Db` and an organization apart.
  */
 import type { Db } from '../../storage/database.js';
 import type { DomainEventBus } from './domain-events.js';
+import type { Services } from './services.js';
 
 /** An organization as use cases name it: its id for storage, its name for links and messages. */
 export interface OrgRef {
@@ -25,9 +27,26 @@ export interface OrgScope {
   /** Who is acting, as `created_by` fields show it. */
   actor: string;
   events: DomainEventBus;
+  services: Services;
 }
 
 /** The same scope bound to a transaction. */
 export function inTransaction(scope: OrgScope, trx: Db): OrgScope {
   return { ...scope, db: trx };
+}
+
+/** What an org scope carries that is the app's, not the request's. */
+export type AppScope = Pick<OrgScope, 'db' | 'publicUrl' | 'events' | 'services'>;
+
+/** The scope of one organization for a caller at a time (requests and background workers alike). */
+export function scopeFor(app: AppScope, org: OrgRef, now: Date, actor: string): OrgScope {
+  return {
+    db: app.db,
+    publicUrl: app.publicUrl,
+    events: app.events,
+    services: app.services,
+    org,
+    now,
+    actor,
+  };
 }

@@ -1,14 +1,15 @@
 /**
- * The evidence area's services: the custom-type evaluator (a bounded worker pool), the
- * evidence-file store and the attestation batcher (one per database pool), the first and last
- * closed with the app. With the background workers (`VERITY_NOTIFIER_ENABLED`), a loop collects
- * evidence files no attestation names, every ten minutes, at most a thousand a pass, each pass
- * reading only what was stored since the one before.
+ * The services every use case's scope carries (`app.services`, usecases/scope/services.ts): the
+ * provenance port, the custom-type evaluator (a bounded worker pool), the evidence-file store,
+ * the attestation batcher (one per database pool) and the per-organization view cache; the
+ * evaluator and batcher close with the app. With the background workers
+ * (`VERITY_NOTIFIER_ENABLED`), a loop collects evidence files no attestation names, every ten
+ * minutes, at most a thousand a pass, each pass reading only what was stored since the one before.
  */
 import fp from 'fastify-plugin';
 import { Loop } from '../notify/loop.js';
 import { AttestationBatcher } from '../storage/batching/attestation-batcher.js';
-import type { AttestationServices } from '../usecases/evidence/attestations.js';
+import type { Services } from '../usecases/scope/services.js';
 import { CustomEvaluator } from '../workers/custom-evaluator.js';
 import { databaseEvidenceStore, EvidenceCollector } from '../usecases/evidence/evidence-store.js';
 
@@ -16,7 +17,7 @@ const COLLECT_INTERVAL_MS = 600_000;
 
 declare module 'fastify' {
   interface FastifyInstance {
-    evidence: AttestationServices;
+    services: Services;
   }
 }
 
@@ -28,12 +29,13 @@ export default fp(
       workers: app.config.jqWorkers,
       queuePerOrg: app.config.jqQueuePerOrg,
     });
-    // Marks a batch committed wake the re-evaluation worker, as the subscriber's do.
+    // A batch that committed re-evaluation marks says so, as every committed change does.
     const batcher = new AttestationBatcher(app.db, {
-      onMarked: () => (app.hasDecorator('runtime') ? app.runtime.kick() : undefined),
+      onMarked: () => app.domainEvents.committed([{ type: 'reevaluation.marked', count: 1 }]),
     });
     const store = databaseEvidenceStore;
-    app.decorate('evidence', { evaluator, store, batcher, catalog: app.caches.config });
+    const catalog = app.caches.config;
+    app.decorate('services', { provenance: app.provenance, evaluator, store, batcher, catalog });
     const orphans = new EvidenceCollector(app.db, store);
     const collect = async () => {
       const n = await orphans.pass(app.clock());
@@ -52,5 +54,5 @@ export default fp(
     });
     done();
   },
-  { name: 'evidence', dependencies: ['db', 'caches'] },
+  { name: 'services', dependencies: ['db', 'caches', 'provenance', 'domain-events'] },
 );

@@ -1,0 +1,57 @@
+/**
+ * A report as it arrives (spec endpoint 4, rules 2-4): the same bytes as last time only move the
+ * report time; anything else is validated and ingested (report-ingest.ts). Every report is
+ * counted by its result once it is over.
+ */
+import { REPORT_SCHEMAS, type ReportType } from '../../../../shared/contract/environment-reports.js';
+import { ApiError, RequestValidationError } from '../../errors.js';
+import { environmentsRepository } from '../../storage/repositories/environments.js';
+import type { OrgScope } from '../scope/org-scope.js';
+import { announce, ingestReport, type SnapshotMade } from './report-ingest.js';
+
+export interface ArrivingReport {
+  envName: string;
+  type: ReportType;
+  /** The parsed JSON body, not yet validated: an identical report is recognised before that. */
+  body: unknown;
+  /** sha256 of the request bytes, when the transport kept them. */
+  rawHash?: string;
+}
+
+/**
+ * Rule 2 before a report is even parsed: when the environment's last report had exactly these
+ * bytes (their SHA-256), only its report time moves. True when that was all there was to do.
+ */
+export function reportedAgain(
+  scope: OrgScope,
+  report: { envName: string; type: string; rawHash: string },
+): Promise<boolean> {
+  const { envName, type, rawHash } = report;
+  return environmentsRepository.touchIfSameReport(scope.db, scope.org.id, envName, type, rawHash, scope.now);
+}
+
+/** Applies a report; returns the snapshot it made, or null when none was due. */
+export async function receiveReport(scope: OrgScope, report: ArrivingReport): Promise<SnapshotMade | null> {
+  const { envName, type, rawHash } = report;
+  try {
+    if (rawHash && (await reportedAgain(scope, { envName, type, rawHash }))) {
+      scope.events.committed([{ type: 'report.received', result: 'unchanged' }]);
+      return null;
+    }
+    const parsed = REPORT_SCHEMAS[type].safeParse(report.body);
+    if (!parsed.success) {
+      throw new RequestValidationError(parsed.error.issues);
+    }
+    const entries = parsed.data.artifacts;
+    const outcome = await ingestReport(scope, { envName, type, entries, ...(rawHash ? { rawHash } : {}) });
+    announce(scope, outcome);
+    scope.events.committed([
+      { type: 'report.received', result: outcome.snapshot ? 'snapshot' : 'unchanged' },
+    ]);
+    return outcome.snapshot;
+  } catch (err) {
+    const result = err instanceof ApiError && err.statusCode < 500 ? 'rejected' : 'error';
+    scope.events.committed([{ type: 'report.received', result }]);
+    throw err;
+  }
+}
