@@ -33,6 +33,7 @@ function startOperator(identity: string): Operator {
       apiUrl,
       org: ORG,
       token: { kind: 'value', value: key },
+      clusterWide: true,
       watchNamespaces: [],
       // Long: only a spec change, a takeover or the annotation reconciles within a test.
       requeueIntervalMs: 600_000,

@@ -78,6 +78,7 @@ beforeAll(async () => {
       apiUrl: proxy.url,
       org: ORG,
       token: { kind: 'value', value: key },
+      clusterWide: true,
       watchNamespaces: [],
       requeueIntervalMs: REQUEUE_MS,
       workers: 3,

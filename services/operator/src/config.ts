@@ -22,10 +22,21 @@ import type { LeaderElectionConfig } from './leader-election.js';
 /** Where the API key comes from; a file is read again on every request, so a rotated Secret works. */
 export type TokenSource = SecretSource;
 
+/** A watched namespace reconciled into an organization of its own, with a key of its own. */
+export interface NamespaceOrg {
+  namespace: string;
+  org: string;
+  token: TokenSource;
+}
+
 /** The parsed configuration of the operator process. */
 export interface OperatorConfig extends AgentConfig {
-  /** Namespaces whose resources are reconciled; empty: every namespace. */
+  /** Watch every namespace, each reconciled into `org` with `token` (VERITY_WATCH_NAMESPACES=*). */
+  clusterWide: boolean;
+  /** Namespaces whose resources are reconciled into `org` with `token`. */
   watchNamespaces: string[];
+  /** Namespaces each reconciled into its own organization with its own key (VERITY_OPERATOR_NAMESPACES). */
+  namespaces?: NamespaceOrg[];
   /** Secrets Actions may reference without the opt-in label (VERITY_SECRET_NAMES). */
   secretNames?: string[];
   /** A resource that matches Verity is looked at again this long after, to repair drift. */
@@ -47,6 +58,13 @@ const intVar = (def: number, min: number, max: number) =>
   sharedIntVar(def, min, max, { digitsOnly: true, echo: false });
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** One entry of VERITY_OPERATOR_NAMESPACES: the chart writes one per operator.namespaces item. */
+const NamespaceEntry = z.strictObject({
+  namespace: z.string().max(63).regex(DNS_LABEL, 'must be a namespace name'),
+  org: z.string().regex(ORG_NAME_PATTERN, `must match ${ORG_NAME_PATTERN.source}`),
+  tokenFile: z.string().trim().min(1, "required (the file holding this namespace's key)"),
+});
 
 const Env = z.object({
   VERITY_API_URL: z
@@ -74,9 +92,24 @@ const Env = z.object({
           .map((s) => s.trim())
           .filter((s) => s !== ''),
       )
-      .refine((list) => list.every((ns) => ns.length <= 63 && DNS_LABEL.test(ns)), {
-        message: 'must be a comma list of namespace names',
-      }),
+      .refine(
+        (list) =>
+          (list.length === 1 && list[0] === '*') || list.every((ns) => ns.length <= 63 && DNS_LABEL.test(ns)),
+        { message: 'must be a comma list of namespace names, or * for every namespace' },
+      ),
+  ),
+  VERITY_OPERATOR_NAMESPACES: optional(
+    z
+      .string()
+      .transform((v, ctx) => {
+        try {
+          return JSON.parse(v) as unknown;
+        } catch {
+          ctx.addIssue({ code: 'custom', message: 'must be a JSON list of {namespace, org, tokenFile}' });
+          return z.NEVER;
+        }
+      })
+      .pipe(z.array(NamespaceEntry, { error: 'must be a JSON list of {namespace, org, tokenFile}' })),
   ),
   VERITY_SECRET_NAMES: optional(
     z.string().transform((v) =>
@@ -119,6 +152,57 @@ function podNamespace(readFile: ReadFile): string | undefined {
   }
 }
 
+type Scope = Pick<OperatorConfig, 'clusterWide' | 'watchNamespaces' | 'namespaces'>;
+
+/**
+ * What the operator watches: VERITY_WATCH_NAMESPACES (`*`: every namespace) into VERITY_ORG, and
+ * each namespace of VERITY_OPERATOR_NAMESPACES into its own organization; with neither, the pod's
+ * own namespace. A namespace maps to one organization, so none may be listed twice.
+ */
+function watchScope(d: z.infer<typeof Env>, readFile: ReadFile, problems: string[]): Scope {
+  const listed = d.VERITY_WATCH_NAMESPACES ?? [];
+  const clusterWide = listed[0] === '*';
+  const entries = d.VERITY_OPERATOR_NAMESPACES ?? [];
+  if (clusterWide && entries.length > 0) {
+    problems.push(
+      'VERITY_OPERATOR_NAMESPACES: cannot be combined with VERITY_WATCH_NAMESPACES=*, which reconciles every namespace into VERITY_ORG',
+    );
+  }
+  const seen = new Set<string>();
+  for (const ns of [...(clusterWide ? [] : listed), ...entries.map((e) => e.namespace)]) {
+    if (seen.has(ns)) {
+      problems.push(
+        `VERITY_OPERATOR_NAMESPACES: namespace ${ns} is listed twice (it maps to one organization)`,
+      );
+    }
+    seen.add(ns);
+  }
+  const namespaces = entries.map((e): NamespaceOrg => {
+    try {
+      if (readFile(e.tokenFile).trim() === '') {
+        problems.push(`VERITY_OPERATOR_NAMESPACES: ${e.namespace}: '${e.tokenFile}' is empty`);
+      }
+    } catch (err) {
+      problems.push(
+        `VERITY_OPERATOR_NAMESPACES: ${e.namespace}: cannot read '${e.tokenFile}': ${(err as Error).message}`,
+      );
+    }
+    return { namespace: e.namespace, org: e.org, token: { kind: 'file', path: e.tokenFile } };
+  });
+  let watchNamespaces = clusterWide ? [] : listed;
+  if (!clusterWide && listed.length === 0 && entries.length === 0) {
+    const own = podNamespace(readFile);
+    if (own) {
+      watchNamespaces = [own];
+    } else {
+      problems.push(
+        'VERITY_WATCH_NAMESPACES: required outside a pod (a comma list of namespaces, or * for every namespace)',
+      );
+    }
+  }
+  return { clusterWide, watchNamespaces, namespaces };
+}
+
 /** Parses the operator's environment; throws {@link ConfigError} with every problem. */
 export function loadOperatorConfig(
   env: Record<string, string | undefined> = process.env,
@@ -127,7 +211,10 @@ export function loadOperatorConfig(
   const parsed = Env.safeParse(env);
   const problems = parsed.success
     ? []
-    : parsed.error.issues.map((i) => `${String(i.path[0] ?? 'environment')}: ${i.message}`);
+    : parsed.error.issues.map(
+        (i) =>
+          `${String(i.path[0] ?? 'environment')}: ${i.path.length > 1 ? `${i.path.slice(1).join('.')}: ` : ''}${i.message}`,
+      );
 
   // The key is checked whatever else is wrong, so every problem shows at once.
   const token = readApiToken(
@@ -163,7 +250,8 @@ export function loadOperatorConfig(
       retryPeriodMs: d.VERITY_LEASE_RETRY_PERIOD_SECONDS * 1000,
     };
   }
-  if (!parsed.success || problems.length > 0) {
+  const scope = parsed.success ? watchScope(parsed.data, readFile, problems) : undefined;
+  if (!parsed.success || !scope || problems.length > 0) {
     throw new ConfigError(problems, 'operator');
   }
   const d = parsed.data;
@@ -171,7 +259,7 @@ export function loadOperatorConfig(
     apiUrl: d.VERITY_API_URL.replace(/\/+$/, ''),
     org: d.VERITY_ORG,
     token,
-    watchNamespaces: d.VERITY_WATCH_NAMESPACES ?? [],
+    ...scope,
     secretNames: d.VERITY_SECRET_NAMES ?? [],
     requeueIntervalMs: d.VERITY_REQUEUE_INTERVAL_SECONDS * 1000,
     workers: d.VERITY_OPERATOR_WORKERS,

@@ -1,6 +1,6 @@
 /**
  * The operator's view of the cluster: one informer per kind and watched namespace (one
- * cluster-wide per kind when no namespaces are given), each restarted with backoff after an
+ * cluster-wide per kind when told to watch every namespace), each restarted with backoff after an
  * error. Their caches answer what a reconcile reads; their add, update and delete events go to
  * `observe`.
  */
@@ -33,8 +33,8 @@ interface Source {
 
 export interface InformerOptions {
   kubeConfig: KubeConfig;
-  /** Namespaces to watch; empty: every namespace. */
-  namespaces: string[];
+  /** Namespaces to watch, or every namespace with one cluster-wide informer per kind. */
+  namespaces: string[] | 'all';
   log: Log;
   /** Restart delays of a failed informer; doubled per failure up to the max. */
   restartBaseMs?: number;
@@ -51,7 +51,7 @@ export class Informers {
 
   constructor(private readonly options: InformerOptions) {
     const custom = options.kubeConfig.makeApiClient(CustomObjectsApi);
-    const namespaces = options.namespaces.length > 0 ? options.namespaces : [undefined];
+    const namespaces = options.namespaces === 'all' ? [undefined] : options.namespaces;
     for (const kind of Object.keys(KINDS) as KindName[]) {
       const plural = KINDS[kind].plural;
       for (const namespace of namespaces) {

@@ -13,8 +13,14 @@ runAgent({
   loadConfig: () => loadOperatorConfig(),
   isConfigError: (err) => err instanceof ConfigError,
   notReady: 'custom resources not listed yet',
+  // namespace -> organization; resources of any other namespace are never listed.
   describe: (config) => ({
-    namespaces: config.watchNamespaces.length > 0 ? config.watchNamespaces : '*',
+    namespaces: config.clusterWide
+      ? { '*': config.org }
+      : Object.fromEntries([
+          ...config.watchNamespaces.map((ns) => [ns, config.org]),
+          ...(config.namespaces ?? []).map((n) => [n.namespace, n.org]),
+        ]),
   }),
   create: ({ config, kubeConfig, log }) => new Operator({ config, kubeConfig, log }),
 });

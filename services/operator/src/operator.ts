@@ -8,8 +8,7 @@
 import { EventEmitter } from 'node:events';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { actionHandler } from './action-reconciler.js';
-import { createOperatorApi, type OperatorApi } from './api-client.js';
-import { tokenReader, type OperatorConfig } from './config.js';
+import type { OperatorConfig } from './config.js';
 import type { KindName } from './crds.js';
 import { environmentHandler } from './environment-reconciler.js';
 import { EventRecorder, OutcomeEvents } from './events.js';
@@ -19,6 +18,7 @@ import { Kube } from './kube.js';
 import { LeaderElector } from './leader-election.js';
 import { createMetrics, type OperatorMetrics } from './metrics.js';
 import { policyHandler } from './policy-reconciler.js';
+import { Tenants } from './tenants.js';
 import {
   reconcileResource,
   type KindHandler,
@@ -66,13 +66,15 @@ export class Operator extends EventEmitter<{
   leading: [boolean];
 }> {
   readonly metrics: OperatorMetrics = createMetrics();
-  readonly api: OperatorApi;
+  /** The organization and key of each watched namespace. */
+  readonly tenants: Tenants;
   private readonly queue: WorkQueue;
   private readonly informers: Informers;
   private readonly predicate = new GenerationPredicate();
   /** Policies known to be in Verity (namespace/name -> Verity name), ahead of the informer cache. */
   private readonly policiesInVerity = new Map<string, string>();
-  private readonly ctx: ReconcileContext;
+  /** What every reconcile shares; the client is its namespace's (process()). */
+  private readonly ctx: Omit<ReconcileContext, 'api'>;
   private workers: Array<Promise<void>> = [];
   private stopped = false;
   private readonly elector: LeaderElector | undefined;
@@ -86,13 +88,8 @@ export class Operator extends EventEmitter<{
     this.setMaxListeners(0);
     const { config } = options;
     this.queue = new WorkQueue({ baseDelayMs: config.retryBaseMs, maxDelayMs: config.retryMaxMs });
-    this.api = createOperatorApi({
-      baseUrl: config.apiUrl,
-      org: config.org,
-      token: tokenReader(config.token),
-    });
+    this.tenants = new Tenants(config);
     this.ctx = {
-      api: this.api,
       kube: new Kube(options.kubeConfig, config.secretNames),
       now: options.now ?? (() => new Date()),
       policy: (namespace, name) => this.policyRef(namespace, name),
@@ -119,7 +116,7 @@ export class Operator extends EventEmitter<{
     this.metrics.leader.set(this.leading ? 1 : 0);
     this.informers = new Informers({
       kubeConfig: options.kubeConfig,
-      namespaces: config.watchNamespaces,
+      namespaces: this.tenants.watched,
       log: options.log,
       restartBaseMs: options.informerRestartBaseMs,
       restartMaxMs: options.informerRestartMaxMs,
@@ -249,9 +246,16 @@ export class Operator extends EventEmitter<{
       this.queue.forget(key);
       return;
     }
+    const tenant = this.tenants.of(namespace);
+    if (!tenant) {
+      // Only reached if an informer outgrows the namespaces: the resource belongs to no organization.
+      this.queue.forget(key);
+      this.options.log.warn({ kind, namespace, name }, 'ignored: the namespace maps to no organization');
+      return;
+    }
     const started = performance.now();
     const end = this.metrics.duration.startTimer({ kind });
-    const outcome = await reconcileResource(HANDLERS[kind], resource, this.ctx);
+    const outcome = await reconcileResource(HANDLERS[kind], resource, { ...this.ctx, api: tenant.api });
     end();
     this.metrics.reconciles.inc({ kind, result: outcome.result });
     if (this.stopped) {
