@@ -30,6 +30,9 @@ const containerOf = (objects: K8sObject[], component: string) =>
   named(objects, 'Deployment', `-${component}`)!.spec.template.spec.containers[0];
 const envOf = (container: any) =>
   Object.fromEntries(container.env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
+/** The variables a container gets as literal values (not from the downward API). */
+const literalEnv = (env: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'));
 
 describe('the CRDs in the agent chart', async () => {
   const sources = readdirSync(join(root, 'crds')).filter((f) => f.endsWith('.yaml'));
@@ -100,19 +103,34 @@ describe('the CRDs in the agent chart', async () => {
 
 describe('RBAC', async () => {
   const objects = await render(CHART, { values: BASE });
-  const roleOf = (component: string) => named(objects, 'ClusterRole', `-${component}`)!;
-  const bindingOf = (component: string) => named(objects, 'ClusterRoleBinding', `-${component}`)!;
   const saOf = (component: string) =>
     named(objects, 'Deployment', `-${component}`)!.spec.template.spec.serviceAccountName;
+  const leaderElection = (o: { metadata: { name: string } }) => o.metadata.name.endsWith('-leader-election');
+  const operatorRoles = (rendered: K8sObject[]) => byKind(rendered, 'Role').filter((r) => !leaderElection(r));
+  const operatorBindings = (rendered: K8sObject[]) =>
+    byKind(rendered, 'RoleBinding').filter((b) => !leaderElection(b));
+  const secretRule = (role: K8sObject) => role.rules.find((r: any) => r.resources.includes('secrets'));
 
   it('lets the reporter only read pods and namespaces', () => {
-    expect(roleOf('reporter').rules).toEqual([
+    expect(named(objects, 'ClusterRole', '-reporter')!.rules).toEqual([
       { apiGroups: [''], resources: ['pods', 'namespaces'], verbs: ['get', 'list', 'watch'] },
     ]);
   });
 
+  it('gives the operator no cluster-wide rights by default: a Role in the release namespace alone', () => {
+    expect(named(objects, 'ClusterRole', '-operator')).toBeUndefined();
+    expect(named(objects, 'ClusterRoleBinding', '-operator')).toBeUndefined();
+    for (const role of byKind(objects, 'ClusterRole')) {
+      expect(role.rules.flatMap((r: any) => r.resources)).not.toContain('secrets');
+    }
+    expect(operatorRoles(objects).map((r) => [r.metadata.name, r.metadata.namespace])).toEqual([
+      ['verity-verity-agent-operator', 'verity-system'],
+    ]);
+    expect(envOf(containerOf(objects, 'operator')).VERITY_WATCH_NAMESPACES).toBe('verity-system');
+  });
+
   it('lets the operator manage its three kinds, their status and finalizers, read Secrets and record events', () => {
-    expect(roleOf('operator').rules).toEqual([
+    expect(operatorRoles(objects)[0]!.rules).toEqual([
       {
         apiGroups: ['verity.dev'],
         resources: ['environments', 'policies', 'actions'],
@@ -134,13 +152,23 @@ describe('RBAC', async () => {
   });
 
   it('binds each role to its own program and to nothing else', () => {
-    for (const component of ['reporter', 'operator']) {
-      const binding = bindingOf(component);
-      expect(binding.roleRef).toEqual({
-        apiGroup: 'rbac.authorization.k8s.io',
-        kind: 'ClusterRole',
-        name: roleOf(component).metadata.name,
-      });
+    const reporter = named(objects, 'ClusterRoleBinding', '-reporter')!;
+    expect(reporter.roleRef).toEqual({
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: named(objects, 'ClusterRole', '-reporter')!.metadata.name,
+    });
+    const [operator] = operatorBindings(objects);
+    expect(operator!.metadata.namespace).toBe('verity-system');
+    expect(operator!.roleRef).toEqual({
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'Role',
+      name: operatorRoles(objects)[0]!.metadata.name,
+    });
+    for (const [binding, component] of [
+      [reporter, 'reporter'],
+      [operator!, 'operator'],
+    ] as const) {
       expect(binding.subjects).toEqual([
         { kind: 'ServiceAccount', name: saOf(component), namespace: 'verity-system' },
       ]);
@@ -159,13 +187,96 @@ describe('RBAC', async () => {
     }
   });
 
+  it('with secretNames, lets the operator get only those Secrets', async () => {
+    const named = await render(CHART, { values: merge({ operator: { secretNames: ['slack-webhook'] } }) });
+    expect(operatorRoles(named).map((r) => [r.metadata.namespace, secretRule(r)])).toEqual([
+      [
+        'verity-system',
+        { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: ['slack-webhook'] },
+      ],
+    ]);
+  });
+
+  it('watches every namespace only on request, with a ClusterRole limited to the named Secrets', async () => {
+    const wide = await render(CHART, {
+      values: merge({ operator: { clusterWide: true, secretNames: ['slack-webhook'] } }),
+    });
+    expect(operatorRoles(wide)).toEqual([]);
+    expect(secretRule(named(wide, 'ClusterRole', '-operator')!)).toEqual({
+      apiGroups: [''],
+      resources: ['secrets'],
+      verbs: ['get'],
+      resourceNames: ['slack-webhook'],
+    });
+    expect(named(wide, 'ClusterRoleBinding', '-operator')!.roleRef.kind).toBe('ClusterRole');
+    const env = envOf(containerOf(wide, 'operator'));
+    expect(env.VERITY_WATCH_NAMESPACES).toBe('*');
+    expect(loadOperatorConfig({ ...literalEnv(env) }, () => 'a-key')).toMatchObject({
+      clusterWide: true,
+      watchNamespaces: [],
+      namespaces: [],
+    });
+  });
+
+  it('maps each of operator.namespaces to its organization and its own key, with a Role in each', async () => {
+    const teams = await render(CHART, {
+      values: merge({
+        operator: {
+          watchNamespaces: ['shared'],
+          namespaces: [
+            { name: 'team-a', org: 'acme', token: { existingSecret: 'team-a-key' } },
+            { name: 'team-b', org: 'globex', token: { existingSecret: 'globex-key', key: 'api-key' } },
+          ],
+        },
+      }),
+    });
+    expect(operatorRoles(teams).map((r) => r.metadata.namespace)).toEqual(['shared', 'team-a', 'team-b']);
+    expect(operatorBindings(teams).map((b) => b.metadata.namespace)).toEqual(['shared', 'team-a', 'team-b']);
+    const container = containerOf(teams, 'operator');
+    const pod = named(teams, 'Deployment', '-operator')!.spec.template.spec;
+    const mount = container.volumeMounts.find((m: any) => m.name === 'namespace-tokens');
+    expect(mount).toMatchObject({ readOnly: true });
+    expect(pod.volumes.find((v: any) => v.name === 'namespace-tokens').projected.sources).toEqual([
+      { secret: { name: 'team-a-key', items: [{ key: 'token', path: 'team-a/token' }] } },
+      { secret: { name: 'globex-key', items: [{ key: 'api-key', path: 'team-b/token' }] } },
+    ]);
+    // What the operator makes of it, with the Secrets mounted where the chart says.
+    const files: Record<string, string> = {
+      [`${mount.mountPath}/team-a/token`]: 'key-a',
+      [`${mount.mountPath}/team-b/token`]: 'key-b',
+      '/var/run/secrets/verity/token': 'default-key',
+    };
+    const env = { ...literalEnv(envOf(container)), VERITY_LEADER_ELECTION_NAMESPACE: 'verity-system' };
+    const config = loadOperatorConfig(env, (p) => {
+      if (p in files) {
+        return files[p]!;
+      }
+      throw new Error(`ENOENT ${p}`);
+    });
+    expect(config).toMatchObject({
+      clusterWide: false,
+      org: 'acme',
+      watchNamespaces: ['shared'],
+      namespaces: [
+        {
+          namespace: 'team-a',
+          org: 'acme',
+          token: { kind: 'file', path: `${mount.mountPath}/team-a/token` },
+        },
+        {
+          namespace: 'team-b',
+          org: 'globex',
+          token: { kind: 'file', path: `${mount.mountPath}/team-b/token` },
+        },
+      ],
+    });
+  });
+
   it('confines the operator to the watched namespaces and the named Secrets when given', async () => {
     const scoped = await render(CHART, {
       values: merge({ operator: { watchNamespaces: ['team-a', 'team-b'], secretNames: ['slack-webhook'] } }),
     });
     expect(named(scoped, 'ClusterRole', '-operator')).toBeUndefined();
-    const leaderElection = (o: { metadata: { name: string } }) =>
-      o.metadata.name.endsWith('-leader-election');
     const roles = byKind(scoped, 'Role').filter((r) => !leaderElection(r));
     expect(roles.map((r) => r.metadata.namespace)).toEqual(['team-a', 'team-b']);
     for (const role of roles) {
@@ -203,11 +314,12 @@ describe('the operator replicas', async () => {
     expect(env.VERITY_LEADER_ELECTION_NAMESPACE).toEqual({ fieldRef: { fieldPath: 'metadata.namespace' } });
     expect(named(objects, 'Deployment', '-operator')!.spec.strategy).toMatchObject({ type: 'RollingUpdate' });
     // What the operator makes of it, in a pod named operator-0 of verity-system.
-    const literal = Object.fromEntries(
-      Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'),
-    );
     const config = loadOperatorConfig(
-      { ...literal, VERITY_POD_NAME: 'operator-0', VERITY_LEADER_ELECTION_NAMESPACE: 'verity-system' },
+      {
+        ...literalEnv(env),
+        VERITY_POD_NAME: 'operator-0',
+        VERITY_LEADER_ELECTION_NAMESPACE: 'verity-system',
+      },
       () => 'a-key',
     );
     expect(config.leaderElection).toEqual({
@@ -351,6 +463,35 @@ describe('the agent chart refuses', () => {
     );
   });
 
+  it('watching every namespace without operator.secretNames, or with namespaces listed', async () => {
+    await expectRefused(
+      CHART,
+      merge({ operator: { clusterWide: true } }),
+      /operator.clusterWide=true would let the operator read every Secret in the cluster: set operator.secretNames/,
+      'template',
+    );
+    await expectRefused(
+      CHART,
+      merge({ operator: { clusterWide: true, secretNames: ['hook'], watchNamespaces: ['team-a'] } }),
+      /leave operator.watchNamespaces and operator.namespaces empty/,
+      'template',
+    );
+  });
+
+  it('a namespace mapped twice', async () => {
+    await expectRefused(
+      CHART,
+      merge({
+        operator: {
+          watchNamespaces: ['team-a'],
+          namespaces: [{ name: 'team-a', org: 'globex', token: { existingSecret: 'k' } }],
+        },
+      }),
+      /namespace team-a is listed twice/,
+      'template',
+    );
+  });
+
   it.each([
     [
       { reporter: { environments: [{ name: 'x', namespaces: ['a'], excludeNamespaces: ['b'] }] } },
@@ -360,6 +501,18 @@ describe('the agent chart refuses', () => {
     [{ reporter: { environments: [{ name: 'x', namespace: ['a'] }] } }, /namespace/],
     [{ reporter: { heartbeatSeconds: '600' } }, /heartbeatSeconds/],
     [{ operator: { watchNamespaces: 'team-a' } }, /watchNamespaces/],
+    [{ operator: { clusterWide: 'yes' } }, /clusterWide/],
+    [{ operator: { namespaces: [{ name: 'team-a', org: 'acme' }] } }, /token/],
+    [{ operator: { namespaces: [{ name: 'Team_A', org: 'acme', token: { existingSecret: 'k' } }] } }, /name/],
+    [{ operator: { namespaces: [{ name: 'team-a', org: 'a b', token: { existingSecret: 'k' } }] } }, /org/],
+    [
+      {
+        operator: {
+          namespaces: [{ name: 'team-a', org: 'acme', token: { existingSecret: 'k', value: 'v' } }],
+        },
+      },
+      /value/,
+    ],
     [{ crds: { keep: 'yes' } }, /keep/],
   ])('the wrong value set %j', async (extra, message) => {
     await expectRefused(CHART, merge(extra), message, 'schema');

@@ -154,9 +154,34 @@ readinessProbe:
 {{- end -}}
 
 {{- /*
+The namespaces the operator watches, as a JSON list: operator.watchNamespaces and the names of
+operator.namespaces, or the release namespace alone when both are empty. Not used cluster-wide.
+*/ -}}
+{{- define "verity-agent.operatorNamespaces" -}}
+{{- $list := list -}}
+{{- range .Values.operator.watchNamespaces }}{{ $list = append $list . }}{{ end -}}
+{{- range .Values.operator.namespaces }}{{ $list = append $list .name }}{{ end -}}
+{{- if not $list }}{{ $list = list .Release.Namespace }}{{ end -}}
+{{- toJson $list -}}
+{{- end -}}
+
+{{- /* Where the key of each entry of operator.namespaces is mounted: <dir>/<namespace>/token. */ -}}
+{{- define "verity-agent.namespaceTokensDir" -}}/var/run/secrets/verity-namespaces{{- end -}}
+
+{{- /* VERITY_OPERATOR_NAMESPACES: each namespace's organization and key file, as JSON. */ -}}
+{{- define "verity-agent.operatorNamespaceOrgs" -}}
+{{- $dir := include "verity-agent.namespaceTokensDir" . -}}
+{{- $list := list -}}
+{{- range .Values.operator.namespaces -}}
+{{- $list = append $list (dict "namespace" .name "org" .org "tokenFile" (printf "%s/%s/token" $dir .name)) -}}
+{{- end -}}
+{{- toJson $list -}}
+{{- end -}}
+
+{{- /*
 The operator's rights: its three kinds with their status and finalizers, reading the Secrets
 Actions reference (only those named in operator.secretNames when set), and recording events.
-Cluster-wide when it watches every namespace, else a Role and RoleBinding in each namespace.
+A Role and RoleBinding in each watched namespace; cluster-wide only with operator.clusterWide.
 */ -}}
 {{- define "verity-agent.operatorRules" -}}
 - apiGroups: ["verity.dev"]
@@ -201,5 +226,22 @@ Cluster-wide when it watches every namespace, else a Role and RoleBinding in eac
 {{- end -}}
 {{- if and .Values.operator.secretNames (not .Values.operator.enabled) -}}
 {{- fail "operator.secretNames is set but the operator is disabled." -}}
+{{- end -}}
+{{- if and .Values.operator.enabled .Values.operator.clusterWide -}}
+{{- if not .Values.operator.secretNames -}}
+{{- fail "operator.clusterWide=true would let the operator read every Secret in the cluster: set operator.secretNames to the Secrets Actions reference, or list the namespaces in operator.watchNamespaces or operator.namespaces instead." -}}
+{{- end -}}
+{{- if or .Values.operator.watchNamespaces .Values.operator.namespaces -}}
+{{- fail "operator.clusterWide=true watches every namespace: leave operator.watchNamespaces and operator.namespaces empty, or set operator.clusterWide=false." -}}
+{{- end -}}
+{{- end -}}
+{{- if .Values.operator.enabled -}}
+{{- $seen := dict -}}
+{{- range (include "verity-agent.operatorNamespaces" . | fromJsonArray) -}}
+{{- if hasKey $seen . -}}
+{{- fail (printf "namespace %s is listed twice in operator.watchNamespaces and operator.namespaces: a namespace maps to one organization." .) -}}
+{{- end -}}
+{{- $_ := set $seen . true -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
