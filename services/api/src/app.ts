@@ -27,6 +27,7 @@ import multipartPlugin from './plugins/multipart.js';
 import openapiPlugin from './plugins/openapi.js';
 import provenancePlugin from './plugins/provenance.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
+import requestTextPlugin from './plugins/request-text.js';
 import runtimeMetricsPlugin from './plugins/runtime-metrics.js';
 import runtimePlugin from './plugins/runtime.js';
 import routes from './routes/index.js';
@@ -115,6 +116,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(openapiPlugin);
   await app.register(authPlugin);
   await app.register(rateLimitPlugin);
+  await app.register(requestTextPlugin);
   await app.register(multipartPlugin);
   await app.register(healthPlugin);
   await app.register(backupPlugin, { dump: handle.dump });

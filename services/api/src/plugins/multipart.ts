@@ -8,6 +8,7 @@ import multipart from '@fastify/multipart';
 import { sha256 } from '../sha256.js';
 import type { FastifyRequest } from 'fastify';
 import { BadRequestError, PayloadTooLargeError } from '../errors.js';
+import { assertStorableText } from './request-text.js';
 
 /** One part of a form: a field (no filename) or a file. */
 export interface FormPart {
@@ -26,6 +27,12 @@ export interface FormSpec {
   required?: readonly string[];
   /** Largest file part, bytes; defaults to the configured upload limit. */
   maxFileBytes?: number;
+  /**
+   * Parts whose contents are opaque bytes (evidence files), never read as text. Every other part
+   * is text the database may store: a NUL or a lone surrogate in it, or in any string of it when
+   * it is JSON, is a 400.
+   */
+  bytes?: readonly string[];
 }
 
 export default fp(
@@ -114,5 +121,31 @@ export async function readMultipartForm(
       throw new BadRequestError('Input payload validation failed', { [name]: 'Field required' });
     }
   }
+  for (const part of parts.values()) {
+    if (!spec.bytes?.includes(part.name)) {
+      assertStorablePart(part);
+    }
+  }
   return parts;
+}
+
+/**
+ * The text checks of request-text.ts for a form part: its text, and every string of it when it
+ * is a JSON document (data_json, payload, a JSON Schema). Text that does not parse is left to
+ * the route, which reports it as not JSON.
+ */
+function assertStorablePart(part: FormPart): void {
+  const text = part.data.toString('utf8');
+  assertStorableText(text, part.name);
+  const first = text.trimStart()[0];
+  if (first !== '{' && first !== '[') {
+    return;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return;
+  }
+  assertStorableText(json, part.name);
 }

@@ -76,6 +76,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         const scope = orgScope(app, request);
         const parts = await readMultipartForm(request, {
           allowed: ['data_json', 'attachment_file'],
+          bytes: ['attachment_file'],
           required: ['data_json'],
           maxFileBytes: app.config.evidenceMaxBytes,
         });
