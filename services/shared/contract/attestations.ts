@@ -3,7 +3,7 @@
  * spec endpoints 2 and 12). Each kind's `data_json` is the common payload plus its own fields.
  */
 import { z } from 'zod';
-import { EpochSeconds, Fingerprint, Pagination } from './common.js';
+import { EpochSeconds, Fingerprint, Pagination, TimeSeconds } from './common.js';
 import { SbomIndex } from './exposure.js';
 import {
   Annotations,
@@ -42,7 +42,7 @@ export const JUnitResult = z.strictObject({
   skipped: count,
   total: count,
   duration: z.number().min(0),
-  timestamp: z.number().nullable().optional(),
+  timestamp: TimeSeconds.nullable().optional(),
 });
 
 const Issue = z.strictObject({
@@ -87,7 +87,7 @@ const PullRequestApprover = z.union([
   z.strictObject({
     username: z.string().max(255),
     state: z.string().max(64).nullable().optional(),
-    timestamp: z.number().nullable().optional(),
+    timestamp: TimeSeconds.nullable().optional(),
   }),
 ]);
 /** A pull request found for the commit. */
@@ -97,8 +97,8 @@ export const PullRequest = z.strictObject({
   merge_commit: z.string().max(64).nullable().optional(),
   approvers: z.array(PullRequestApprover).max(500).nullable().optional(),
   author: z.string().max(255).nullable().optional(),
-  created_at: z.number().nullable().optional(),
-  merged_at: z.number().nullable().optional(),
+  created_at: TimeSeconds.nullable().optional(),
+  merged_at: TimeSeconds.nullable().optional(),
   title: z.string().max(4096).nullable().optional(),
   head_ref: z.string().max(1024).nullable().optional(),
   base_ref: z.string().max(1024).nullable().optional(),

@@ -34,6 +34,30 @@ export const CommitSha = z.string().regex(COMMIT_SHA_PATTERN, 'must be 40 lowerc
 /** Seconds since the epoch; fractional allowed. */
 export const EpochSeconds = z.number();
 
+/** The earliest time a request may carry: 0001-01-01T00:00:00Z, in seconds since the epoch. */
+export const MIN_TIME_SECONDS = -62_135_596_800;
+/** The latest time a request may carry: 9999-12-31T23:59:59Z, in seconds since the epoch. */
+export const MAX_TIME_SECONDS = 253_402_300_799;
+/** Why a time was refused. */
+export const TIME_RANGE_MESSAGE = 'must be a time from 0001-01-01 to 9999-12-31';
+
+/**
+ * Whether a date lies in the range requests may carry: every such time is a valid Date, an ISO
+ * 8601 date-time with a four-digit year and a PostgreSQL timestamp.
+ */
+export function inTimeRange(date: Date): boolean {
+  const ms = date.getTime();
+  return ms >= MIN_TIME_SECONDS * 1000 && ms <= MAX_TIME_SECONDS * 1000;
+}
+
+/** A time a request carries as seconds since the epoch (fractional allowed), within the range. */
+export const TimeSeconds = z
+  .number()
+  .min(MIN_TIME_SECONDS, TIME_RANGE_MESSAGE)
+  .max(MAX_TIME_SECONDS, TIME_RANGE_MESSAGE);
+/** A time in seconds that cannot precede 1970 (a pod's or a task's creation), within the range. */
+export const CreationSeconds = z.number().int().min(0).max(MAX_TIME_SECONDS, TIME_RANGE_MESSAGE);
+
 /** The error body of every failed request (spec: Errors). */
 export const ErrorBody = z
   .object({

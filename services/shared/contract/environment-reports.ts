@@ -4,6 +4,7 @@
  * A report is the full current state of the environment.
  */
 import { z } from 'zod';
+import { CreationSeconds } from './common.js';
 
 /** The most entries a report may carry (pods, tasks, files). */
 export const MAX_REPORT_ARTIFACTS = 50_000;
@@ -41,7 +42,7 @@ export const K8sPod = z
     podName: z.string().min(1).max(253),
     namespace: z.string().min(1).max(253),
     digests: digests(Digest),
-    creationTimestamp: z.number().int().nonnegative(),
+    creationTimestamp: CreationSeconds,
     owners: z.array(K8sOwner).max(20).nullable().optional(),
   })
   .meta({ id: 'K8sPod' });
@@ -63,7 +64,7 @@ export const EcsTask = z
     cluster_name: z.string().max(255).nullable().optional(),
     service_name: z.string().max(255).nullable().optional(),
     digests: digests(DigestOrEmpty),
-    creationTimestamp: z.number().int().nonnegative(),
+    creationTimestamp: CreationSeconds,
   })
   .meta({ id: 'EcsTask' });
 export const EcsReport = z
@@ -72,7 +73,7 @@ export const EcsReport = z
 
 /** server, docker, S3 and lambda entries: name -> digest, and a time. */
 export const DigestEntry = z
-  .strictObject({ digests: digests(Digest), creationTimestamp: z.number().int().nonnegative() })
+  .strictObject({ digests: digests(Digest), creationTimestamp: CreationSeconds })
   .meta({ id: 'DigestEntry' });
 const digestReport = (type: string, id: string) =>
   z
@@ -97,7 +98,7 @@ export const AzureAppsReport = z
           app_kind: z.string().max(255),
           digests_source: z.enum(['acr', 'logs', 'kosli-cli']),
           digests: digests(DigestOrEmpty),
-          creationTimestamp: z.number().int().nonnegative(),
+          creationTimestamp: CreationSeconds,
         }),
       )
       .max(MAX_REPORT_ARTIFACTS),
@@ -112,7 +113,7 @@ export const CloudRunReport = z
       .array(
         z.strictObject({
           digests: digests(DigestOrEmpty),
-          creationTimestamp: z.number().int().nonnegative(),
+          creationTimestamp: CreationSeconds,
           kind: z.enum(['service', 'job']),
           serviceName: z.string().max(255).optional(),
           revisionName: z.string().max(255).optional(),

@@ -3,7 +3,7 @@
  * create or update, read, list, patch, rename, archive, join, attach and detach policies.
  */
 import { z } from 'zod';
-import { EpochSeconds, ResourceName } from './common.js';
+import { EpochSeconds, ResourceName, TimeSeconds } from './common.js';
 
 export const ENVIRONMENT_TYPE_VALUES = [
   'K8S',
@@ -132,6 +132,6 @@ export const EnvironmentEventsQuery = z.strictObject({
   repo_name: RepeatedString,
   start: z.string().max(50).optional(),
   end: z.string().max(50).optional(),
-  start_ts: z.coerce.number().optional(),
-  end_ts: z.coerce.number().optional(),
+  start_ts: z.coerce.number().pipe(TimeSeconds).optional(),
+  end_ts: z.coerce.number().pipe(TimeSeconds).optional(),
 });

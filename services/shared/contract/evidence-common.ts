@@ -4,7 +4,7 @@
  * reference/openapi-catalog.md.
  */
 import { z } from 'zod';
-import { CommitSha, Fingerprint } from './common.js';
+import { CommitSha, Fingerprint, TimeSeconds } from './common.js';
 
 /** Trail names (spec: artifact record `trail_name`). */
 export const TRAIL_NAME_PATTERN = /^[a-zA-Z0-9][a-zA-Z0-9_.~-]*$/;
@@ -44,7 +44,7 @@ export const GitCommit = z
     author: text(1024).nullable().optional(),
     author_username: text(1024).nullable().optional(),
     branch: text(1024).nullable().optional(),
-    timestamp: z.number().nullable().optional(),
+    timestamp: TimeSeconds.nullable().optional(),
     url: url.nullable().optional(),
     parents: z.array(z.string().max(64)).max(100).nullable().optional(),
     verified: z.boolean().nullable().optional(),

@@ -4,7 +4,7 @@
  * Also the SBOM indexing outcome an attestation carries.
  */
 import { z } from 'zod';
-import { CommitSha, EpochSeconds, Fingerprint, QueryInt } from './common.js';
+import { CommitSha, EpochSeconds, Fingerprint, inTimeRange, QueryInt, TIME_RANGE_MESSAGE } from './common.js';
 
 /** One SBOM document found in an attestation's evidence, and what indexing it gave. */
 export const SbomDocument = z
@@ -33,7 +33,10 @@ export const SbomIndex = z
   .meta({ id: 'SbomIndex' });
 export type SbomIndex = z.infer<typeof SbomIndex>;
 
-/** A time in a query: seconds since the epoch, or an ISO 8601 date-time with an offset. */
+/**
+ * A time in a query: seconds since the epoch, or an ISO 8601 date-time with an offset, from
+ * year 1 to 9999, refused before any query runs.
+ */
 export const QueryTime = z
   .union([
     z
@@ -42,6 +45,7 @@ export const QueryTime = z
       .transform((s) => new Date(Number(s) * 1000)),
     z.iso.datetime({ offset: true }).transform((s) => new Date(s)),
   ])
+  .refine(inTimeRange, TIME_RANGE_MESSAGE)
   .meta({ description: 'Seconds since the epoch, or an ISO 8601 date-time' });
 
 /** `GET /exposure/{org}`: exactly one of purl, fingerprint or commit; from/to clip the intervals. */
