@@ -60,6 +60,16 @@ describe('query times', () => {
     }
     expect((await api.get(`/api/v2/environments/${ORG}/prod/events?start_ts=0`)).status).toBe(200);
   });
+
+  it('refuses a snapshot N.unit.ago further back than 10000 years, and answers one before year 1', async () => {
+    const far = await api.get(`/api/v2/snapshots/${ORG}/prod/@%7B99999999999999.years.ago%7D`);
+    expect(far.status, far.body).toBe(400);
+    expect(far.json.message).toMatch(/further back than 10000 years/);
+    const early = await api.get(`/api/v2/snapshots/${ORG}/prod/@%7B9000.years.ago%7D`);
+    expect(early.status, early.body).toBe(404);
+    const events = await api.get(`/api/v2/environments/${ORG}/prod/events?start=9000%20years`);
+    expect(events.status, events.body).toBe(200);
+  });
 });
 
 describe('body times', () => {

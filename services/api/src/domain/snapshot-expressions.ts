@@ -5,6 +5,8 @@
  * never reads a clock.
  */
 
+import { MIN_TIME_SECONDS } from '../../../shared/contract/common.js';
+
 /** A parsed expression: a fixed index, a count back from the latest, or a moment. */
 export type SnapshotExpression =
   | { kind: 'index'; index: number }
@@ -50,6 +52,24 @@ const UNIT_MS: Record<Exclude<TimeUnit, 'month' | 'year'>, number> = {
   day: 86_400_000,
   week: 604_800_000,
 };
+
+/** The most of each unit `N.<unit>.ago` may name: 10,000 years, the span of four-digit years. */
+const MAX_AGO: Record<TimeUnit, number> = {
+  second: 315_576_000_000,
+  minute: 5_259_600_000,
+  hour: 87_660_000,
+  day: 3_652_500,
+  week: 521_785,
+  month: 120_000,
+  year: 10_000,
+};
+
+/** `N.<unit>.ago` as a parse result: refused when N reaches back over {@link MAX_AGO}. */
+function agoOf(amount: number, unit: TimeUnit): Parsed<{ amount: number; unit: TimeUnit }> {
+  return amount > MAX_AGO[unit]
+    ? { ok: false, reason: `${amount} ${unit}s ago is further back than 10000 years` }
+    : { ok: true, value: { amount, unit } };
+}
 
 /** Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
 function daysFromCivil(year: number, month: number, day: number): number {
@@ -110,8 +130,15 @@ export function parseIsoTime(text: string): Parsed<number> {
   };
 }
 
-/** Subtracts `amount` units from `nowMs`; months and years move the calendar, clamping the day. */
+/**
+ * Subtracts `amount` units from `nowMs`; months and years move the calendar, clamping the day.
+ * A moment before year 1 is year 1 (no snapshot is older), so it stays a valid database time.
+ */
 export function subtractTime(nowMs: number, amount: number, unit: TimeUnit): number {
+  return Math.max(MIN_TIME_SECONDS * 1000, subtractUnclamped(nowMs, amount, unit));
+}
+
+function subtractUnclamped(nowMs: number, amount: number, unit: TimeUnit): number {
   if (unit === 'month' || unit === 'year') {
     const months = unit === 'year' ? amount * 12 : amount;
     const days = Math.floor(nowMs / 86_400_000);
@@ -136,7 +163,7 @@ function parseAgo(text: string): Parsed<{ amount: number; unit: TimeUnit }> | un
   if (!unit) {
     return { ok: false, reason: `unknown time unit '${m[2]}'` };
   }
-  return { ok: true, value: { amount: Number(m[1]), unit } };
+  return agoOf(Number(m[1]), unit);
 }
 
 /** Parses one snapshot expression (the part after the environment name), already path-decoded. */
@@ -270,7 +297,8 @@ export function parseEventBound(
   if (m) {
     const unit = UNIT_ALIASES[m[2]!.toLowerCase()];
     if (unit) {
-      return { ok: true, value: { kind: 'ago', amount: Number(m[1]), unit } };
+      const ago = agoOf(Number(m[1]), unit);
+      return ago.ok ? { ok: true, value: { kind: 'ago', ...ago.value } } : ago;
     }
   }
   return { ok: false, reason: `Invalid interval value: ${t}` };
