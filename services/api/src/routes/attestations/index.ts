@@ -37,7 +37,7 @@ import { recordAttestation } from '../../usecases/evidence/attestations.js';
 import { FingerprintParam, FlowParams, Repeated, TrailParams } from '../params.js';
 import { pagination } from '../paging.js';
 import { orgScope, parseJsonPart } from '../request-context.js';
-import { sendJsonString, sendOk } from '../reply.js';
+import { attachmentDisposition, sendJsonString, sendOk } from '../reply.js';
 import type { OrgScope } from '../../usecases/scope/org-scope.js';
 
 const tags = ['attestations'];
@@ -278,15 +278,11 @@ const routes: FastifyPluginAsync = async (fastify) => {
           id: request.params.attestation_id,
         },
       );
-      const filename = (att.evidence_filename ?? 'evidence').replace(/["\\\r\n]/g, '_');
       return (
         reply
           .code(200)
           .header('content-type', att.evidence_content_type ?? 'application/octet-stream')
-          .header(
-            'content-disposition',
-            `attachment; filename="${filename}"; filename*=UTF-8''${encodeURIComponent(att.evidence_filename ?? 'evidence')}`,
-          )
+          .header('content-disposition', attachmentDisposition(att.evidence_filename ?? 'evidence'))
           .header('x-content-sha256', att.evidence_sha256!)
           // The uploader chose the content type (text/html included): a browser opening the file
           // from the API's origin must neither guess another type nor run its scripts.
