@@ -1,7 +1,10 @@
 import { defineConfig } from 'vitest/config';
+import { runGuard } from './test/suite/run-guard.js';
 
 // Two cores on CI: keep parallelism modest so PGlite/PostgreSQL tests do not starve each other.
 export default defineConfig({
+  // A file whose worker died, or that never ran, fails the run by name (test/suite/run-guard.ts).
+  plugins: [runGuard()],
   test: {
     pool: 'forks',
     maxWorkers: 2,
