@@ -6,10 +6,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { getHeapStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 
 const VITEST = join(process.cwd(), 'node_modules', 'vitest', 'vitest.mjs');
 const CONFIG = join(process.cwd(), 'test', 'fixtures', 'lost-worker', 'vitest.config.ts');
+const GIB = 1024 ** 3;
 
 /** This worker's environment, less what makes a nested vitest think it is a worker itself. */
 function cleanEnv(): NodeJS.ProcessEnv {
@@ -43,4 +45,11 @@ describe('a run whose workers die mid-file', () => {
       .sort();
     expect(named).toEqual(['- dies.check.ts', '- grows.check.ts']);
   }, 60_000);
+});
+
+describe('a test worker', () => {
+  it('runs under a heap bound below 2 GiB, so a runaway file dies instead of swapping the machine', () => {
+    const bound = getHeapStatistics().heap_size_limit;
+    expect(bound).toBeLessThan(2 * GIB);
+  });
 });
