@@ -1,6 +1,9 @@
 import { defineConfig } from 'vitest/config';
 import { runGuard } from './test/suite/run-guard.js';
 
+/** Migrates one embedded database per run for the projects that open one (test/helpers/database.ts). */
+const database = ['test/helpers/global-setup.ts'];
+
 // Two cores on CI: keep parallelism modest so PGlite/PostgreSQL tests do not starve each other.
 export default defineConfig({
   // A file whose worker died, or that never ran, fails the run by name (test/suite/run-guard.ts).
@@ -14,26 +17,31 @@ export default defineConfig({
     setupFiles: ['test/suite/worker-memory.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    globalSetup: ['test/helpers/global-setup.ts'],
     projects: [
       {
         extends: true,
+        // Pure functions only: no database, no global setup.
         test: { name: 'unit', include: ['test/unit/**/*.test.ts'] },
       },
       {
         extends: true,
         // PGlite compiles its WebAssembly once per process: reuse workers across files.
-        test: { name: 'integration', include: ['test/integration/**/*.test.ts'], isolate: false },
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          isolate: false,
+          globalSetup: database,
+        },
       },
       {
         extends: true,
         // helm lint/template of charts/ with a real helm binary (test/charts/helm.ts).
-        test: { name: 'charts', include: ['test/charts/**/*.test.ts'] },
+        test: { name: 'charts', include: ['test/charts/**/*.test.ts'], globalSetup: database },
       },
       {
         extends: true,
         // The reporter (and later the operator) against the Kubernetes API server double over real HTTP.
-        test: { name: 'k8s', include: ['test/k8s/**/*.test.ts'] },
+        test: { name: 'k8s', include: ['test/k8s/**/*.test.ts'], globalSetup: database },
       },
       // Private PostgreSQL clusters crashed, failed over and cut off (test/faults/): only on the
       // PostgreSQL run (TEST_DATABASE_URL set), so the PGlite run does not repeat them.
@@ -55,7 +63,7 @@ export default defineConfig({
               test: {
                 name: 'console',
                 include: ['test/console/**/*.test.ts'],
-                globalSetup: ['test/console/global-setup.ts'],
+                globalSetup: [...database, 'test/console/global-setup.ts'],
                 // a page waits up to 20 s for what it shows (test/console/pages.ts): a loaded machine is slow
                 testTimeout: 60_000,
               },
