@@ -10,6 +10,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { untar } from '../helpers/tar.js';
+import type {
+  ArtifactRecord,
+  Attestation,
+  AttestationStatus,
+  AttestationType,
+  AttestationTypeVersion,
+  SearchArtifact,
+  TrailEvent,
+  TrailListItem,
+} from '../suite/wire.js';
 
 const ORG = 'acme';
 const FLOW = 'payments-ci';
@@ -312,7 +322,7 @@ describe('a kosli CLI pipeline against Verity', () => {
     expect(typeof trail.git_commit_info.timestamp).toBe('number');
     const status = trail.compliance_status;
     expect(
-      status.attestations_statuses.map((s: any) => [
+      status.attestations_statuses.map((s: AttestationStatus) => [
         s.attestation_name,
         s.status,
         s.is_compliant,
@@ -331,7 +341,7 @@ describe('a kosli CLI pipeline against Verity', () => {
     expect(backend.status).toBe('COMPLIANT');
     expect(backend.artifact_fingerprint).toBe(FP);
     expect(
-      backend.attestations_statuses.map((s: any) => [
+      backend.attestations_statuses.map((s: AttestationStatus) => [
         s.attestation_name,
         s.attestation_type,
         s.status,
@@ -351,7 +361,7 @@ describe('a kosli CLI pipeline against Verity', () => {
     expect(status.unbound_attestations).toEqual([]);
     expect(trail.template).toMatchObject({ version: 1, content: TEMPLATE });
     expect(trail.flow).toEqual({ name: FLOW, tags: {} });
-    const types = trail.events.map((e: any) => e.type);
+    const types = trail.events.map((e: TrailEvent) => e.type);
     expect(types[0]).toBe('trail_reported');
     expect(types).toContain('trail_attestation_for_artifact_reported');
     expect(types).toContain('artifact_creation_reported');
@@ -414,7 +424,7 @@ describe('a kosli CLI pipeline against Verity', () => {
   it('kosli get artifact FLOW:COMMIT: an array', async () => {
     const r = await cli.get(`/api/v2/artifacts/${ORG}/${FLOW}/commit_sha/${COMMIT}?trail=${TRAIL}`);
     expect(r.status).toBe(200);
-    expect(r.json.map((a: any) => a.fingerprint)).toEqual([FP]);
+    expect(r.json.map((a: ArtifactRecord) => a.fingerprint)).toEqual([FP]);
   });
 
   it('kosli assert artifact --fingerprint: compliant in flow scope', async () => {
@@ -442,7 +452,7 @@ describe('a kosli CLI pipeline against Verity', () => {
     const r = await cli.get(`/api/v2/attestations/${ORG}/${FLOW}/trail/${TRAIL}/risk`);
     expect(r.status).toBe(200);
     // Every report, newest first: the override, then what it overrode.
-    expect(r.json.map((x: any) => x.attestation_type)).toEqual(['override', 'generic']);
+    expect(r.json.map((x: Attestation) => x.attestation_type)).toEqual(['override', 'generic']);
     expect(r.json[0]).toMatchObject({
       is_compliant: true,
       reason: 'Accepted by the risk board',
@@ -474,7 +484,7 @@ describe('a kosli CLI pipeline against Verity', () => {
       archived: false,
     });
     // Newest first: the CLI prints them in the order given, the Terraform provider reads versions[0].
-    expect(r.json.versions.map((v: any) => v.version)).toEqual([2, 1]);
+    expect(r.json.versions.map((v: AttestationTypeVersion) => v.version)).toEqual([2, 1]);
     const v = r.json.versions[0];
     expect(v.description).toBe('Coverage v2');
     expect(typeof v.timestamp).toBe('number');
@@ -486,7 +496,7 @@ describe('a kosli CLI pipeline against Verity', () => {
     expect(v1.json.versions).toHaveLength(1);
     expect(v1.json.created_at).toBeUndefined();
     const list = await cli.get(`/api/v2/custom-attestation-types/${ORG}`);
-    expect(list.json.map((x: any) => [x.name, Array.isArray(x.versions)])).toEqual([
+    expect(list.json.map((x: AttestationType) => [x.name, Array.isArray(x.versions)])).toEqual([
       ['coverage-metrics', true],
     ]);
   });
@@ -513,7 +523,7 @@ describe('a kosli CLI pipeline against Verity', () => {
     ]);
     expect(trails.json.pagination).toEqual({ total: 1, page: 1, per_page: 20, page_count: 1 });
     const byFp = await cli.get(`/api/v2/trails/${ORG}?fingerprint=${FP}&page=1&per_page=20`);
-    expect(byFp.json.data.map((x: any) => x.name)).toEqual([TRAIL]);
+    expect(byFp.json.data.map((x: TrailListItem) => x.name)).toEqual([TRAIL]);
     const artifacts = await cli.get(`/api/v2/artifacts/${ORG}?flow_name=${FLOW}&page=1&per_page=15`);
     expect(Array.isArray(artifacts.json)).toBe(true);
     const a = artifacts.json[0];
@@ -544,7 +554,7 @@ describe('a kosli CLI pipeline against Verity', () => {
     expect(Array.isArray(a.history)).toBe(true);
     const byCommit = await cli.get(`/api/v2/search/${ORG}/sha/${COMMIT}`);
     expect(byCommit.json.resolved_to.type).toBe('commit');
-    expect(byCommit.json.artifacts.map((x: any) => x.fingerprint)).toEqual([FP]);
+    expect(byCommit.json.artifacts.map((x: SearchArtifact) => x.fingerprint)).toEqual([FP]);
     const none = await cli.get(`/api/v2/search/${ORG}/sha/abcdef12345`);
     expect(none.status).toBe(404);
     expect(none.json.message).toBe("No matches for 'abcdef12345'.");

@@ -3,6 +3,13 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, createTestApp, type TestApp } from '../helpers/app.js';
 import { deployment, fp, pod, putPolicy, POLICY_SCHEMA } from '../helpers/runtime.js';
+import type {
+  DiffArtifact,
+  Environment,
+  EnvironmentEvent,
+  SnapshotArtifact,
+  SnapshotListItem,
+} from '../suite/wire.js';
 
 let t: TestApp;
 let api: ReturnType<typeof client>;
@@ -91,9 +98,9 @@ describe('environments', () => {
     expect((await tag(reader, 'env', 'prod', { set_tags: { a: 'b' } })).status).toBe(403);
     expect((await tag(api, 'env', 'prod', { set_tags: { a: 1 } })).status).toBe(400);
     expect((await reader.get(`/api/v2/environments/${ORG}/prod`)).json.tags).toEqual({ tier: '2' });
-    expect((await reader.get(`/api/v2/environments/${ORG}?tag=tier:2`)).json.map((e: any) => e.name)).toEqual(
-      ['prod'],
-    );
+    expect(
+      (await reader.get(`/api/v2/environments/${ORG}?tag=tier:2`)).json.map((e: Environment) => e.name),
+    ).toEqual(['prod']);
     expect((await reader.get(`/api/v2/environments/${ORG}?tag=tier:3`)).json).toEqual([]);
     // Another organization's key never reaches these tags.
     const other = client(t.app, await t.seedKey('globex', 'admin'));
@@ -104,10 +111,10 @@ describe('environments', () => {
   it('lists as a plain array, or a page when asked, filtered by type', async () => {
     await api.put(`/api/v2/environments/${ORG}`, { name: 'lambdas', type: 'lambda', description: '' });
     const plain = await api.get(`/api/v2/environments/${ORG}`);
-    expect(plain.json.map((e: any) => e.name)).toEqual(['lambdas', 'prod']);
+    expect(plain.json.map((e: Environment) => e.name)).toEqual(['lambdas', 'prod']);
     const page = await api.get(`/api/v2/environments/${ORG}?page=1&per_page=1&type=K8S`);
     expect(page.json).toMatchObject({ page: 1, per_page: 1, total_count: 1, total_pages: 1 });
-    expect(page.json.environments.map((e: any) => e.name)).toEqual(['prod']);
+    expect(page.json.environments.map((e: Environment) => e.name)).toEqual(['prod']);
   });
 });
 
@@ -126,7 +133,7 @@ describe('snapshots: spec rules 2-4 over HTTP', () => {
       compliant: false,
       compliance_state: 'UNKNOWN',
     });
-    const api1 = snap.artifacts.find((a: any) => a.fingerprint === API_V1);
+    const api1 = snap.artifacts.find((a: SnapshotArtifact) => a.fingerprint === API_V1);
     expect(api1).toMatchObject({
       name: 'registry/api:1',
       annotation: { type: 'started-unknown', was: 0, now: 3 },
@@ -158,7 +165,9 @@ describe('snapshots: spec rules 2-4 over HTTP', () => {
     expect(await count('prod')).toBe(1);
     // The latest snapshot shows the instances running now.
     const snap = await latest('prod');
-    expect(snap.artifacts.find((a: any) => a.fingerprint === API_V1).creationTimestamp).toHaveLength(5);
+    expect(
+      snap.artifacts.find((a: SnapshotArtifact) => a.fingerprint === API_V1).creationTimestamp,
+    ).toHaveLength(5);
   });
 
   it('rule 3: a restarted pod (new name and timestamp, same image) makes no snapshot', async () => {
@@ -179,7 +188,9 @@ describe('snapshots: spec rules 2-4 over HTTP', () => {
     expect(res.json).toBe('Snapshot #2 created');
     const snap = await latest('prod');
     expect(snap.summary).toEqual({ started: 1, changed: 0, exited: 1 });
-    const byFp = Object.fromEntries(snap.artifacts.map((a: any) => [a.fingerprint, a.annotation]));
+    const byFp = Object.fromEntries(
+      snap.artifacts.map((a: SnapshotArtifact) => [a.fingerprint, a.annotation]),
+    );
     expect(byFp).toEqual({
       [API_V2]: { type: 'started-unknown', was: 0, now: 2 },
       [API_V1]: { type: 'exited', was: 5, now: 0 },
@@ -213,7 +224,7 @@ describe('snapshots: spec rules 2-4 over HTTP', () => {
       required: true,
       exceptions: [],
     });
-    const a = snap.artifacts.find((x: any) => x.fingerprint === API_V2);
+    const a = snap.artifacts.find((x: SnapshotArtifact) => x.fingerprint === API_V2);
     expect(a.compliant).toBe(false);
     expect(a.reasons_for_incompliance).toEqual(["policy 'needs-provenance' v1: provenance: no_provenance"]);
     expect(a.policy_decisions[0].rule_evaluations[0]).toMatchObject({
@@ -245,7 +256,7 @@ describe('snapshots: spec rules 2-4 over HTTP', () => {
     }
     const snap = await latest('prod');
     expect(snap).toMatchObject({ index: 5, compliant: true, compliance_state: 'COMPLIANT' });
-    expect(snap.artifacts.find((a: any) => a.fingerprint === WEB)).toMatchObject({
+    expect(snap.artifacts.find((a: SnapshotArtifact) => a.fingerprint === WEB)).toMatchObject({
       allowlisted: true,
       annotation: { type: 'became-compliant', was: 1, now: 1 },
     });
@@ -286,12 +297,12 @@ describe('reading snapshots', () => {
 
   it('counts the artifacts running in the latest snapshot on the environment and in the list', async () => {
     const running = (await latest('prod')).artifacts.filter(
-      (a: any) => a.annotation.type !== 'exited',
+      (a: SnapshotArtifact) => a.annotation.type !== 'exited',
     ).length;
     expect(running).toBeGreaterThan(0);
     expect((await reader.get(`/api/v2/environments/${ORG}/prod`)).json.running_artifacts).toBe(running);
     const page = (await reader.get(`/api/v2/environments/${ORG}?page=1&per_page=50`)).json;
-    expect(page.environments.find((e: any) => e.name === 'prod').running_artifacts).toBe(running);
+    expect(page.environments.find((e: Environment) => e.name === 'prod').running_artifacts).toBe(running);
   });
 
   it('lists each snapshot with the same summary and compliance state as reading it', async () => {
@@ -302,16 +313,16 @@ describe('reading snapshots', () => {
       expect(item.summary).toEqual(one.summary);
       expect(item.compliance_state).toBe(one.compliance_state);
     }
-    expect(list.some((s: any) => s.summary.started > 0)).toBe(true);
+    expect(list.some((s: SnapshotListItem) => s.summary.started > 0)).toBe(true);
   });
 
   it('lists snapshots newest first with from, to (0 = current), duration and compliant', async () => {
     const res = await reader.get(`/api/v2/snapshots/${ORG}/prod?page=1&per_page=2&interval=&reverse=false`);
-    expect(res.json.map((s: any) => s.index)).toEqual([5, 4]);
+    expect(res.json.map((s: SnapshotListItem) => s.index)).toEqual([5, 4]);
     expect(res.json[0]).toMatchObject({ to: 0, compliant: true });
     expect(typeof res.json[1].duration).toBe('number');
     const range = await reader.get(`/api/v2/snapshots/${ORG}/prod?interval=1..2&reverse=true`);
-    expect(range.json.map((s: any) => s.index)).toEqual([1, 2]);
+    expect(range.json.map((s: SnapshotListItem) => s.index)).toEqual([1, 2]);
     expect(range.json[0].to).toBe(range.json[1].from);
   });
 
@@ -323,7 +334,7 @@ describe('reading snapshots', () => {
     expect(res.headers['x-total-count']).toBe('8');
     expect(res.json).toHaveLength(3);
     const all = (await reader.get(`/api/v2/environments/${ORG}/prod/events?per_page=100&reverse=true`)).json;
-    expect(all.map((e: any) => [e.snapshot_index, e.type])).toEqual([
+    expect(all.map((e: EnvironmentEvent) => [e.snapshot_index, e.type])).toEqual([
       [1, 'started-unknown'],
       [1, 'started-unknown'],
       [2, 'exited'],
@@ -348,7 +359,7 @@ describe('reading snapshots', () => {
       expect((await report('long', deployment('app', `app:${i}`, fp(seed), 1 + (i % 2)))).status).toBe(200);
     }
     const events = (q: string) => reader.get(`/api/v2/environments/${ORG}/long/events?${q}`);
-    const everything = (await events('per_page=100&reverse=true')).json as any[];
+    const everything = (await events('per_page=100&reverse=true')).json as EnvironmentEvent[];
     expect(everything).toHaveLength(59);
 
     // The largest result any one query hands back while a page is read.
@@ -371,13 +382,13 @@ describe('reading snapshots', () => {
 
     // Pages join up to the whole list, both ways, and time bounds select by snapshot time.
     for (const reverse of ['true', 'false']) {
-      const pages: any[] = [];
+      const pages: EnvironmentEvent[] = [];
       for (let page = 1; page <= 15; page++) {
         pages.push(...(await events(`page=${page}&per_page=4&reverse=${reverse}`)).json);
       }
       expect(pages).toEqual(reverse === 'true' ? everything : everything.slice().reverse());
     }
-    const [from, to] = [everything[10].reported_at, everything[40].reported_at];
+    const [from, to] = [everything[10]!.reported_at, everything[40]!.reported_at];
     const between = await events(`per_page=100&reverse=true&start_ts=${from}&end_ts=${to}`);
     const expected = everything.filter((e) => e.reported_at >= from && e.reported_at <= to);
     expect(between.json).toEqual(expected);
@@ -408,10 +419,12 @@ describe('reading snapshots', () => {
     ]);
     expect(snapshot.json).toBe('Snapshot #1 created');
     const events = (q: string) => reader.get(`/api/v2/environments/${ORG}/repo-env/events?per_page=100${q}`);
-    expect((await events('')).json.map((e: any) => e.sha256).sort()).toEqual([FROM_REPO, ELSEWHERE].sort());
+    expect((await events('')).json.map((e: EnvironmentEvent) => e.sha256).sort()).toEqual(
+      [FROM_REPO, ELSEWHERE].sort(),
+    );
     const filtered = await events('&repo_name=acme/svc');
     expect(filtered.status).toBe(200);
-    expect(filtered.json.map((e: any) => [e.sha256, e.pipeline])).toEqual([[FROM_REPO, 'svc']]);
+    expect(filtered.json.map((e: EnvironmentEvent) => [e.sha256, e.pipeline])).toEqual([[FROM_REPO, 'svc']]);
     expect(filtered.headers['x-total-count']).toBe('1');
     expect((await events('&repo_name=acme/nothing&repo_name=acme/svc')).json).toHaveLength(1);
     expect((await events('&repo_name=acme/nothing')).json).toEqual([]);
@@ -420,9 +433,9 @@ describe('reading snapshots', () => {
   it('diffs two snapshots by fingerprint', async () => {
     const res = await reader.get(`/api/v2/env-diff/${ORG}?snappish1=prod%231&snappish2=prod`);
     expect(res.status).toBe(200);
-    expect(res.json.snappish1.artifacts.map((a: any) => a.fingerprint)).toEqual([API_V1]);
-    expect(res.json.snappish2.artifacts.map((a: any) => a.fingerprint)).toEqual([API_V2]);
-    expect(res.json['not-changed'].artifacts.map((a: any) => a.fingerprint)).toEqual([WEB]);
+    expect(res.json.snappish1.artifacts.map((a: DiffArtifact) => a.fingerprint)).toEqual([API_V1]);
+    expect(res.json.snappish2.artifacts.map((a: DiffArtifact) => a.fingerprint)).toEqual([API_V2]);
+    expect(res.json['not-changed'].artifacts.map((a: DiffArtifact) => a.fingerprint)).toEqual([WEB]);
     expect(res.json.snappish1.artifacts[0]).toMatchObject({
       s1_instance_count: 3,
       s2_instance_count: 0,
@@ -536,7 +549,7 @@ describe('rename, archive, logical environments', () => {
     expect((await report('all', [])).status).toBe(400);
     expect((await snapshotter.put(`/api/v2/environments/${ORG}/functions/archive`, null)).status).toBe(403);
     expect((await api.put(`/api/v2/environments/${ORG}/functions/archive`, null)).status).toBe(200);
-    expect((await api.get(`/api/v2/environments/${ORG}`)).json.map((e: any) => e.name)).not.toContain(
+    expect((await api.get(`/api/v2/environments/${ORG}`)).json.map((e: Environment) => e.name)).not.toContain(
       'functions',
     );
     // An archived environment reads as gone, saying so (Kosli's answer, which the Terraform provider

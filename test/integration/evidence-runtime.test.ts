@@ -11,6 +11,14 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { deployment, fp, POLICY_SCHEMA, putPolicy } from '../helpers/runtime.js';
 import { until } from '../helpers/wait.js';
+import type {
+  EnvironmentEvent,
+  HistoryEntry,
+  PolicyDecision,
+  RuleEvaluation,
+  SnapshotArtifact,
+  TrailEvent,
+} from '../suite/wire.js';
 
 const ORG = 'acme';
 const FLOW = 'backend-ci';
@@ -246,7 +254,11 @@ describe('a reported artifact that starts running', () => {
     ]);
     const context = { flow_name: FLOW, trail_name: 'build-1' };
     expect(
-      a.policy_decisions[0].rule_evaluations.map((r: any) => [r.rule.type, r.satisfied, r.resolutions]),
+      a.policy_decisions[0].rule_evaluations.map((r: RuleEvaluation) => [
+        r.rule.type,
+        r.satisfied,
+        r.resolutions,
+      ]),
     ).toEqual([
       ['provenance', true, [{ type: 'rule_satisfied', context: { ...context, artifact_status: null } }]],
       [
@@ -305,9 +317,9 @@ describe('start and stop written back to the evidence', () => {
     let record = await artifact(V1);
     expect(record.running).toEqual([{ environment_name: ENV, snapshot_index: 1 }]);
     expect(record.exited).toEqual([]);
-    expect(record.history.map((h: any) => h.event)).toContain(`Started running in ${ENV}#1`);
+    expect(record.history.map((h: HistoryEntry) => h.event)).toContain(`Started running in ${ENV}#1`);
     let events = (await trail('build-1')).events;
-    expect(events.filter((e: any) => e.type === 'artifact_started_running')).toEqual([
+    expect(events.filter((e: TrailEvent) => e.type === 'artifact_started_running')).toEqual([
       expect.objectContaining({
         environment_name: ENV,
         snapshot_index: 1,
@@ -332,7 +344,9 @@ describe('start and stop written back to the evidence', () => {
     const snap = await snapshot();
     expect(snap.summary).toEqual({ started: 1, changed: 0, exited: 1 });
     expect(
-      snap.artifacts.map((x: any) => [x.fingerprint, x.annotation.type, x.flows[0].trail_name]).sort(),
+      snap.artifacts
+        .map((x: SnapshotArtifact) => [x.fingerprint, x.annotation.type, x.flows[0]!.trail_name])
+        .sort(),
     ).toEqual(
       [
         [V1, 'exited', 'build-1'],
@@ -342,11 +356,11 @@ describe('start and stop written back to the evidence', () => {
     record = await artifact(V1);
     expect(record.running).toEqual([]);
     expect(record.exited).toEqual([{ environment_name: ENV, snapshot_index: 2 }]);
-    expect(record.history.map((h: any) => h.event)).toEqual(
+    expect(record.history.map((h: HistoryEntry) => h.event)).toEqual(
       expect.arrayContaining([`Started running in ${ENV}#1`, `Exited from ${ENV}#2`]),
     );
     events = (await trail('build-1')).events;
-    expect(events.filter((e: any) => e.type === 'artifact_stopped_running')).toEqual([
+    expect(events.filter((e: TrailEvent) => e.type === 'artifact_stopped_running')).toEqual([
       expect.objectContaining({ environment_name: ENV, snapshot_index: 2, artifact_fingerprint: V1 }),
     ]);
     expect((await artifact(V2)).running).toEqual([{ environment_name: ENV, snapshot_index: 2 }]);
@@ -358,7 +372,7 @@ describe('start and stop written back to the evidence', () => {
     const log = (
       await cli.get(`/api/v2/environments/${ORG}/${ENV}/events?page=1&per_page=15&interval=&reverse=false`)
     ).json;
-    expect(log.map((e: any) => [e.snapshot_index, e.sha256, e.type, e.pipeline])).toEqual([
+    expect(log.map((e: EnvironmentEvent) => [e.snapshot_index, e.sha256, e.type, e.pipeline])).toEqual([
       [2, V2, 'started-compliant', FLOW],
       [2, V1, 'exited', FLOW],
       [1, V1, 'started-compliant', FLOW],
@@ -377,7 +391,7 @@ describe('an artifact running before it is reported', () => {
       ).json,
     ).toBe('Snapshot #3 created');
     let snap = await snapshot();
-    const unknown = snap.artifacts.find((x: any) => x.fingerprint === V3);
+    const unknown = snap.artifacts.find((x: SnapshotArtifact) => x.fingerprint === V3);
     expect(unknown).toMatchObject({
       compliant: false,
       flow_name: '',
@@ -405,7 +419,7 @@ describe('an artifact running before it is reported', () => {
       compliant: false,
       summary: { started: 0, changed: 1, exited: 0 },
     });
-    const updated = snap.artifacts.find((x: any) => x.fingerprint === V3);
+    const updated = snap.artifacts.find((x: SnapshotArtifact) => x.fingerprint === V3);
     expect(updated).toMatchObject({
       compliant: false,
       flow_name: FLOW,
@@ -425,7 +439,7 @@ describe('an artifact running before it is reported', () => {
     const record = await artifact(V3);
     expect(record.running).toEqual([{ environment_name: ENV, snapshot_index: 3 }]);
     expect(
-      (await trail('worker-1')).events.filter((e: any) => e.type === 'artifact_started_running'),
+      (await trail('worker-1')).events.filter((e: TrailEvent) => e.type === 'artifact_started_running'),
     ).toEqual([
       expect.objectContaining({ environment_name: ENV, snapshot_index: 3, artifact_fingerprint: V3 }),
     ]);
@@ -438,7 +452,7 @@ describe('an artifact running before it is reported', () => {
       compliant: true,
       artifact_compliance_count: { true: 2, false: 0 },
     });
-    expect(snap.artifacts.find((x: any) => x.fingerprint === V3).annotation).toEqual({
+    expect(snap.artifacts.find((x: SnapshotArtifact) => x.fingerprint === V3).annotation).toEqual({
       type: 'became-compliant',
       was: 1,
       now: 1,
@@ -464,7 +478,7 @@ describe('evidence that changes the compliance of a running artifact', () => {
       compliant: false,
       summary: { started: 0, changed: 1, exited: 0 },
     });
-    const a = snap.artifacts.find((x: any) => x.fingerprint === V2);
+    const a = snap.artifacts.find((x: SnapshotArtifact) => x.fingerprint === V2);
     expect(a).toMatchObject({
       compliant: false,
       annotation: { type: 'became-non-compliant', was: 1, now: 1 },
@@ -475,14 +489,16 @@ describe('evidence that changes the compliance of a running artifact', () => {
       flow_reasons_for_non_compliance: ["attestation 'unit-tests' is non-compliant"],
     });
     const rules = a.policy_decisions[0].rule_evaluations;
-    expect(rules.map((r: any) => [r.rule.type, r.satisfied, r.resolutions[0].type])).toEqual([
+    expect(rules.map((r: RuleEvaluation) => [r.rule.type, r.satisfied, r.resolutions[0]!.type])).toEqual([
       ['provenance', true, 'rule_satisfied'],
       ['trail-compliance', false, 'non_compliant_in_trail'],
       ['attestation', false, 'non_compliant_attestation'],
     ]);
     expect(snap.applied_policies[0].failing_artifacts).toEqual([V2]);
     // The earlier snapshot keeps the verdict it recorded.
-    expect((await snapshot('5')).artifacts.find((x: any) => x.fingerprint === V2).compliant).toBe(true);
+    expect(
+      (await snapshot('5')).artifacts.find((x: SnapshotArtifact) => x.fingerprint === V2).compliant,
+    ).toBe(true);
     const hook = await until(() => hooks('/env', 'ENVIRONMENT_NON_COMPLIANT')[before]);
     expect(hook.body).toMatchObject({
       environment: ENV,
@@ -513,7 +529,9 @@ describe('evidence that changes the compliance of a running artifact', () => {
     expect(r.status, r.body).toBeLessThan(300);
     const snap = await snapshotAt(7);
     expect(snap).toMatchObject({ compliant: true });
-    expect(snap.artifacts.find((x: any) => x.fingerprint === V2).annotation.type).toBe('became-compliant');
+    expect(snap.artifacts.find((x: SnapshotArtifact) => x.fingerprint === V2).annotation.type).toBe(
+      'became-compliant',
+    );
   });
 
   it('a trail that becomes compliant without the running artifact changing re-evaluates the environment', async () => {
@@ -562,7 +580,7 @@ describe('evidence that changes the compliance of a running artifact', () => {
       ...deployment('web', 'registry.example/acme/web:4444444', V5, 1),
     ]);
     let snap = await snapshotAt(at + 1);
-    expect(snap.artifacts.find((x: any) => x.fingerprint === V5)).toMatchObject({
+    expect(snap.artifacts.find((x: SnapshotArtifact) => x.fingerprint === V5)).toMatchObject({
       compliant: false,
       annotation: { type: 'started-non-compliant' },
     });
@@ -572,7 +590,7 @@ describe('evidence that changes the compliance of a running artifact', () => {
     expect((await post(FRONT, 'frontend')).status).toBe(201);
     expect((await trail('web-1', 'web-ci')).compliance_status.status).toBe('COMPLIANT');
     snap = await snapshotAt(at + 2);
-    expect(snap.artifacts.find((x: any) => x.fingerprint === V5)).toMatchObject({
+    expect(snap.artifacts.find((x: SnapshotArtifact) => x.fingerprint === V5)).toMatchObject({
       compliant: true,
       annotation: { type: 'became-compliant' },
     });
@@ -590,8 +608,11 @@ describe('a policy requiring evidence outside the template', () => {
         .status,
     ).toBe(200);
     let snap = await snapshotAt(at + 1);
-    expect(snap.applied_policies.map((p: any) => p.name).sort()).toEqual(['build-process', 'security']);
-    const web = snap.artifacts.find((x: any) => x.flow_name === 'web-ci');
+    expect(snap.applied_policies.map((p: { name: string }) => p.name).sort()).toEqual([
+      'build-process',
+      'security',
+    ]);
+    const web = snap.artifacts.find((x: SnapshotArtifact) => x.flow_name === 'web-ci');
     expect(web).toMatchObject({ compliant: false, annotation: { type: 'became-non-compliant' } });
     expect(web.reasons_for_incompliance).toEqual([
       "policy 'security' v1: attestation 'security-scan' (generic): missing_attestation in flow 'web-ci'",
@@ -612,8 +633,10 @@ describe('a policy requiring evidence outside the template', () => {
     expect((await artifact(fingerprint, 'web-ci')).state).toBe('COMPLIANT');
     snap = await snapshotAt(at + 2);
     expect(snap).toMatchObject({ compliant: true });
-    const after = snap.artifacts.find((x: any) => x.fingerprint === fingerprint);
+    const after = snap.artifacts.find((x: SnapshotArtifact) => x.fingerprint === fingerprint);
     expect(after.annotation.type).toBe('became-compliant');
-    expect(after.policy_decisions.find((d: any) => d.policy_name === 'security').status).toBe('COMPLIANT');
+    expect(after.policy_decisions.find((d: PolicyDecision) => d.policy_name === 'security').status).toBe(
+      'COMPLIANT',
+    );
   });
 });

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { deployment, fp, POLICY_SCHEMA, putPolicy } from '../helpers/runtime.js';
+import type { ExposureArtifact, ExposureComponent, ExposureEnvironment } from '../suite/wire.js';
 
 const ORG = 'acme';
 const OTHER = 'globex';
@@ -320,8 +321,8 @@ describe('GET /exposure/{org}', () => {
     const res = await exposure('purl=pkg:npm/lodash');
     expect(res.status, res.body).toBe(200);
     expect(res.json.truncated).toBe(false);
-    expect(res.json.artifacts.map((a: any) => a.fingerprint).sort()).toEqual([A, B, C]);
-    const a = res.json.artifacts.find((x: any) => x.fingerprint === A);
+    expect(res.json.artifacts.map((a: ExposureArtifact) => a.fingerprint).sort()).toEqual([A, B, C]);
+    const a = res.json.artifacts.find((x: ExposureArtifact) => x.fingerprint === A);
     expect(a).toMatchObject({
       name: 'registry.example/shop:a1a1',
       flow: FLOW,
@@ -352,25 +353,25 @@ describe('GET /exposure/{org}', () => {
         intervals: [{ from: at(0.5), to: null, from_snapshot: 1, to_snapshot: null, compliant: null }],
       },
     ]);
-    const b = res.json.artifacts.find((x: any) => x.fingerprint === B);
-    expect(b.components.map((c: any) => c.attestation_name)).toEqual(['sbom']);
+    const b = res.json.artifacts.find((x: ExposureArtifact) => x.fingerprint === B);
+    expect(b.components.map((c: ExposureComponent) => c.attestation_name)).toEqual(['sbom']);
     expect(b.environments).toEqual([
       {
         environment_name: 'staging',
         intervals: [{ from: at(0.5), to: null, from_snapshot: 1, to_snapshot: null, compliant: null }],
       },
     ]);
-    expect(res.json.artifacts.find((x: any) => x.fingerprint === C).environments).toEqual([]);
+    expect(res.json.artifacts.find((x: ExposureArtifact) => x.fingerprint === C).environments).toEqual([]);
   });
 
   it('matches a version exactly, and normalises the purl as indexing does', async () => {
     const exact = await exposure(`purl=${encodeURIComponent('pkg:npm/lodash@4.17.21')}`);
-    expect(exact.json.artifacts.map((a: any) => a.fingerprint)).toEqual([C]);
+    expect(exact.json.artifacts.map((a: ExposureArtifact) => a.fingerprint)).toEqual([C]);
     const angular = await exposure(`purl=${encodeURIComponent('pkg:NPM/%40angular/core@17.0.0')}`);
-    expect(angular.json.artifacts.map((a: any) => a.fingerprint)).toEqual([A]);
+    expect(angular.json.artifacts.map((a: ExposureArtifact) => a.fingerprint)).toEqual([A]);
     expect(angular.json.artifacts[0].components[0].purl).toBe('pkg:npm/%40angular/core@17.0.0?arch=x64');
     const django = await exposure(`purl=${encodeURIComponent('pkg:pypi/django')}`);
-    expect(django.json.artifacts.map((a: any) => a.fingerprint)).toEqual([B]);
+    expect(django.json.artifacts.map((a: ExposureArtifact) => a.fingerprint)).toEqual([B]);
   });
 
   it('clips the intervals to from and to', async () => {
@@ -379,7 +380,7 @@ describe('GET /exposure/{org}', () => {
     );
     expect(res.status, res.body).toBe(200);
     expect(res.json.query).toMatchObject({ from: at(1.5), to: at(2.5) });
-    const a = res.json.artifacts.find((x: any) => x.fingerprint === A);
+    const a = res.json.artifacts.find((x: ExposureArtifact) => x.fingerprint === A);
     expect(a.environments).toEqual([
       {
         environment_name: 'prod',
@@ -409,19 +410,22 @@ describe('GET /exposure/{org}', () => {
     const found = (await reader.get(`/api/v2/search/${ORG}/sha/${A}`)).json.artifacts[0];
     expect(found).toMatchObject({ running_in: ['staging'], exited_from: ['prod'] });
     const envs = (await exposure(`fingerprint=${A}`)).json.artifacts[0].environments;
-    const last = (e: any) => e.intervals[e.intervals.length - 1];
+    const last = (e: ExposureEnvironment) => e.intervals[e.intervals.length - 1]!;
     expect(
       envs
-        .filter((e: any) => last(e).to === null)
-        .map((e: any) => ({
+        .filter((e: ExposureEnvironment) => last(e).to === null)
+        .map((e: ExposureEnvironment) => ({
           environment_name: e.environment_name,
-          snapshot_index: e.intervals[0].from_snapshot,
+          snapshot_index: e.intervals[0]!.from_snapshot,
         })),
     ).toEqual(record.running);
     expect(
       envs
-        .filter((e: any) => last(e).to !== null)
-        .map((e: any) => ({ environment_name: e.environment_name, snapshot_index: last(e).to_snapshot })),
+        .filter((e: ExposureEnvironment) => last(e).to !== null)
+        .map((e: ExposureEnvironment) => ({
+          environment_name: e.environment_name,
+          snapshot_index: last(e).to_snapshot,
+        })),
     ).toEqual(record.exited);
   });
 
@@ -462,6 +466,6 @@ describe('GET /exposure/{org}', () => {
     const theirs = await exposure('purl=pkg:npm/lodash@4.17.20', other, ORG);
     expect(theirs.status).toBe(403);
     const acme = await exposure(`fingerprint=${A}`);
-    expect(acme.json.artifacts.map((a: any) => a.trail)).toEqual(['build-a']);
+    expect(acme.json.artifacts.map((a: ExposureArtifact) => a.trail)).toEqual(['build-a']);
   });
 });

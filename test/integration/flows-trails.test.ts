@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
+import type { AttestationStatus, Flow, TrailEvent, TrailListItem } from '../suite/wire.js';
 
 let t: TestApp;
 let cli: ReturnType<typeof cliClient>;
@@ -44,7 +45,7 @@ describe('flow rename (spec rule 1)', () => {
     const trail = await cli.get('/api/v2/trails/acme/new-name/via-old-name');
     expect(trail.status).toBe(200);
     expect(trail.json.flow.name).toBe('new-name');
-    expect((await cli.get('/api/v2/flows/acme')).json.map((f: any) => f.name)).not.toContain('old-name');
+    expect((await cli.get('/api/v2/flows/acme')).json.map((f: Flow) => f.name)).not.toContain('old-name');
     const fp = '7'.repeat(64);
     const reported = await member.json('POST', '/api/v2/artifacts/acme/old-name', {
       fingerprint: fp,
@@ -87,7 +88,7 @@ describe('flow rename (spec rule 1)', () => {
       name: 'payments-v2',
       template: ownTemplate,
     });
-    const names = (await cli.get(base)).json.map((f: any) => f.name);
+    const names = (await cli.get(base)).json.map((f: Flow) => f.name);
     expect(names).toEqual(expect.arrayContaining(['payments', 'payments-v2']));
     // Writes under the name now reach the new flow.
     expect((await beginTrail('payments', 'after')).status).toBe(201);
@@ -189,10 +190,10 @@ describe('flows', () => {
     expect(byActivity.json[0].name).toBe('legacy');
     expect(byActivity.json[0].latest_state).toBe('COMPLIANT');
     expect(byActivity.json[0].latest_activity_at).toBe(t.clock.seconds());
-    const quiet = byActivity.json.find((f: any) => f.name === 'quiet');
+    const quiet = byActivity.json.find((f: Flow) => f.name === 'quiet');
     expect(quiet.latest_activity_at).toBeNull();
     const byName = await cli.get(`${base}?sort=name&sort_direction=desc`);
-    const names = byName.json.map((f: any) => f.name);
+    const names = byName.json.map((f: Flow) => f.name);
     expect(names).toEqual([...names].sort().reverse());
     const bad = await cli.get(`${base}?sort=colour`);
     expect(bad.status).toBe(400);
@@ -208,9 +209,9 @@ describe('flows', () => {
     expect(r.json).toBe('OK');
     await member.json('PATCH', '/api/v2/tags/acme/flows/legacy', { set_tags: {}, remove_tags: ['risk'] });
     expect((await cli.get(`${base}/legacy`)).json.tags).toEqual({ team: 'payments' });
-    expect((await cli.get(`${base}?tag=team:payments`)).json.map((f: any) => f.name)).toEqual(['legacy']);
+    expect((await cli.get(`${base}?tag=team:payments`)).json.map((f: Flow) => f.name)).toEqual(['legacy']);
     const trails = await cli.get('/api/v2/trails/acme?flow_tag=team=payments&page=1&per_page=20');
-    expect(trails.json.data.map((x: any) => x.name)).toEqual(['recent']);
+    expect(trails.json.data.map((x: TrailListItem) => x.name)).toEqual(['recent']);
     const none = await cli.get('/api/v2/trails/acme?flow_tag=team:nobody');
     expect(none.json).toEqual({ data: [], pagination: { total: 0, page: 1, per_page: 20, page_count: 0 } });
     expect((await reader.json('PATCH', '/api/v2/tags/acme/flow/legacy', { set_tags: {} })).status).toBe(403);
@@ -246,7 +247,7 @@ describe('trails', () => {
     expect(second.status).toBe(200);
     const got = await cli.get('/api/v2/trails/acme/legacy/json-trail');
     expect(got.json.description).toBe('second');
-    expect(got.json.events.map((e: any) => e.type)).toEqual(['trail_reported', 'trail_updated']);
+    expect(got.json.events.map((e: TrailEvent) => e.type)).toEqual(['trail_reported', 'trail_updated']);
     const list = await cli.get('/api/v2/trails/acme/legacy?per_page=1');
     expect(list.json.pagination).toMatchObject({ total: 2, per_page: 1, page_count: 2 });
   });
@@ -287,7 +288,7 @@ describe('trails', () => {
     ).toBe(true);
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);
     const list = await cli.get('/api/v2/trails/acme/templated?per_page=100');
-    expect(list.json.data.filter((x: any) => x.name === 'race')).toHaveLength(1);
+    expect(list.json.data.filter((x: TrailListItem) => x.name === 'race')).toHaveLength(1);
   });
 
   it('keeps every one of 30 parallel attestations to one trail in its evaluation and event log', async () => {
@@ -302,9 +303,11 @@ describe('trails', () => {
     const results = await Promise.all(names.map(report));
     expect(results.map((r) => r.status)).toEqual(names.map(() => 201));
     const trail = (await cli.get('/api/v2/trails/acme/templated/race')).json;
-    const slots = trail.compliance_status.attestations_statuses.map((s: any) => s.attestation_name);
+    const slots = trail.compliance_status.attestations_statuses.map(
+      (s: AttestationStatus) => s.attestation_name,
+    );
     expect(slots).toEqual(expect.arrayContaining(['first', ...names]));
     expect(slots.filter((n: string) => n.startsWith('parallel-'))).toHaveLength(30);
-    expect(trail.events.filter((e: any) => e.type === 'trail_attestation_reported')).toHaveLength(31);
+    expect(trail.events.filter((e: TrailEvent) => e.type === 'trail_attestation_reported')).toHaveLength(31);
   });
 });

@@ -8,6 +8,15 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { POLICY_SCHEMA, putPolicy } from '../helpers/runtime.js';
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
+import type {
+  AssertFlow,
+  HistoryEntry,
+  PolicyDecision,
+  RuleEvaluation,
+  RuleResolution,
+  SearchArtifact,
+  TrailEvent,
+} from '../suite/wire.js';
 
 let t: TestApp;
 let cli: ReturnType<typeof cliClient>;
@@ -127,7 +136,7 @@ describe('provenance port', () => {
     expect(artifact.trail_name).toBe('new');
     expect(artifact.running).toEqual([{ environment_name: 'prod', snapshot_index: 3 }]);
     expect(artifact.exited).toEqual([{ environment_name: 'staging', snapshot_index: 8 }]);
-    expect(artifact.history.map((h: any) => h.event)).toEqual(
+    expect(artifact.history.map((h: HistoryEntry) => h.event)).toEqual(
       expect.arrayContaining([
         'Started running in prod#3',
         'Started running in staging#7',
@@ -137,7 +146,7 @@ describe('provenance port', () => {
     const older = (await cli.get(`/api/v2/artifacts/acme/build/fingerprint/${FP}?trail=old`)).json;
     expect(older.running).toEqual([]);
     const trail = (await cli.get('/api/v2/trails/acme/build/new')).json;
-    const started = trail.events.filter((e: any) => e.type === 'artifact_started_running');
+    const started = trail.events.filter((e: TrailEvent) => e.type === 'artifact_started_running');
     expect(started).toEqual([
       expect.objectContaining({
         environment_name: 'prod',
@@ -147,11 +156,11 @@ describe('provenance port', () => {
       }),
       expect.objectContaining({ environment_name: 'staging', snapshot_index: 7 }),
     ]);
-    expect((await cli.get('/api/v2/trails/acme/release/r1')).json.events.map((e: any) => e.type)).toContain(
-      'artifact_stopped_running',
-    );
+    expect(
+      (await cli.get('/api/v2/trails/acme/release/r1')).json.events.map((e: TrailEvent) => e.type),
+    ).toContain('artifact_stopped_running');
     const found = (await cli.get(`/api/v2/search/acme/sha/${FP}`)).json;
-    const inBuild = found.artifacts.find((a: any) => a.flow === 'build' && a.trail === 'new');
+    const inBuild = found.artifacts.find((a: SearchArtifact) => a.flow === 'build' && a.trail === 'new');
     expect(inBuild.running_in).toEqual(['prod']);
     expect(inBuild.exited_from).toEqual(['staging']);
   });
@@ -177,7 +186,7 @@ describe('provenance port', () => {
   it('asserts across every flow holding the fingerprint, or the one named', async () => {
     const all = (await cli.get(`/api/v2/asserts/acme/fingerprint/${FP}`)).json;
     expect(all.compliant).toBe(false);
-    expect(all.flows.map((f: any) => [f.flow, f.compliant]).sort()).toEqual([
+    expect(all.flows.map((f: AssertFlow) => [f.flow, f.compliant]).sort()).toEqual([
       ['build', false],
       ['release', true],
     ]);
@@ -245,13 +254,13 @@ describe('asserts in environment and policy scope, with real evidence', () => {
     expect(r.json.policy_evaluations).toHaveLength(1);
     const [decision] = r.json.policy_evaluations;
     expect(decision).toMatchObject({ policy_name: 'needs-scan', policy_version: 1, status: 'NON-COMPLIANT' });
-    const rule = decision.rule_evaluations.find((e: any) => e.rule.type === 'attestation');
+    const rule = decision.rule_evaluations.find((e: RuleEvaluation) => e.rule.type === 'attestation');
     expect(rule).toMatchObject({ satisfied: false, ignored: false });
-    expect(rule.resolutions.map((x: any) => [x.type, x.context.flow_name]).sort()).toEqual([
+    expect(rule.resolutions.map((x: RuleResolution) => [x.type, x.context.flow_name]).sort()).toEqual([
       ['missing_attestation', 'release'],
       ['non_compliant_attestation', 'build'],
     ]);
-    expect(r.json.flows.map((f: any) => f.flow).sort()).toEqual(['build', 'release']);
+    expect(r.json.flows.map((f: AssertFlow) => f.flow).sort()).toEqual(['build', 'release']);
     expect(typeof r.json.html_url).toBe('string');
   });
 
@@ -296,7 +305,7 @@ describe('asserts in environment and policy scope, with real evidence', () => {
     expect(unknown.json.policy_evaluations[0].rule_evaluations[0].resolutions[0].type).toBe('no_provenance');
     const both = await assert('policy_name=needs-provenance&policy_name=needs-scan');
     expect(both.json.compliant).toBe(true);
-    expect(both.json.policy_evaluations.map((d: any) => d.policy_name)).toEqual([
+    expect(both.json.policy_evaluations.map((d: PolicyDecision) => d.policy_name)).toEqual([
       'needs-provenance',
       'needs-scan',
     ]);
