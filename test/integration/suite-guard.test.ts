@@ -1,8 +1,9 @@
 /**
  * A test run cannot hide a file: when a worker dies mid-file (killed, or out of memory at its heap
- * bound), the run exits non-zero and names each file that did not finish (test/suite/run-guard.ts).
- * The fixture project test/fixtures/lost-worker has one passing file, one that kills its own worker
- * and one that grows past the fixture's heap bound.
+ * bound, or stopped at its memory bound), the run exits non-zero and names each file that did not
+ * finish (test/suite/run-guard.ts, test/suite/worker-memory.ts). The fixture project
+ * test/fixtures/lost-worker has one passing file, one that kills its own worker, one that grows
+ * past the fixture's heap bound and one that holds buffers past its memory bound.
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -37,13 +38,14 @@ describe('a run whose workers die mid-file', () => {
       /RUN INCOMPLETE: (\d+) test file\(s\) did not run to completion[^\n]*\n((?: {2}- .*\n)+)/.exec(output);
     expect(lost, output).not.toBeNull();
     const [, count, files = ''] = lost!;
-    expect(count).toBe('2');
+    expect(count).toBe('3');
     const named = files
       .trim()
       .split('\n')
       .map((line) => line.trim())
       .sort();
-    expect(named).toEqual(['- dies.check.ts', '- grows.check.ts']);
+    expect(named).toEqual(['- dies.check.ts', '- grows.check.ts', '- hoards.check.ts']);
+    expect(output).toMatch(/Test worker \d+ stopped: \d+ MiB resident, over 200 MiB, in hoards\.check\.ts/);
   }, 60_000);
 });
 

@@ -13,10 +13,13 @@ import type { Reporter, TestModule, TestRunEndReason, TestSpecification } from '
 
 /** The key under which ./worker-memory.ts stores a worker's peak RSS (MiB) at the end of a file. */
 export const MAX_RSS_META = 'workerMaxRssMiB';
+/** The key under which ./worker-memory.ts stores the worker's heap in use (MiB) at the end of a file. */
+export const HEAP_META = 'workerHeapUsedMiB';
 
 declare module 'vitest' {
   interface TaskMeta {
     [MAX_RSS_META]?: number;
+    [HEAP_META]?: number;
   }
 }
 
@@ -75,15 +78,24 @@ export default class RunGuard implements Reporter {
 
   private printMemory(modules: ReadonlyArray<TestModule>): void {
     const rows = modules
-      .map((m) => ({ file: this.relative(m.moduleId), rss: m.meta()[MAX_RSS_META] }))
-      .filter((r): r is { file: string; rss: number } => typeof r.rss === 'number')
+      .map((m) => ({
+        file: this.relative(m.moduleId),
+        rss: m.meta()[MAX_RSS_META],
+        heap: m.meta()[HEAP_META],
+      }))
+      .filter((r): r is { file: string; rss: number; heap: number | undefined } => typeof r.rss === 'number')
       .sort((a, b) => b.rss - a.rss)
       .slice(0, 5);
     if (rows.length === 0) {
       return;
     }
-    const lines = rows.map((r) => `  ${String(r.rss).padStart(6)} MiB  ${r.file}`);
-    process.stdout.write(`\nWorker peak RSS after the file (largest ${rows.length}):\n${lines.join('\n')}\n`);
+    const lines = rows.map(
+      (r) => `  ${String(r.rss).padStart(6)} MiB  ${String(r.heap ?? '?').padStart(6)} MiB  ${r.file}`,
+    );
+    process.stdout.write(
+      `\nWorkers' peak RSS and heap in use after the file (largest ${rows.length}):\n` +
+        `  ${'RSS'.padStart(10)}  ${'heap'.padStart(10)}\n${lines.join('\n')}\n`,
+    );
   }
 
   private relative(file: string): string {
