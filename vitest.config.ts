@@ -11,8 +11,9 @@ export default defineConfig({
   test: {
     pool: 'forks',
     maxWorkers: 2,
-    // A runaway worker dies at its heap bound (and the run names its file) instead of swapping
-    // the machine; the largest workers peak far below it (printed at the end of each run).
+    // A runaway worker dies at its heap bound, or past 2 GiB resident (test/suite/worker-memory.ts),
+    // and the run names its file, instead of swapping the machine. Each run ends with the largest
+    // workers' peak memory.
     execArgv: ['--max-old-space-size=1536'],
     setupFiles: ['test/suite/worker-memory.ts'],
     testTimeout: 30_000,
