@@ -57,6 +57,8 @@ const EnvSchema = z
     VERITY_BODY_LIMIT_BYTES: intVar(10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     VERITY_UPLOAD_LIMIT_BYTES: intVar(10 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     VERITY_EVIDENCE_MAX_BYTES: intVar(0, 1024, 4 * 1024 * 1024 * 1024),
+    VERITY_SBOM_MAX_COMPONENTS: intVar(20_000, 1, 200_000),
+    VERITY_SBOM_MAX_VERSIONS: intVar(100, 1, 200_000),
     VERITY_JQ_TIMEOUT_MS: intVar(2000, 10, 60_000),
     VERITY_JQ_MAX_HEAP_MB: intVar(64, 16, 4096),
     VERITY_JQ_WORKERS: intVar(2, 1, 64),
@@ -128,6 +130,10 @@ export interface Config {
   uploadLimitBytes: number;
   /** Largest evidence file of an attestation (413 beyond it); defaults to the upload limit. */
   evidenceMaxBytes: number;
+  /** SBOM components one attestation indexes at most, over all its documents. */
+  sbomMaxComponents: number;
+  /** Distinct versions of one package one attestation indexes at most. */
+  sbomMaxVersions: number;
   /** Time bound of one custom-type evaluation (JSON Schema and jq rules). */
   jqTimeoutMs: number;
   /** Heap bound of the worker that runs custom-type evaluations. */
@@ -223,6 +229,8 @@ export function loadConfig(
     bodyLimitBytes: e.VERITY_BODY_LIMIT_BYTES,
     uploadLimitBytes: e.VERITY_UPLOAD_LIMIT_BYTES,
     evidenceMaxBytes: evidenceMax,
+    sbomMaxComponents: e.VERITY_SBOM_MAX_COMPONENTS,
+    sbomMaxVersions: e.VERITY_SBOM_MAX_VERSIONS,
     jqTimeoutMs: e.VERITY_JQ_TIMEOUT_MS,
     jqMaxHeapMb: e.VERITY_JQ_MAX_HEAP_MB,
     jqWorkers: e.VERITY_JQ_WORKERS,

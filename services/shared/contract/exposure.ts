@@ -26,7 +26,15 @@ export const SbomDocument = z
 export const SbomIndex = z
   .object({
     indexed: z.boolean(),
+    /** Distinct components indexed, over all documents. */
     components: z.number().int(),
+    /**
+     * Components found but left out by the attestation's bounds (components per attestation,
+     * versions of one package); those past the components bound are counted, not parsed.
+     * Absent on attestations indexed before the bounds were counted.
+     */
+    skipped: z.number().int().optional(),
+    /** Why nothing was indexed, or why components were left out; null when neither. */
     reason: z.string().nullable(),
     documents: z.array(SbomDocument),
   })

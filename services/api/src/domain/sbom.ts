@@ -9,8 +9,17 @@ import { PackageURL } from 'packageurl-js';
 export const CYCLONEDX_VERSIONS = ['1.4', '1.5', '1.6'] as const;
 export const SPDX_VERSIONS = ['SPDX-2.2', 'SPDX-2.3'] as const;
 
-/** Components one attestation indexes at most; a larger document is stored but not indexed. */
-export const MAX_SBOM_COMPONENTS = 50_000;
+/**
+ * What one attestation indexes at most, over all its documents: distinct components, and distinct
+ * versions of one package (type, namespace, name). Past either, the attestation is still stored
+ * and its `sbom_index` says what was left out.
+ */
+export interface SbomLimits {
+  maxComponents: number;
+  maxVersionsPerPackage: number;
+}
+
+export const DEFAULT_SBOM_LIMITS: SbomLimits = { maxComponents: 20_000, maxVersionsPerPackage: 100 };
 
 /** A package URL split into the parts matched on, and its canonical text. */
 export interface NormalisedPurl {
@@ -64,106 +73,230 @@ export function sbomFormatOf(doc: unknown): 'CycloneDX' | 'SPDX' | null {
   return null;
 }
 
-const notIndexed = (
-  format: SbomDocumentResult['format'],
+/** The package URL texts of one document, in document order, or why it cannot be indexed. */
+export interface SbomPurlTexts {
+  format: 'CycloneDX' | 'SPDX' | null;
+  specVersion: string | null;
+  purls: string[];
+  /** Why the document is not indexed; null when it can be. */
+  reason: string | null;
+}
+
+const refused = (
+  format: SbomPurlTexts['format'],
   specVersion: string | null,
   reason: string,
-): SbomDocumentResult => ({ format, specVersion, components: [], skipped: 0, reason });
+): SbomPurlTexts => ({
+  format,
+  specVersion,
+  purls: [],
+  reason,
+});
 
-/** The package URLs of a CycloneDX or SPDX document, or why it cannot be indexed. */
-export function extractSbomComponents(doc: unknown): SbomDocumentResult {
+/** The package URL texts of a CycloneDX or SPDX document (not yet parsed), or why it cannot be indexed. */
+export function sbomPurlTexts(doc: unknown): SbomPurlTexts {
   const format = sbomFormatOf(doc);
   if (!format || !isObject(doc)) {
-    return notIndexed(null, null, 'not a CycloneDX or SPDX JSON document');
+    return refused(null, null, 'not a CycloneDX or SPDX JSON document');
   }
-  const purls: string[] = [];
   if (format === 'CycloneDX') {
     const version = typeof doc.specVersion === 'string' ? doc.specVersion : null;
     if (!version || !(CYCLONEDX_VERSIONS as readonly string[]).includes(version)) {
-      return notIndexed(
+      return refused(
         format,
         version,
         `CycloneDX specVersion ${JSON.stringify(doc.specVersion ?? null)} is not supported (${CYCLONEDX_VERSIONS.join(', ')})`,
       );
     }
     if (doc.components !== undefined && !Array.isArray(doc.components)) {
-      return notIndexed(format, version, 'CycloneDX "components" is not an array');
+      return refused(format, version, 'CycloneDX "components" is not an array');
     }
-    // Nested components (assemblies) are components too; an explicit stack bounds the walk.
-    const stack: unknown[] = [...((doc.components as unknown[] | undefined) ?? [])];
-    while (stack.length > 0) {
-      const c = stack.pop();
-      if (!isObject(c)) {
-        return notIndexed(format, version, 'a CycloneDX component is not an object');
-      }
-      if (c.purl !== undefined) {
-        if (typeof c.purl !== 'string') {
-          return notIndexed(format, version, 'a component "purl" is not a string');
-        }
-        purls.push(c.purl);
-      }
-      if (c.components !== undefined) {
-        if (!Array.isArray(c.components)) {
-          return notIndexed(format, version, 'a nested CycloneDX "components" is not an array');
-        }
-        stack.push(...(c.components as unknown[]));
-      }
-      if (purls.length > MAX_SBOM_COMPONENTS) {
-        break;
-      }
-    }
-    return collect(format, version, purls);
+    const walked = cycloneDxPurls((doc.components as unknown[] | undefined) ?? []);
+    return typeof walked === 'string'
+      ? refused(format, version, walked)
+      : { format, specVersion: version, purls: walked, reason: null };
   }
   const version = doc.spdxVersion as string;
   if (!(SPDX_VERSIONS as readonly string[]).includes(version)) {
-    return notIndexed(
+    return refused(
       format,
       version,
       `SPDX version ${JSON.stringify(version)} is not supported (${SPDX_VERSIONS.join(', ')})`,
     );
   }
   if (doc.packages !== undefined && !Array.isArray(doc.packages)) {
-    return notIndexed(format, version, 'SPDX "packages" is not an array');
+    return refused(format, version, 'SPDX "packages" is not an array');
   }
-  for (const p of (doc.packages as unknown[] | undefined) ?? []) {
+  const walked = spdxPurls((doc.packages as unknown[] | undefined) ?? []);
+  return typeof walked === 'string'
+    ? refused(format, version, walked)
+    : { format, specVersion: version, purls: walked, reason: null };
+}
+
+/**
+ * The purls of CycloneDX components, nested ones (assemblies) included, in document order; or
+ * why not. The walk keeps its own stack of (array, position) frames: no recursion, and no copy
+ * of an array however large or deep.
+ */
+function cycloneDxPurls(top: unknown[]): string[] | string {
+  const purls: string[] = [];
+  const stack: Array<{ list: unknown[]; at: number }> = [{ list: top, at: 0 }];
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]!;
+    if (frame.at >= frame.list.length) {
+      stack.pop();
+      continue;
+    }
+    const c = frame.list[frame.at];
+    frame.at += 1;
+    if (!isObject(c)) {
+      return 'a CycloneDX component is not an object';
+    }
+    if (c.purl !== undefined) {
+      if (typeof c.purl !== 'string') {
+        return 'a component "purl" is not a string';
+      }
+      purls.push(c.purl);
+    }
+    if (c.components !== undefined) {
+      if (!Array.isArray(c.components)) {
+        return 'a nested CycloneDX "components" is not an array';
+      }
+      stack.push({ list: c.components as unknown[], at: 0 });
+    }
+  }
+  return purls;
+}
+
+/** The purl references of SPDX packages, in document order; or why not. */
+function spdxPurls(packages: unknown[]): string[] | string {
+  const purls: string[] = [];
+  for (const p of packages) {
     if (!isObject(p)) {
-      return notIndexed(format, version, 'an SPDX package is not an object');
+      return 'an SPDX package is not an object';
     }
     if (p.externalRefs === undefined) {
       continue;
     }
     if (!Array.isArray(p.externalRefs)) {
-      return notIndexed(format, version, 'an SPDX package\'s "externalRefs" is not an array');
+      return 'an SPDX package\'s "externalRefs" is not an array';
     }
     for (const ref of p.externalRefs as unknown[]) {
       if (!isObject(ref) || ref.referenceType !== 'purl') {
         continue;
       }
       if (typeof ref.referenceLocator !== 'string') {
-        return notIndexed(format, version, 'an SPDX purl reference has no "referenceLocator" string');
+        return 'an SPDX purl reference has no "referenceLocator" string';
       }
       purls.push(ref.referenceLocator);
     }
-    if (purls.length > MAX_SBOM_COMPONENTS) {
-      break;
-    }
   }
-  return collect(format, version, purls);
+  return purls;
 }
 
-function collect(format: 'CycloneDX' | 'SPDX', specVersion: string, purls: string[]): SbomDocumentResult {
-  if (purls.length > MAX_SBOM_COMPONENTS) {
-    return notIndexed(format, specVersion, `more than ${MAX_SBOM_COMPONENTS} components`);
+/** What adding one purl text to an index did. */
+export type SbomAddOutcome = 'indexed' | 'duplicate' | 'malformed' | 'over-components' | 'over-versions';
+
+/**
+ * The distinct components of one attestation, over all its documents, within `limits`: a purl is
+ * left out once the attestation holds `maxComponents`, or once its package holds
+ * `maxVersionsPerPackage` versions. Counts what it left out and why.
+ */
+export class SbomIndexer {
+  private readonly byPurl = new Map<string, NormalisedPurl>();
+  private readonly versions = new Map<string, Set<string>>();
+  /** Components left out by `maxComponents`, and by `maxVersionsPerPackage`. */
+  overComponents = 0;
+  overVersions = 0;
+
+  constructor(readonly limits: SbomLimits) {}
+
+  /** Whether the index holds as many components as it may. */
+  get full(): boolean {
+    return this.byPurl.size >= this.limits.maxComponents;
   }
-  const byPurl = new Map<string, NormalisedPurl>();
-  let skipped = 0;
-  for (const text of purls) {
+
+  get components(): NormalisedPurl[] {
+    return [...this.byPurl.values()];
+  }
+
+  get size(): number {
+    return this.byPurl.size;
+  }
+
+  add(text: string): { outcome: SbomAddOutcome; purl?: string } {
+    let p: NormalisedPurl;
     try {
-      const p = parsePurl(text);
-      byPurl.set(p.purl, p);
+      p = parsePurl(text);
     } catch {
+      return { outcome: 'malformed' };
+    }
+    if (this.byPurl.has(p.purl)) {
+      return { outcome: 'duplicate', purl: p.purl };
+    }
+    if (this.full) {
+      this.overComponents += 1;
+      return { outcome: 'over-components' };
+    }
+    const pkg = `${p.type}\u0000${p.namespace}\u0000${p.name}`;
+    let seen = this.versions.get(pkg);
+    if (!seen) {
+      seen = new Set();
+      this.versions.set(pkg, seen);
+    }
+    if (!seen.has(p.version) && seen.size >= this.limits.maxVersionsPerPackage) {
+      this.overVersions += 1;
+      return { outcome: 'over-versions' };
+    }
+    seen.add(p.version);
+    this.byPurl.set(p.purl, p);
+    return { outcome: 'indexed', purl: p.purl };
+  }
+
+  /** Why components were left out; null when none was. */
+  leftOutReason(): string | null {
+    const why: string[] = [];
+    if (this.overComponents > 0) {
+      why.push(
+        `${this.overComponents} past the bound of ${this.limits.maxComponents} components per attestation`,
+      );
+    }
+    if (this.overVersions > 0) {
+      why.push(
+        `${this.overVersions} past the bound of ${this.limits.maxVersionsPerPackage} versions of one package per attestation`,
+      );
+    }
+    return why.length === 0 ? null : `components left out: ${why.join('; ')}`;
+  }
+}
+
+/** The package URLs of one CycloneDX or SPDX document within `limits`, or why it cannot be indexed. */
+export function extractSbomComponents(
+  doc: unknown,
+  limits: SbomLimits = DEFAULT_SBOM_LIMITS,
+): SbomDocumentResult {
+  const texts = sbomPurlTexts(doc);
+  if (texts.reason !== null || texts.format === null || texts.specVersion === null) {
+    return {
+      format: texts.format,
+      specVersion: texts.specVersion,
+      components: [],
+      skipped: 0,
+      reason: texts.reason,
+    };
+  }
+  const index = new SbomIndexer(limits);
+  let skipped = 0;
+  for (const text of texts.purls) {
+    if (index.add(text).outcome === 'malformed') {
       skipped += 1;
     }
   }
-  return { format, specVersion, components: [...byPurl.values()], skipped, reason: null };
+  return {
+    format: texts.format,
+    specVersion: texts.specVersion,
+    components: index.components,
+    skipped,
+    reason: null,
+  };
 }

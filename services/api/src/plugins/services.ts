@@ -35,7 +35,12 @@ export default fp(
     });
     const store = databaseEvidenceStore;
     const catalog = app.caches.config;
-    app.decorate('services', { provenance: app.provenance, evaluator, store, batcher, catalog });
+    const sbomLimits = {
+      maxComponents: app.config.sbomMaxComponents,
+      maxVersionsPerPackage: app.config.sbomMaxVersions,
+    };
+    const provenance = app.provenance;
+    app.decorate('services', { provenance, evaluator, store, batcher, catalog, sbomLimits });
     const orphans = new EvidenceCollector(app.db, store);
     const collect = async () => {
       const n = await orphans.pass(app.clock());

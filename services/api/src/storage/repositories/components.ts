@@ -85,10 +85,14 @@ const matches = (orgId: string, key: PurlKey) => sql`(
   join artifacts a on a.org_id = c.org_id and a.trail_id = c.trail_id
   where c.org_id = ${orgId} and c.fingerprint is null and ${purlMatch(key)})`;
 
+/** Component rows one insert statement carries. */
+export const INSERT_CHUNK = 2_000;
+
 export const componentsRepository = {
   /**
-   * Stores an attestation's components in one statement (a document of thousands of purls is one
-   * round trip). `fingerprint` null binds them to every artifact of the trail.
+   * Stores an attestation's components, `INSERT_CHUNK` rows a statement: each statement is short
+   * (on the embedded database it runs on the event loop) and its parameter small. `fingerprint`
+   * null binds them to every artifact of the trail.
    */
   async insert(
     db: Db,
@@ -101,23 +105,22 @@ export const componentsRepository = {
       purl: string;
     }>,
   ): Promise<void> {
-    if (components.length === 0) {
-      return;
+    for (let from = 0; from < components.length; from += INSERT_CHUNK) {
+      const records = components.slice(from, from + INSERT_CHUNK).map((c, i) => ({
+        o: from + i + 1,
+        t: c.type,
+        s: c.namespace,
+        n: c.name,
+        v: c.version,
+        p: c.purl,
+      }));
+      await sql`insert into sbom_components (org_id, attestation_id, ord, trail_id, fingerprint,
+          purl_type, purl_namespace, purl_name, purl_version, purl)
+        select ${at.orgId}, ${at.attestationId}, r.o, ${at.trailId}, ${at.fingerprint}, r.t, r.s, r.n, r.v, r.p
+        from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as r(o int, t text, s text, n text, v text, p text)`.execute(
+        db,
+      );
     }
-    const records = components.map((c, i) => ({
-      o: i + 1,
-      t: c.type,
-      s: c.namespace,
-      n: c.name,
-      v: c.version,
-      p: c.purl,
-    }));
-    await sql`insert into sbom_components (org_id, attestation_id, ord, trail_id, fingerprint,
-        purl_type, purl_namespace, purl_name, purl_version, purl)
-      select ${at.orgId}, ${at.attestationId}, r.o, ${at.trailId}, ${at.fingerprint}, r.t, r.s, r.n, r.v, r.p
-      from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as r(o int, t text, s text, n text, v text, p text)`.execute(
-      db,
-    );
   },
 
   /**

@@ -106,7 +106,7 @@ export async function recordAttestation(
     }
   }
   // Read before the lock is taken: parsing a large document holds nobody up.
-  const sbom = sbomSource ? await readSbom(sbomSource) : undefined;
+  const sbom = sbomSource ? await readSbom(sbomSource, services.sbomLimits) : undefined;
   const recorded = sbom ? { ...decided, payload: { ...decided.payload, sbom_index: sbom.index } } : decided;
   // Held back meanwhile, the batcher's attestations to this trail do not meet this write.
   await services.batcher.exclusive({ orgId: scope.org.id, ...where }, () =>

@@ -9,7 +9,14 @@ import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import tar from 'tar-stream';
 import type { SbomIndex } from '../../../../shared/contract/exposure.js';
-import { extractSbomComponents, sbomFormatOf, type NormalisedPurl } from '../../domain/sbom.js';
+import {
+  DEFAULT_SBOM_LIMITS,
+  SbomIndexer,
+  sbomFormatOf,
+  sbomPurlTexts,
+  type NormalisedPurl,
+  type SbomLimits,
+} from '../../domain/sbom.js';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -66,87 +73,142 @@ export interface SbomReading {
   components: NormalisedPurl[];
 }
 
-/** Reads and indexes the SBOM documents of a source; undefined when an archive holds none (or is unreadable). */
-export async function readSbom(source: SbomSource): Promise<SbomReading | undefined> {
-  const documents: SbomIndex['documents'] = [];
-  const byPurl = new Map<string, NormalisedPurl>();
-  const add = (where: string, doc: unknown) => {
-    const r = extractSbomComponents(doc);
-    documents.push({
+/** Purls parsed between two yields to the event loop: a few milliseconds of work. */
+const SLICE = 1_000;
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+type DocumentEntry = SbomIndex['documents'][number];
+const unread = (source: string, reason: string): DocumentEntry => ({
+  source,
+  format: null,
+  spec_version: null,
+  components: 0,
+  skipped: 0,
+  reason,
+});
+
+/**
+ * Indexes the documents of one attestation into one bounded union, in slices that yield to the
+ * event loop. Once the union is full, the rest of a document is counted but not parsed, and later
+ * documents are not read at all.
+ */
+class AttestationIndex {
+  readonly documents: DocumentEntry[] = [];
+  readonly index: SbomIndexer;
+
+  constructor(limits: SbomLimits) {
+    this.index = new SbomIndexer(limits);
+  }
+
+  async add(where: string, doc: unknown): Promise<void> {
+    const texts = sbomPurlTexts(doc);
+    const entry: DocumentEntry = {
       source: where,
-      format: r.format,
-      spec_version: r.specVersion,
-      components: r.components.length,
-      skipped: r.skipped,
-      reason: r.reason,
-    });
-    for (const c of r.components) {
-      byPurl.set(c.purl, c);
+      format: texts.format,
+      spec_version: texts.specVersion,
+      components: 0,
+      skipped: 0,
+      reason: texts.reason,
+    };
+    this.documents.push(entry);
+    const mine = new Set<string>();
+    for (let i = 0; i < texts.purls.length; i++) {
+      if (this.index.full) {
+        this.index.overComponents += texts.purls.length - i;
+        break;
+      }
+      if (i > 0 && i % SLICE === 0) {
+        await yieldToLoop();
+      }
+      const r = this.index.add(texts.purls[i]!);
+      if (r.outcome === 'malformed') {
+        entry.skipped += 1;
+      } else if (r.purl !== undefined) {
+        mine.add(r.purl);
+      }
     }
-  };
-  const addBytes = (where: string, data: Buffer) => {
+    entry.components = mine.size;
+  }
+
+  async addBytes(where: string, data: Buffer): Promise<void> {
+    if (this.index.full) {
+      this.documents.push(
+        unread(
+          where,
+          `not read: the attestation holds ${this.index.limits.maxComponents} components, its bound`,
+        ),
+      );
+      return;
+    }
     let doc: unknown;
     try {
       doc = JSON.parse(data.toString('utf8').replace(/^\uFEFF/, ''));
     } catch (err) {
-      documents.push({
-        source: where,
-        format: null,
-        spec_version: null,
-        components: 0,
-        skipped: 0,
-        reason: `not valid JSON: ${(err as Error).message}`,
-      });
+      this.documents.push(unread(where, `not valid JSON: ${(err as Error).message}`));
       return;
     }
-    add(where, doc);
-  };
-
-  if (source.kind === 'data') {
-    add('attestation_data', source.doc);
-  } else if (!isGzip(source.data)) {
-    addBytes(source.filename, source.data);
-  } else {
-    let members: Array<{ name: string; data: Buffer }>;
-    try {
-      members = await sbomMembers(source.data);
-    } catch (err) {
-      if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') {
-        // Too large to look into: say so, since it may well hold an SBOM.
-        members = [];
-        documents.push({
-          source: source.filename,
-          format: null,
-          spec_version: null,
-          components: 0,
-          skipped: 0,
-          reason: `the archive expands beyond ${MAX_ARCHIVE_MIB} MiB: not looked into`,
-        });
-      } else {
-        // Not a tar archive we can read (a gzipped log, say): it is kept as evidence; nothing in
-        // it is known to be an SBOM, so there is nothing to report either.
-        return undefined;
-      }
-    }
-    if (members.length === 0 && documents.length === 0) {
-      return undefined;
-    }
-    for (const m of members) {
-      addBytes(`${source.filename}:${m.name}`, m.data);
-    }
+    await yieldToLoop();
+    await this.add(where, doc);
   }
 
-  const components = [...byPurl.values()];
-  const indexed = documents.some((d) => d.reason === null);
-  return {
-    index: {
-      indexed,
-      components: components.length,
-      reason: indexed ? null : (documents.find((d) => d.reason !== null)?.reason ?? null),
-      documents,
-    },
-    components,
-  };
+  reading(): SbomReading {
+    const components = this.index.components;
+    const indexed = this.documents.some((d) => d.reason === null);
+    const skipped = this.index.overComponents + this.index.overVersions;
+    return {
+      index: {
+        indexed,
+        components: components.length,
+        skipped,
+        reason: indexed
+          ? this.index.leftOutReason()
+          : (this.documents.find((d) => d.reason !== null)?.reason ?? null),
+        documents: this.documents,
+      },
+      components,
+    };
+  }
+}
+
+/**
+ * Reads and indexes the SBOM documents of a source, within `limits` for the attestation as a
+ * whole; undefined when an archive holds none (or is unreadable).
+ */
+export async function readSbom(
+  source: SbomSource,
+  limits: SbomLimits = DEFAULT_SBOM_LIMITS,
+): Promise<SbomReading | undefined> {
+  const at = new AttestationIndex(limits);
+  if (source.kind === 'data') {
+    await at.add('attestation_data', source.doc);
+    return at.reading();
+  }
+  if (!isGzip(source.data)) {
+    await at.addBytes(source.filename, source.data);
+    return at.reading();
+  }
+  let members: Array<{ name: string; data: Buffer }>;
+  try {
+    members = await sbomMembers(source.data);
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 'ERR_BUFFER_TOO_LARGE') {
+      // Not a tar archive we can read (a gzipped log, say): it is kept as evidence; nothing in
+      // it is known to be an SBOM, so there is nothing to report either.
+      return undefined;
+    }
+    // Too large to look into: say so, since it may well hold an SBOM.
+    at.documents.push(
+      unread(source.filename, `the archive expands beyond ${MAX_ARCHIVE_MIB} MiB: not looked into`),
+    );
+    return at.reading();
+  }
+  if (members.length === 0) {
+    return undefined;
+  }
+  for (const m of members) {
+    await at.addBytes(`${source.filename}:${m.name}`, m.data);
+  }
+  return at.reading();
 }
 
 /** The members of a gzipped tar archive that look like SBOM JSON (bounded in count and bytes). */

@@ -2,6 +2,7 @@
  * The services every use case may call, built once per app (plugins/services.ts) and carried in
  * its `OrgScope`: nothing else is injected.
  */
+import type { SbomLimits } from '../../domain/sbom.js';
 import type { Db } from '../../storage/database.js';
 import type { AttestationBatcher } from '../../storage/batching/attestation-batcher.js';
 import type { CustomEvaluator } from '../../workers/custom-evaluator.js';
@@ -32,4 +33,6 @@ export interface Services {
   batcher: AttestationBatcher;
   /** Repos, custom types and actions as last read, per organization (moved by any change to them). */
   catalog: ViewCache;
+  /** What one attestation's SBOM documents index at most (the defaults when absent). */
+  sbomLimits?: SbomLimits;
 }
