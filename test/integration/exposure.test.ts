@@ -219,6 +219,7 @@ describe('SBOM indexing', () => {
     expect((await attestation('build-a', 'sbom')).sbom_index).toEqual({
       indexed: true,
       components: 2,
+      skipped: 0,
       reason: null,
       documents: [
         {
@@ -306,6 +307,8 @@ describe('SBOM indexing', () => {
         fingerprint: D,
         trail: 'build-d',
         components: [expect.objectContaining({ purl: 'pkg:npm/express@4.18.2', attestation_name: 'sbom' })],
+        components_total: 1,
+        components_truncated: false,
       }),
     ]);
   });

@@ -4,7 +4,15 @@
  * Also the SBOM indexing outcome an attestation carries.
  */
 import { z } from 'zod';
-import { CommitSha, EpochSeconds, Fingerprint, inTimeRange, QueryInt, TIME_RANGE_MESSAGE } from './common.js';
+import {
+  CommitSha,
+  EpochSeconds,
+  Fingerprint,
+  inTimeRange,
+  Pagination,
+  QueryInt,
+  TIME_RANGE_MESSAGE,
+} from './common.js';
 
 /** One SBOM document found in an attestation's evidence, and what indexing it gave. */
 export const SbomDocument = z
@@ -68,7 +76,16 @@ export const ExposureQuery = z.strictObject({
   commit: CommitSha.optional(),
   from: QueryTime.optional(),
   to: QueryTime.optional(),
-  limit: QueryInt(1, 1000).optional().default(100),
+  limit: QueryInt(1, 1000).optional().meta({
+    description: 'Artifacts at most (fingerprint, commit); for a purl, `per_page` when that is absent',
+  }),
+  page: QueryInt(1, 1_000_000)
+    .optional()
+    .default(1)
+    .meta({ description: 'For a purl: the page of matching (artifact, component) rows, from 1' }),
+  per_page: QueryInt(1, 1000)
+    .optional()
+    .meta({ description: 'For a purl: matching (artifact, component) rows a page, 100 by default' }),
 });
 
 /** A stretch of time an artifact ran in one environment with the environment's compliance unchanged. */
@@ -105,7 +122,12 @@ export const ExposureArtifact = z
     flow: z.string(),
     trail: z.string(),
     commit: z.string().nullable(),
+    /** Its matching components on this page. */
     components: z.array(ExposureComponent),
+    /** All its matching components, on every page. */
+    components_total: z.number().int(),
+    /** It has matching components that are not on this page. */
+    components_truncated: z.boolean(),
     environments: z.array(z.object({ environment_name: z.string(), intervals: z.array(ExposureInterval) })),
   })
   .meta({ id: 'ExposureArtifact' });
@@ -121,8 +143,10 @@ export const ExposureResult = z
       to: EpochSeconds.nullable(),
     }),
     artifacts: z.array(ExposureArtifact),
-    /** More artifacts matched than `limit`. */
+    /** More matched than this answer shows: later pages (purl), or more artifacts than `limit`. */
     truncated: z.boolean(),
+    /** For a purl: the pages of matching (artifact, component) rows; null otherwise. */
+    pagination: Pagination.nullable(),
   })
   .meta({ id: 'ExposureResult' });
 export type ExposureResult = z.infer<typeof ExposureResult>;

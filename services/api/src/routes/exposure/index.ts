@@ -5,7 +5,7 @@ import { OrgParams, errorResponses } from '../../../../shared/contract/common.js
 import { ExposureQuery, ExposureResult } from '../../../../shared/contract/exposure.js';
 import { BadRequestError } from '../../errors.js';
 import { requireOrg } from '../../plugins/auth.js';
-import { exposure, type ExposureSelector } from '../../usecases/evidence/exposure.js';
+import { EXPOSURE_PER_PAGE, exposure, type ExposureSelector } from '../../usecases/evidence/exposure.js';
 
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -41,7 +41,14 @@ const routes: FastifyPluginAsync = async (fastify) => {
           : q.fingerprint !== undefined
             ? { fingerprint: q.fingerprint }
             : { commit: q.commit! };
-      return exposure(app.db, requireOrg(request).id, { selector, from: q.from, to: q.to, limit: q.limit });
+      return exposure(app.db, requireOrg(request).id, {
+        selector,
+        from: q.from,
+        to: q.to,
+        limit: q.limit ?? EXPOSURE_PER_PAGE,
+        page: q.page,
+        perPage: q.per_page ?? q.limit ?? EXPOSURE_PER_PAGE,
+      });
     },
   );
 };

@@ -39,6 +39,12 @@ export interface ArtifactComponentRow extends ComponentRow {
   attestation_name: string;
 }
 
+/** An artifact holding matching components: `n` of them, after `before` rows of newer artifacts. */
+export interface PagedArtifactRow extends ExposureArtifactRow {
+  n: number;
+  before: number;
+}
+
 /** One state of a fingerprint in an environment (`runtime_states`), as runs are rebuilt from it. */
 export interface RunStateRow {
   environment_id: string;
@@ -62,28 +68,6 @@ const purlMatch = (key: PurlKey) =>
   sql`c.purl_type = ${key.type} and c.purl_name = ${key.name} and c.purl_namespace = ${key.namespace}${
     key.version !== undefined ? sql` and c.purl_version = ${key.version}` : sql``
   }`;
-
-/**
- * The matching component rows with the artifacts they bind to: the one a row names, or every
- * artifact of its trail. Two joins on the (org, trail, fingerprint) key rather than one with an
- * `or`, which would make the planner read every artifact of the organization.
- */
-const matches = (orgId: string, key: PurlKey) => sql`(
-  select a.id as artifact_id, c.attestation_id, c.purl, c.purl_type, c.purl_namespace, c.purl_name,
-    c.purl_version
-  from sbom_components c
-  cross join lateral (
-    -- One key lookup per component ('offset 0': joined, the planner hashes every artifact).
-    select a.id from artifacts a
-    where a.org_id = c.org_id and a.trail_id = c.trail_id and a.fingerprint = c.fingerprint
-    offset 0
-  ) a
-  where c.org_id = ${orgId} and c.fingerprint is not null and ${purlMatch(key)}
-  union all
-  select a.id, c.attestation_id, c.purl, c.purl_type, c.purl_namespace, c.purl_name, c.purl_version
-  from sbom_components c
-  join artifacts a on a.org_id = c.org_id and a.trail_id = c.trail_id
-  where c.org_id = ${orgId} and c.fingerprint is null and ${purlMatch(key)})`;
 
 /** Component rows one insert statement carries. */
 export const INSERT_CHUNK = 2_000;
@@ -124,59 +108,93 @@ export const componentsRepository = {
   },
 
   /**
-   * Artifacts holding a component matching `key`, newest first, at most `limit`, each with its
-   * matching components and the attestations that carried them: one statement.
+   * The artifacts whose matching (artifact, component) rows fall in `[offset, offset + count)`,
+   * newest first, each with its number of matching rows `n` and the rows before it `before`;
+   * and the rows in all. Counts are taken per (trail, fingerprint) key, never by joining the
+   * components to every artifact of a trail.
    */
-  async artifactsWithPurl(
+  async purlPageArtifacts(
     db: Db,
     orgId: string,
     key: PurlKey,
-    limit: number,
-  ): Promise<{ artifacts: ExposureArtifactRow[]; components: ArtifactComponentRow[] }> {
-    const rows = await sql<ExposureArtifactRow & Omit<ArtifactComponentRow, 'artifact_id'>>`
-      with m as ${matches(orgId, key)}, top as (
-        select a.id, a.fingerprint, a.filename, a.git_commit, a.trail_id, a.created_at, a.seq,
-          t.name as trail_name, f.name as flow_name
+    offset: number,
+    count: number,
+  ): Promise<{ artifacts: PagedArtifactRow[]; total: number }> {
+    const keyed = sql`k as (
+        select c.trail_id, c.fingerprint, count(*)::int as n from sbom_components c
+        where c.org_id = ${orgId} and ${purlMatch(key)}
+        group by c.trail_id, c.fingerprint
+      ), per as (
+        select a.id, a.fingerprint, a.filename, a.git_commit, a.trail_id, a.flow_id, a.created_at, a.seq,
+          coalesce(d.n, 0) + coalesce(l.n, 0) as n
         from artifacts a
-        join trails t on t.org_id = a.org_id and t.id = a.trail_id
-        join flows f on f.org_id = a.org_id and f.id = a.flow_id
-        where a.org_id = ${orgId} and a.id in (select m.artifact_id from m)
-        order by a.created_at desc, a.seq desc
-        limit ${limit}
-      )
-      select top.id, top.fingerprint, top.filename, top.git_commit, top.trail_id, top.trail_name,
-        top.flow_name, m.attestation_id, x.name as attestation_name, m.purl, m.purl_type,
-        m.purl_namespace, m.purl_name, m.purl_version
-      from top
-      join m on m.artifact_id = top.id
-      join attestations x on x.org_id = ${orgId} and x.id = m.attestation_id
-      order by top.created_at desc, top.seq desc, m.purl, x.seq`.execute(db);
-    const artifacts = new Map<string, ExposureArtifactRow>();
-    const components: ArtifactComponentRow[] = [];
-    for (const r of rows.rows) {
-      if (!artifacts.has(r.id)) {
-        artifacts.set(r.id, {
-          id: r.id,
-          fingerprint: r.fingerprint,
-          filename: r.filename,
-          git_commit: r.git_commit,
-          trail_id: r.trail_id,
-          trail_name: r.trail_name,
-          flow_name: r.flow_name,
-        });
-      }
-      components.push({
-        artifact_id: r.id,
-        attestation_id: r.attestation_id,
-        attestation_name: r.attestation_name,
-        purl: r.purl,
-        purl_type: r.purl_type,
-        purl_namespace: r.purl_namespace,
-        purl_name: r.purl_name,
-        purl_version: r.purl_version,
-      });
+        left join k d on d.trail_id = a.trail_id and d.fingerprint = a.fingerprint
+        left join k l on l.trail_id = a.trail_id and l.fingerprint is null
+        where a.org_id = ${orgId} and a.trail_id in (select k.trail_id from k)
+      ), w as (
+        select per.*, sum(per.n) over (order by per.created_at desc, per.seq desc, per.id
+          rows unbounded preceding)::int - per.n as before, sum(per.n) over ()::int as total
+        from per where per.n > 0
+      )`;
+    const rows = await sql<PagedArtifactRow & { total: number }>`
+      with ${keyed}
+      select w.id, w.fingerprint, w.filename, w.git_commit, w.trail_id, t.name as trail_name,
+        f.name as flow_name, w.n, w.before, w.total
+      from w
+      join trails t on t.org_id = ${orgId} and t.id = w.trail_id
+      join flows f on f.org_id = ${orgId} and f.id = w.flow_id
+      where w.before + w.n > ${offset} and w.before < ${offset + count}
+      order by w.before`.execute(db);
+    if (rows.rows.length > 0) {
+      return { artifacts: rows.rows, total: rows.rows[0]!.total };
     }
-    return { artifacts: [...artifacts.values()], components };
+    const total = await sql<{ total: number | null }>`
+      with ${keyed} select max(w.total) as total from w`.execute(db);
+    return { artifacts: [], total: total.rows[0]?.total ?? 0 };
+  },
+
+  /**
+   * The matching components of each artifact from position `skip`, at most `take`: ordered by
+   * purl, then attestation; each artifact's rows cut in SQL (`offset`/`limit` in a lateral).
+   */
+  async purlPageComponents(
+    db: Db,
+    orgId: string,
+    key: PurlKey,
+    slices: ReadonlyArray<{
+      artifactId: string;
+      trailId: string;
+      fingerprint: string;
+      skip: number;
+      take: number;
+    }>,
+  ): Promise<ArtifactComponentRow[]> {
+    if (slices.length === 0) {
+      return [];
+    }
+    const records = slices.map((r, i) => ({
+      i,
+      id: r.artifactId,
+      t: r.trailId,
+      f: r.fingerprint,
+      s: r.skip,
+      n: r.take,
+    }));
+    const rows = await sql<ArtifactComponentRow>`
+      select r.id as artifact_id, m.attestation_id, x.name as attestation_name, m.purl, m.purl_type,
+        m.purl_namespace, m.purl_name, m.purl_version
+      from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as r(i int, id text, t text, f text, s int, n int)
+      cross join lateral (
+        select c.attestation_id, c.purl, c.purl_type, c.purl_namespace, c.purl_name, c.purl_version
+        from sbom_components c
+        where c.org_id = ${orgId} and c.trail_id = r.t and (c.fingerprint = r.f or c.fingerprint is null)
+          and ${purlMatch(key)}
+        order by c.purl, c.attestation_id
+        offset r.s limit r.n
+      ) m
+      join attestations x on x.org_id = ${orgId} and x.id = m.attestation_id
+      order by r.i, m.purl, m.attestation_id`.execute(db);
+    return rows.rows;
   },
 
   /**

@@ -24,8 +24,15 @@ export interface ExposureRequest {
   selector: ExposureSelector;
   from?: Date | undefined;
   to?: Date | undefined;
+  /** Artifacts at most (fingerprint, commit). */
   limit: number;
+  /** For a purl: the page (from 1) of matching (artifact, component) rows, `perPage` rows each. */
+  page?: number;
+  perPage?: number;
 }
+
+/** Rows a purl page holds by default. */
+export const EXPOSURE_PER_PAGE = 100;
 
 /** The snapshot index standing for "still running" in range reads. */
 const OPEN_END = 2_147_483_647;
@@ -48,38 +55,50 @@ export function purlKey(text: string): PurlKey & { purl: string } {
   }
 }
 
-/** Answers an exposure query in the caller's organization. */
+/** What an answer shows of one artifact. */
+interface Shown {
+  row: ExposureArtifactRow;
+  components: ArtifactComponentRow[];
+  total: number;
+}
+
+/**
+ * Answers an exposure query in the caller's organization. A purl is answered in pages of
+ * matching (artifact, component) rows, newest artifact first, then by purl and attestation: every
+ * statement reads at most what its page needs, whatever the number of versions indexed.
+ */
 export async function exposure(db: Db, orgId: string, req: ExposureRequest): Promise<ExposureResult> {
   const { selector, from, to, limit } = req;
   if (from && to && from.getTime() > to.getTime()) {
     throw new BadRequestError('`from` is after `to`', { 'query.from': 'must not be after `to`' });
   }
-  let rows: ExposureArtifactRow[];
-  let components: ArtifactComponentRow[] = [];
+  let shown: Shown[];
+  let truncated: boolean;
+  let pagination: ExposureResult['pagination'] = null;
   if ('purl' in selector) {
-    const key = purlKey(selector.purl);
-    ({ artifacts: rows, components } = await componentsRepository.artifactsWithPurl(
-      db,
-      orgId,
-      key,
-      limit + 1,
-    ));
+    const page = req.page ?? 1;
+    const perPage = req.perPage ?? EXPOSURE_PER_PAGE;
+    const found = await purlPage(db, orgId, purlKey(selector.purl), page, perPage);
+    shown = found.shown;
+    pagination = {
+      total: found.total,
+      page,
+      per_page: perPage,
+      page_count: Math.ceil(found.total / perPage),
+    };
+    truncated = page < pagination.page_count;
   } else {
-    rows = await artifactsRepository.bySha(
+    const rows = await artifactsRepository.bySha(
       db,
       orgId,
       'fingerprint' in selector ? [selector.fingerprint] : [],
       'commit' in selector ? [selector.commit] : [],
       limit + 1,
     );
+    truncated = rows.length > limit;
+    shown = rows.slice(0, limit).map((row) => ({ row, components: [], total: 0 }));
   }
-  const truncated = rows.length > limit;
-  const artifacts = rows.slice(0, limit);
-  const places = await placesOf(db, orgId, [...new Set(artifacts.map((a) => a.fingerprint))], from, to);
-  const componentsByArtifact = new Map<string, ArtifactComponentRow[]>();
-  for (const c of components) {
-    componentsByArtifact.set(c.artifact_id, [...(componentsByArtifact.get(c.artifact_id) ?? []), c]);
-  }
+  const places = await placesOf(db, orgId, [...new Set(shown.map((a) => a.row.fingerprint))], from, to);
   return {
     query: {
       purl: 'purl' in selector ? selector.purl : null,
@@ -88,13 +107,13 @@ export async function exposure(db: Db, orgId: string, req: ExposureRequest): Pro
       from: from ? epochSeconds(from) : null,
       to: to ? epochSeconds(to) : null,
     },
-    artifacts: artifacts.map((a) => ({
+    artifacts: shown.map(({ row: a, components, total }) => ({
       fingerprint: a.fingerprint,
       name: a.filename,
       flow: a.flow_name,
       trail: a.trail_name,
       commit: a.git_commit,
-      components: (componentsByArtifact.get(a.id) ?? []).map((c) => ({
+      components: components.map((c) => ({
         purl: c.purl,
         type: c.purl_type,
         namespace: c.purl_namespace === '' ? null : c.purl_namespace,
@@ -103,9 +122,49 @@ export async function exposure(db: Db, orgId: string, req: ExposureRequest): Pro
         attestation_id: c.attestation_id,
         attestation_name: c.attestation_name,
       })),
+      components_total: total,
+      components_truncated: total > components.length,
       environments: places.get(a.fingerprint) ?? [],
     })),
     truncated,
+    pagination,
+  };
+}
+
+/** One page of a purl's matching (artifact, component) rows, grouped by artifact, and the rows in all. */
+async function purlPage(
+  db: Db,
+  orgId: string,
+  key: PurlKey,
+  page: number,
+  perPage: number,
+): Promise<{ shown: Shown[]; total: number }> {
+  const offset = (page - 1) * perPage;
+  const end = offset + perPage;
+  const { artifacts, total } = await componentsRepository.purlPageArtifacts(db, orgId, key, offset, perPage);
+  const slices = artifacts.map((a) => {
+    const skip = Math.max(0, offset - a.before);
+    return {
+      artifactId: a.id,
+      trailId: a.trail_id,
+      fingerprint: a.fingerprint,
+      skip,
+      take: Math.min(a.n, end - a.before) - skip,
+    };
+  });
+  const rows = await componentsRepository.purlPageComponents(db, orgId, key, slices);
+  const byArtifact = new Map<string, ArtifactComponentRow[]>();
+  for (const c of rows) {
+    let list = byArtifact.get(c.artifact_id);
+    if (!list) {
+      list = [];
+      byArtifact.set(c.artifact_id, list);
+    }
+    list.push(c);
+  }
+  return {
+    shown: artifacts.map((a) => ({ row: a, components: byArtifact.get(a.id) ?? [], total: a.n })),
+    total,
   };
 }
 
