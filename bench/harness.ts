@@ -58,7 +58,12 @@ export interface RunningApi {
 }
 
 /** Starts the real API on PostgreSQL (a private schema) or PGlite, listening on a free port. */
-export async function startApi(options: { postgres: boolean; poolMax?: number }): Promise<RunningApi> {
+export async function startApi(options: {
+  postgres: boolean;
+  poolMax?: number;
+  /** Settings on top of the quiet, unlimited defaults (e.g. `VERITY_READ_CACHE_ENTRIES: '0'`). */
+  env?: Record<string, string>;
+}): Promise<RunningApi> {
   const schema = options.postgres ? await benchSchema() : undefined;
   const db = schema
     ? await openDatabase({
@@ -70,7 +75,7 @@ export async function startApi(options: { postgres: boolean; poolMax?: number })
   await migrateToLatest(db);
   const key = `bench-key-${randomBytes(16).toString('hex')}`;
   await ensureBootstrap(db.db, { orgName: 'bench', apiKey: key, now: new Date() });
-  const config = loadConfig({ LOG_LEVEL: 'silent', VERITY_RATE_LIMIT_PER_MINUTE: '0' });
+  const config = loadConfig({ LOG_LEVEL: 'silent', VERITY_RATE_LIMIT_PER_MINUTE: '0', ...options.env });
   const app = await buildApp({ config, database: db, logger: false });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
