@@ -5,7 +5,7 @@ import type { EvaluationInputs as DomainEvaluationInputs } from '../../domain/tr
 import type { Db } from '../database.js';
 import type { ArtifactsTable } from '../tables/evidence.js';
 import { EVIDENCE_PAYLOAD_KEYS, type EvidenceAttestation } from './attestations.js';
-import type { TrailEventRow } from './trail-events.js';
+import { historyData, type HistoryEventRow } from './trail-events.js';
 
 export type ArtifactRow = Selectable<ArtifactsTable>;
 export type ArtifactRowWithNames = ArtifactRow & { trail_name: string; flow_name: string };
@@ -152,7 +152,7 @@ export const artifactsRepository = {
     fingerprint: string,
     trailName: string | undefined,
   ): Promise<
-    | { artifact: ArtifactRowWithNames; attestations: EvidenceAttestation[]; events: TrailEventRow[] }
+    | { artifact: ArtifactRowWithNames; attestations: EvidenceAttestation[]; events: HistoryEventRow[] }
     | undefined
   > {
     const result = await sql<ArtifactRowWithNames & { evidence_rows: unknown[]; event_rows: unknown[] }>`
@@ -171,8 +171,11 @@ export const artifactsRepository = {
               from jsonb_array_elements(coalesce(a.compliance -> 'attestations_statuses', '[]'::jsonb)) s
             )
         ) x) as evidence_rows,
-        (select coalesce(json_agg(e order by e.seq), '[]'::json) from trail_events e
-          where e.org_id = a.org_id and e.trail_id = a.trail_id and e.fingerprint = a.fingerprint) as event_rows
+        -- Its history: an event per attestation reported to it, each cut to what a history reads.
+        (select coalesce(json_agg(e order by e.seq), '[]'::json) from (
+          select e.seq, e.type, e.occurred_at, ${historyData('e')} as data from trail_events e
+          where e.org_id = a.org_id and e.trail_id = a.trail_id and e.fingerprint = a.fingerprint
+        ) e) as event_rows
       from flows f
       join artifacts a on a.org_id = f.org_id and a.flow_id = f.id and a.fingerprint = ${fingerprint}
       join trails t on t.org_id = a.org_id and t.id = a.trail_id
@@ -188,7 +191,7 @@ export const artifactsRepository = {
     return {
       artifact,
       attestations: (evidence_rows as EvidenceAttestation[]).map((a) => withDates(a, ['created_at'])),
-      events: (event_rows as TrailEventRow[]).map((e) => withDates(e, ['occurred_at'])),
+      events: (event_rows as HistoryEventRow[]).map((e) => withDates(e, ['occurred_at'])),
     };
   },
 

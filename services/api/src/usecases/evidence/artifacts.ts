@@ -11,7 +11,7 @@ import { artifactsRepository, type ArtifactRowWithNames } from '../../storage/re
 import { attestationsRepository, type EvidenceAttestation } from '../../storage/repositories/attestations.js';
 import type { FlowRow } from '../../storage/repositories/flows.js';
 import { toJson } from '../../storage/repositories/json.js';
-import { trailEventsRepository, type TrailEventRow } from '../../storage/repositories/trail-events.js';
+import { trailEventsRepository, type HistoryEventRow } from '../../storage/repositories/trail-events.js';
 import { reevaluateTrail } from './evaluation.js';
 import type { OrgScope } from '../scope/org-scope.js';
 import { attestationDownloadUrl } from './attestation-present.js';
@@ -210,7 +210,7 @@ export function artifactRowUrls(
 }
 
 /** A line of history from a trail event of the artifact. */
-export function historyLine(e: TrailEventRow): { event: string; timestamp: number } | null {
+export function historyLine(e: HistoryEventRow): { event: string; timestamp: number } | null {
   const d = e.data;
   const ts = epochSeconds(e.occurred_at);
   switch (e.type) {
@@ -247,7 +247,7 @@ type Runtime = {
 };
 
 /** Running, exited and history of one artifact from its events in its trail's log. */
-export function runtimeFromEvents(events: readonly TrailEventRow[]): Runtime {
+export function runtimeFromEvents(events: readonly HistoryEventRow[]): Runtime {
   const places = runtimePlaces(
     events.map((e) => ({
       type: e.type,
@@ -273,12 +273,21 @@ export async function runtimeOf(
     orgId,
     artifacts.map((a) => ({ trailId: a.trail_id, fingerprint: a.fingerprint })),
   );
+  // Grouped once (events arrive in seq order, kept per group): not each artifact filtering all events.
+  const byArtifact = new Map<string, HistoryEventRow[]>();
+  for (const e of events) {
+    const key = `${e.trail_id}:${e.fingerprint}`;
+    const group = byArtifact.get(key);
+    if (group) {
+      group.push(e);
+    } else {
+      byArtifact.set(key, [e]);
+    }
+  }
   const out = new Map<string, Runtime>();
   for (const a of artifacts) {
-    out.set(
-      `${a.trail_id}:${a.fingerprint}`,
-      runtimeFromEvents(events.filter((e) => e.trail_id === a.trail_id && e.fingerprint === a.fingerprint)),
-    );
+    const key = `${a.trail_id}:${a.fingerprint}`;
+    out.set(key, runtimeFromEvents(byArtifact.get(key) ?? []));
   }
   return out;
 }
