@@ -2,7 +2,8 @@
  * Reads of one artifact's evidence as a client sees them, on an artifact whose trail holds many
  * reports of a few names: every read (by fingerprint, by artifact id, in the flow's listing, by
  * commit) answers with the latest report of each name, built here from the full list of reports,
- * and with the whole history, in report order.
+ * and with the whole history, in report order. A flow's attestations, page by page, are its
+ * reports newest first, each once, with the total on every page.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -20,7 +21,13 @@ const NAMES = ['unit', 'lint', 'scan'];
 const ROUNDS = 12;
 
 /** What the test posted, in order: the full list the expected answer is built from. */
-const posted: Array<{ name: string; fingerprint: string | null; compliant: boolean; origin: string }> = [];
+const posted: Array<{
+  name: string;
+  fingerprint: string | null;
+  compliant: boolean;
+  origin: string;
+  at: number;
+}> = [];
 
 async function attest(name: string, fingerprint: string | null, compliant: boolean, origin: string) {
   const r = await cli.multipart('POST', `/api/v2/attestations/acme/${FLOW}/trail/${TRAIL}/generic`, [
@@ -36,7 +43,7 @@ async function attest(name: string, fingerprint: string | null, compliant: boole
     },
   ]);
   expect(r.status).toBe(201);
-  posted.push({ name, fingerprint, compliant, origin });
+  posted.push({ name, fingerprint, compliant, origin, at: t.clock.seconds() });
 }
 
 async function reportArtifact(fingerprint: string, filename: string) {
@@ -67,6 +74,11 @@ beforeAll(async () => {
     }
     await attest('unit', OTHER_FP, round % 2 === 0, `https://ci/other/${round}`);
     await attest('security', null, true, `https://ci/trail/${round}`);
+    // Reports to another flow, between this flow's: its pages and totals must leave them out.
+    const other = await cli.multipart('POST', `/api/v2/attestations/acme/elsewhere/trail/e1/generic`, [
+      { name: 'data_json', value: JSON.stringify({ attestation_name: 'unit', is_compliant: true }) },
+    ]);
+    expect(other.status).toBe(201);
   }
 }, 120_000);
 
@@ -148,5 +160,57 @@ describe('reads of an artifact with many reports of a few names', () => {
     expect(Object.keys(answer.evidence)).toEqual(['unit']);
     expect(answer.evidence.unit).toMatchObject({ is_compliant: latest.compliant, build_url: latest.origin });
     expect(answer.history).toHaveLength(1 + ROUNDS);
+  });
+});
+
+describe("a flow's attestations, page by page", () => {
+  interface Page {
+    data: Array<{ attestation_name: string; origin_url: string | null; attestation_id: string }>;
+    pagination: { total: number; page: number; page_count?: number };
+  }
+  const pageOf = async (page: number, perPage: number, span = '') => {
+    const r = await cli.get(`/api/v2/attestations/acme/${FLOW}?page=${page}&per_page=${perPage}${span}`);
+    expect(r.status).toBe(200);
+    return r.json as Page;
+  };
+  /** Every page of `perPage` until an empty one: each page's total, and the items in order. */
+  async function allPages(perPage: number, span = '') {
+    const items: Page['data'] = [];
+    const totals = new Set<number>();
+    for (let page = 1; page < 100; page++) {
+      const p = await pageOf(page, perPage, span);
+      totals.add(p.pagination.total);
+      if (p.data.length === 0) {
+        break;
+      }
+      expect(p.data.length).toBeLessThanOrEqual(perPage);
+      items.push(...p.data);
+    }
+    return { items, totals: [...totals] };
+  }
+
+  it('lists every report of the flow once, newest first, with the same total on each page', async () => {
+    const { items, totals } = await allPages(7);
+    const newestFirst = [...posted].reverse();
+    expect(totals).toEqual([posted.length]);
+    expect(new Set(items.map((i) => i.attestation_id)).size).toBe(items.length);
+    expect(items.map((i) => [i.attestation_name, i.origin_url])).toEqual(
+      newestFirst.map((p) => [p.name, p.origin]),
+    );
+    // The same order, whatever the page size.
+    expect((await allPages(25)).items).toEqual(items);
+  });
+
+  it('counts and pages only the reports in a time span', async () => {
+    const from = posted[3 * 5]!.at;
+    const to = posted[8 * 5]!.at;
+    const inSpan = posted.filter((p) => p.at >= from && p.at <= to).reverse();
+    expect(inSpan.length).toBeGreaterThan(0);
+    expect(inSpan.length).toBeLessThan(posted.length);
+    const { items, totals } = await allPages(4, `&from_timestamp=${from}&to_timestamp=${to}`);
+    expect(totals).toEqual([inSpan.length]);
+    expect(items.map((i) => [i.attestation_name, i.origin_url])).toEqual(
+      inSpan.map((p) => [p.name, p.origin]),
+    );
   });
 });
