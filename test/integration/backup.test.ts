@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backupCommand } from '../../services/api/src/admin-backup.js';
+import { runAdmin } from '../../services/api/src/admin-commands.js';
 import { buildApp } from '../../services/api/src/app.js';
 import { openDatabase } from '../../services/api/src/storage/create-db.js';
 import { restoreBackup } from '../../services/api/src/usecases/access/backup.js';
@@ -36,14 +37,42 @@ describe('GET /api/v2/admin/backup', () => {
   it('is for admins of the backup organization only: a backup holds every organization', async () => {
     expect((await client(t.app).get('/api/v2/admin/backup')).status).toBe(401);
     const member = await t.seedKey('default', 'member');
-    expect((await client(t.app, member).get('/api/v2/admin/backup')).status).toBe(403);
-    const otherAdmin = await t.seedKey('tenant-b', 'admin');
-    const refused = await client(t.app, otherAdmin).get('/api/v2/admin/backup');
-    expect(refused.status).toBe(403);
-    expect(refused.json).toMatchObject({
+    const refusedMember = await client(t.app, member).get('/api/v2/admin/backup');
+    expect(refusedMember.status).toBe(403);
+    // A member of the backup organization is told which role it lacks, and where.
+    expect(refusedMember.json).toMatchObject({
       message:
         "A backup holds every organization's data: only admins of the organization 'default' may take one",
     });
+  });
+
+  it('names no organization to a caller outside the backup organization, admin or not', async () => {
+    for (const role of ['admin', 'member', 'reader'] as const) {
+      const outsider = await t.seedKey('tenant-b', role);
+      const refused = await client(t.app, outsider).get('/api/v2/admin/backup');
+      expect(refused.status).toBe(403);
+      expect(refused.json).toEqual({
+        message:
+          "A backup holds every organization's data: only admins of the installation's backup organization may take one",
+      });
+      expect(refused.body).not.toContain('default');
+    }
+  });
+
+  it('names no organization to a personal key of a user outside the backup organization', async () => {
+    await runAdmin(t.db.db, ['org', 'create', 'tenant-c'], t.clock.now());
+    await runAdmin(t.db.db, ['user', 'create', 'mallory'], t.clock.now());
+    await runAdmin(t.db.db, ['member', 'add', 'tenant-c', 'mallory', '--role', 'admin'], t.clock.now());
+    const lines = await runAdmin(t.db.db, ['key', 'create', '--user', 'mallory'], t.clock.now());
+    const key = lines.find((l) => l.startsWith('API key: '))!.slice('API key: '.length);
+    const refused = await client(t.app, key).get('/api/v2/admin/backup');
+    expect(refused.status).toBe(403);
+    expect(refused.body).not.toContain('default');
+    // Once a reader of the backup organization, the same user is told the precise rule.
+    await runAdmin(t.db.db, ['member', 'add', 'default', 'mallory', '--role', 'reader'], t.clock.now());
+    const told = await client(t.app, key).get('/api/v2/admin/backup');
+    expect(told.status).toBe(403);
+    expect(told.json.message).toMatch(/only admins of the organization 'default'/);
   });
 
   it.runIf(onPostgres)('answers 501 on PostgreSQL, naming pg_dump and the operator backups', async () => {

@@ -25,21 +25,32 @@ export class BackupUnsupportedError extends ApiError {
 
 /**
  * A backup holds every organization, so only admins of the installation's administrative
- * organization (VERITY_BACKUP_ORG) may take one, never an admin of just any organization.
+ * organization (VERITY_BACKUP_ORG, never an admin of just any organization) may take one. Only
+ * members of that organization learn its name from the refusal: to anyone else it is one more
+ * phishing target.
  */
 export async function assertMayBackUp(db: Db, principal: Principal, backupOrg: string): Promise<void> {
-  const denied = new ForbiddenError(
+  const generic = new ForbiddenError(
+    "A backup holds every organization's data: only admins of the installation's backup organization may take one",
+  );
+  const precise = new ForbiddenError(
     `A backup holds every organization's data: only admins of the organization '${backupOrg}' may take one`,
   );
   if (principal.kind === 'service_account') {
-    if (principal.homeOrg?.name !== backupOrg || principal.privilege !== 'admin') {
-      throw denied;
+    if (principal.homeOrg?.name !== backupOrg) {
+      throw generic;
+    }
+    if (principal.privilege !== 'admin') {
+      throw precise;
     }
     return;
   }
   const membership = await usersRepository.membershipByOrgName(db, principal.id, backupOrg);
-  if (membership?.role !== 'admin') {
-    throw denied;
+  if (!membership) {
+    throw generic;
+  }
+  if (membership.role !== 'admin') {
+    throw precise;
   }
 }
 
