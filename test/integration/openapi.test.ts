@@ -74,11 +74,27 @@ describe('OpenAPI document', () => {
     expect(doc.security).toEqual([{ bearerAuth: [] }]);
   });
 
-  it('serves a docs page', async () => {
-    const res = await t.app.inject({ url: '/api/v2/doc/' });
-    expect([200, 302]).toContain(res.statusCode);
-    if (res.statusCode === 200) {
-      expect(res.body).toMatch(/swagger/i);
+  it('serves a docs page that loads its own scripts and may not be framed or sniffed', async () => {
+    const page = await t.app.inject({ url: '/api/v2/doc/' });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toMatch(/swagger/i);
+    const scripts = [...page.body.matchAll(/<script src="([^"]+)"/g)].map((m) => m[1]!);
+    expect(scripts).toContain('./static/swagger-ui-bundle.js');
+    const assets = await Promise.all(
+      scripts.map((src) => t.app.inject({ url: new URL(src, 'http://verity.test/api/v2/doc/').pathname })),
+    );
+    for (const res of [page, ...assets]) {
+      expect(res.statusCode).toBe(200);
+      const csp = String(res.headers['content-security-policy']);
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).not.toMatch(/unsafe-eval|script-src[^;]*unsafe-inline/);
+      expect(res.headers['x-frame-options']).toBe('DENY');
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
     }
+    // Without the trailing slash the page is the same, with the same headers.
+    const bare = await t.app.inject({ url: '/api/v2/doc' });
+    expect(bare.headers['x-frame-options']).toBe('DENY');
+    expect(String(bare.headers['content-security-policy'])).toContain("frame-ancestors 'none'");
   });
 });

@@ -2,6 +2,9 @@
  * The OpenAPI 3.1 document, generated from the zod contract, at `/api/v2/openapi.json`, with a
  * docs page at `/api/v2/doc`. Every route is recorded in `app.apiRoutes` so tests can check that
  * each one is documented and authorized.
+ *
+ * The docs page shares the console's origin, where the console keeps its API key: it may run
+ * only its own scripts, may not be framed, and its files are never sniffed into another type.
  */
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
@@ -26,6 +29,23 @@ declare module 'fastify' {
 }
 
 const DOCS_PREFIX = '/api/v2/doc';
+
+/** The Content-Security-Policy of the docs page; "try it out" may call the public URL too. */
+function docsContentSecurityPolicy(publicUrl: string): string {
+  return [
+    "default-src 'self'",
+    "base-uri 'self'",
+    `connect-src 'self' ${new URL(publicUrl).origin}`,
+    "font-src 'self' data:",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "img-src 'self' data:",
+    "object-src 'none'",
+    "script-src 'self'",
+    "script-src-attr 'none'",
+    "style-src 'self' 'unsafe-inline'",
+  ].join('; ');
+}
 
 export default fp(
   async (app) => {
@@ -80,6 +100,16 @@ export default fp(
       transformObject: jsonSchemaTransformObject,
     });
 
+    const csp = docsContentSecurityPolicy(app.config.publicUrl);
+    app.addHook('onRequest', (request, reply, done) => {
+      const path = request.url.split('?', 1)[0] ?? '';
+      if (path === DOCS_PREFIX || path.startsWith(`${DOCS_PREFIX}/`)) {
+        reply.header('content-security-policy', csp);
+        reply.header('x-frame-options', 'DENY');
+        reply.header('x-content-type-options', 'nosniff');
+      }
+      done();
+    });
     await app.register(swaggerUi, { routePrefix: DOCS_PREFIX });
 
     app.get('/api/v2/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () =>
