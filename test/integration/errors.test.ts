@@ -144,9 +144,11 @@ describe('rate limit', () => {
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
   });
 
-  it('limits failed authentications per client address, not valid keys from it', async () => {
+  it('limits failed authentications per client address, not valid keys in use from it', async () => {
     const from = (remoteAddress: string, authorization: string) =>
       limited.app.inject({ url: '/api/v2/organizations/acme', remoteAddress, headers: { authorization } });
+    const key = await limited.seedKey('acme', 'reader');
+    expect((await from('203.0.113.7', `Bearer ${key}`)).statusCode).toBe(200);
     const statuses = [];
     for (let i = 0; i < 6; i++) {
       statuses.push((await from('203.0.113.7', `Bearer junk${i}`)).statusCode);
@@ -155,8 +157,7 @@ describe('rate limit', () => {
     const limitedReply = await from('203.0.113.7', 'Bearer junk-again');
     expect(Number(limitedReply.headers['retry-after'])).toBeGreaterThan(0);
     expect(limitedReply.json().message).toMatch(/Rate limit exceeded/);
-    // A valid key from the same address, and a bad key from another address, go on as before.
-    const key = await limited.seedKey('acme', 'reader');
+    // A valid key in use from the same address, and a bad key from another address, go on as before.
     expect((await from('203.0.113.7', `Bearer ${key}`)).statusCode).toBe(200);
     expect((await from('198.51.100.9', 'Bearer junk')).statusCode).toBe(401);
   });

@@ -99,4 +99,21 @@ describe('loadConfig', () => {
     expect(loadConfig({ VERITY_READ_CACHE_ENTRIES: '0' }).readCacheEntries).toBe(0);
     expect(() => loadConfig({ VERITY_READ_CACHE_ENTRIES: '-1' })).toThrow(/VERITY_READ_CACHE_ENTRIES/);
   });
+
+  it('trusts no proxy, a hop count, or proxy addresses; never every hop', () => {
+    const trust = (v: string) => loadConfig({ VERITY_TRUST_PROXY: v }).trustProxy;
+    expect(loadConfig({}).trustProxy).toEqual({ kind: 'none' });
+    expect(trust('false')).toEqual({ kind: 'none' });
+    expect(trust('0')).toEqual({ kind: 'none' });
+    expect(trust('2')).toEqual({ kind: 'hops', hops: 2, fromTrue: false });
+    expect(trust('true')).toEqual({ kind: 'hops', hops: 1, fromTrue: true });
+    expect(trust(' 10.0.0.0/8, fd00::/8 ,192.168.1.4, loopback')).toEqual({
+      kind: 'addresses',
+      addresses: ['10.0.0.0/8', 'fd00::/8', '192.168.1.4', 'loopback'],
+    });
+    expect(() => trust('17')).toThrow(/VERITY_TRUST_PROXY: a hop count must be between 1 and 16/);
+    expect(() => trust('10.0.0.0/33, ingress.local')).toThrow(
+      /VERITY_TRUST_PROXY: .*'10\.0\.0\.0\/33', 'ingress\.local'/,
+    );
+  });
 });

@@ -32,6 +32,7 @@ import runtimeMetricsPlugin from './plugins/runtime-metrics.js';
 import runtimePlugin from './plugins/runtime.js';
 import routes from './routes/index.js';
 import { openDatabase, type DatabaseHandle } from './storage/create-db.js';
+import { fastifyTrustProxy } from './trust-proxy.js';
 import { evidenceProvenance } from './usecases/evidence/evidence-provenance.js';
 import type { ProvenancePort } from './usecases/scope/provenance.js';
 
@@ -78,7 +79,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const app = Fastify({
     logger: options.logger ?? loggerOptions(config.logLevel),
     bodyLimit: config.bodyLimitBytes,
-    trustProxy: config.trustProxy,
+    trustProxy: fastifyTrustProxy(config.trustProxy),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     return503OnClosing: true,
   });

@@ -12,9 +12,11 @@ import {
   readTextFile,
   type LogLevel,
   type ReadFile,
+  zodVar,
 } from '../../shared/config.js';
 import { OrgName } from '../../shared/contract/common.js';
 import { parseOutboundAllowList, type OutboundAllowList } from './domain/outbound-address.js';
+import { readTrustProxy, type TrustProxy } from './trust-proxy.js';
 
 const optionalString = z
   .string()
@@ -66,7 +68,7 @@ const EnvSchema = z
     VERITY_RATE_LIMIT_PER_MINUTE: intVar(3000, 0, 10_000_000),
     VERITY_AUTH_FAILURES_PER_MINUTE: intVar(60, 0, 10_000_000),
     VERITY_SHUTDOWN_TIMEOUT_MS: intVar(10_000, 0, 600_000),
-    VERITY_TRUST_PROXY: boolVar(false),
+    VERITY_TRUST_PROXY: zodVar(readTrustProxy),
     VERITY_NOTIFIER_ENABLED: boolVar(true),
     VERITY_NOTIFIER_POLL_MS: intVar(1000, 50, 3_600_000),
     VERITY_NOTIFIER_MAX_ATTEMPTS: intVar(10, 1, 100),
@@ -146,7 +148,8 @@ export interface Config {
   /** Failed authentications per minute per client address before 429; 0 turns it off. */
   authFailuresPerMinute: number;
   shutdownTimeoutMs: number;
-  trustProxy: boolean;
+  /** Proxies whose X-Forwarded-* headers name the client: none, the last N hops, or these addresses. */
+  trustProxy: TrustProxy;
   /** Run the notification and re-evaluation workers in this process. */
   notifierEnabled: boolean;
   notifierPollMs: number;

@@ -10,6 +10,7 @@ import { loggerOptions } from './logger.js';
 import { openDatabase, type DatabaseHandle } from './storage/create-db.js';
 import { isDatabaseUnavailable, isUniqueViolation } from './storage/errors.js';
 import { migrateToLatest } from './storage/migrate.js';
+import { describeTrustProxy } from './trust-proxy.js';
 import { ensureBootstrap, type BootstrapResult } from './usecases/access/bootstrap.js';
 
 function readConfig(): Config {
@@ -143,6 +144,12 @@ async function main(): Promise<void> {
   const app = await buildApp({ config, database: handle, logger: loggerOptions(config.logLevel) });
   app.addHook('onClose', async () => handle.close());
   handleShutdown(app, config);
+  const trust = describeTrustProxy(config.trustProxy);
+  if (config.trustProxy.kind === 'hops' && config.trustProxy.fromTrue) {
+    app.log.warn({ trustProxy: 1 }, trust);
+  } else {
+    app.log.info({ trustProxy: config.trustProxy }, trust);
+  }
 
   await app.listen({ port: config.port, host: config.host });
   // Metrics name every organization: their own port, which the Service of the API does not expose.

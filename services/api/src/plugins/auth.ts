@@ -7,7 +7,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { PERMISSIONS, roleAllows, type Permission, type Role } from '../domain/roles.js';
-import { ForbiddenError, UnauthorizedError } from '../errors.js';
+import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../errors.js';
 import { isDatabaseUnavailable } from '../storage/errors.js';
 import { apiKeysRepository, type ApiKeyWithOwner } from '../storage/repositories/api-keys.js';
 import { usersRepository } from '../storage/repositories/users.js';
@@ -104,14 +104,21 @@ function checkRouteAuth(route: RouteOptions): void {
   }
 }
 
-/** The stored key matching one of the presented keys, read through the key cache. */
-async function findKey(app: FastifyInstance, candidates: string[]): Promise<ApiKeyWithOwner | undefined> {
+/**
+ * The stored key matching one of the presented keys, read through the key cache; `cacheOnly`:
+ * from the cache alone, never the database.
+ */
+async function findKey(
+  app: FastifyInstance,
+  candidates: string[],
+  cacheOnly: boolean,
+): Promise<ApiKeyWithOwner | undefined> {
   for (const key of candidates) {
     const hash = hashKey(key);
     // Found keys are cached; change notifications evict them on revocation, expiry changes
     // and account changes, on every replica.
     let row = app.caches.keys.get(hash);
-    if (!row) {
+    if (!row && !cacheOnly) {
       const generation = app.caches.keys.generation();
       row = await apiKeysRepository.findByHash(app.db, hash);
       if (row) {
@@ -170,7 +177,12 @@ async function authenticate(
     throw new UnauthorizedError("Missing API key: send the header 'Authorization: Bearer <API key>'");
   }
   const now = app.clock();
-  const found = await findKey(app, candidates);
+  // An address over the failure limit gets no key lookup: only keys already known go on.
+  const wait = app.hasDecorator('authFailureRetryAfter') ? app.authFailureRetryAfter(request) : 0;
+  const found = await findKey(app, candidates, wait > 0);
+  if (!found && wait > 0) {
+    throw new TooManyRequestsError(wait);
+  }
   if (!found) {
     throw new UnauthorizedError('Invalid API key');
   }
