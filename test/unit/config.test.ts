@@ -116,4 +116,18 @@ describe('loadConfig', () => {
       /VERITY_TRUST_PROXY: .*'10\.0\.0\.0\/33', 'ingress\.local'/,
     );
   });
+
+  it('gives an organization ten keys worth of requests unless told, and caps its accounts and keys', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({
+      rateLimitPerOrgPerMinute: 30_000,
+      maxServiceAccountsPerOrg: 500,
+      maxActiveKeysPerOrg: 2000,
+    });
+    expect(loadConfig({ VERITY_RATE_LIMIT_PER_MINUTE: '100' }).rateLimitPerOrgPerMinute).toBe(1000);
+    expect(loadConfig({ VERITY_RATE_LIMIT_PER_ORG_PER_MINUTE: '0' }).rateLimitPerOrgPerMinute).toBe(0);
+    expect(() =>
+      loadConfig({ VERITY_MAX_SERVICE_ACCOUNTS_PER_ORG: '0', VERITY_MAX_ACTIVE_KEYS_PER_ORG: 'many' }),
+    ).toThrow(/VERITY_MAX_SERVICE_ACCOUNTS_PER_ORG[\s\S]*VERITY_MAX_ACTIVE_KEYS_PER_ORG/);
+  });
 });

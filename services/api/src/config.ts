@@ -67,6 +67,10 @@ const EnvSchema = z
     VERITY_JQ_QUEUE_PER_ORG: intVar(20, 1, 10_000),
     VERITY_RATE_LIMIT_PER_MINUTE: intVar(3000, 0, 10_000_000),
     VERITY_AUTH_FAILURES_PER_MINUTE: intVar(60, 0, 10_000_000),
+    // Unset: ten times the per-key limit (the default's default is 30,000).
+    VERITY_RATE_LIMIT_PER_ORG_PER_MINUTE: intVar(-1, 0, 100_000_000),
+    VERITY_MAX_SERVICE_ACCOUNTS_PER_ORG: intVar(500, 1, 1_000_000),
+    VERITY_MAX_ACTIVE_KEYS_PER_ORG: intVar(2000, 1, 1_000_000),
     VERITY_SHUTDOWN_TIMEOUT_MS: intVar(10_000, 0, 600_000),
     VERITY_TRUST_PROXY: zodVar(readTrustProxy),
     VERITY_NOTIFIER_ENABLED: boolVar(true),
@@ -144,7 +148,14 @@ export interface Config {
   jqWorkers: number;
   /** Evaluations one organization may have waiting (429 beyond). */
   jqQueuePerOrg: number;
+  /** Requests per minute per API key (0: no limit). */
   rateLimitPerMinute: number;
+  /** Requests per minute of all the keys of one organization together (0: no limit). */
+  rateLimitPerOrgPerMinute: number;
+  /** Service accounts one organization may have (409 beyond). */
+  maxServiceAccountsPerOrg: number;
+  /** Service-account keys one organization may have that still work (409 beyond). */
+  maxActiveKeysPerOrg: number;
   /** Failed authentications per minute per client address before 429; 0 turns it off. */
   authFailuresPerMinute: number;
   shutdownTimeoutMs: number;
@@ -239,6 +250,12 @@ export function loadConfig(
     jqWorkers: e.VERITY_JQ_WORKERS,
     jqQueuePerOrg: e.VERITY_JQ_QUEUE_PER_ORG,
     rateLimitPerMinute: e.VERITY_RATE_LIMIT_PER_MINUTE,
+    rateLimitPerOrgPerMinute:
+      e.VERITY_RATE_LIMIT_PER_ORG_PER_MINUTE === -1
+        ? e.VERITY_RATE_LIMIT_PER_MINUTE * 10
+        : e.VERITY_RATE_LIMIT_PER_ORG_PER_MINUTE,
+    maxServiceAccountsPerOrg: e.VERITY_MAX_SERVICE_ACCOUNTS_PER_ORG,
+    maxActiveKeysPerOrg: e.VERITY_MAX_ACTIVE_KEYS_PER_ORG,
     authFailuresPerMinute: e.VERITY_AUTH_FAILURES_PER_MINUTE,
     shutdownTimeoutMs: e.VERITY_SHUTDOWN_TIMEOUT_MS,
     trustProxy: e.VERITY_TRUST_PROXY,

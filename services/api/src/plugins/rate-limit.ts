@@ -10,7 +10,7 @@
  */
 import fp from 'fastify-plugin';
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, preParsingAsyncHookHandler } from 'fastify';
 import { TooManyRequestsError } from '../errors.js';
 import { LruMap } from '../lru-map.js';
 
@@ -53,9 +53,45 @@ class FailureCounter {
   }
 }
 
+/** The organization a request counts against: the route's, or a service account's own. */
+function orgOf(request: FastifyRequest): string | undefined {
+  return request.org?.id ?? request.principal?.homeOrg?.id;
+}
+
+/**
+ * One bucket for all the keys of an organization, checked after the key's own bucket (each
+ * route's hook is added after the per-key one), so a key refused on its own does not spend its
+ * organization's budget.
+ */
+function limitPerOrg(app: FastifyInstance, max: number): void {
+  const limit = app.createRateLimit({
+    max,
+    timeWindow: MINUTE_MS,
+    keyGenerator: (request) => `org:${orgOf(request) ?? ''}`,
+  });
+  const check: preParsingAsyncHookHandler = async (request, _reply, payload) => {
+    if (orgOf(request) === undefined) {
+      return payload;
+    }
+    const r = await limit(request);
+    if (!r.isAllowed && r.isExceeded) {
+      throw new TooManyRequestsError(Math.max(1, r.ttlInSeconds));
+    }
+    return payload;
+  };
+  app.addHook('onRoute', (route) => {
+    if (route.config?.rateLimit === false) {
+      return;
+    }
+    const existing = route.preParsing ?? [];
+    route.preParsing = [...(Array.isArray(existing) ? existing : [existing]), check];
+  });
+}
+
 export default fp(
   async (app) => {
     const perKey = app.config.rateLimitPerMinute;
+    const perOrg = app.config.rateLimitPerOrgPerMinute;
     const failures = app.config.authFailuresPerMinute;
     const failed = failures > 0 ? new FailureCounter(failures) : null;
     app.decorate('authFailureRetryAfter', (request: FastifyRequest) =>
@@ -67,11 +103,11 @@ export default fp(
         throw new TooManyRequestsError(wait);
       }
     });
-    if (perKey === 0) {
+    if (perKey === 0 && perOrg === 0) {
       return;
     }
     await app.register(rateLimit, {
-      global: true,
+      global: perKey > 0,
       max: perKey,
       timeWindow: MINUTE_MS,
       // After the auth hook (route-level hooks run after the app's onRequest hooks, and
@@ -81,6 +117,9 @@ export default fp(
       errorResponseBuilder: (_request, context) =>
         new TooManyRequestsError(Math.max(1, Math.ceil(context.ttl / 1000))),
     });
+    if (perOrg > 0) {
+      limitPerOrg(app, perOrg);
+    }
   },
   { name: 'rate-limit', dependencies: ['db', 'auth'] },
 );

@@ -49,6 +49,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
   const keyScope = (request: FastifyRequest, account: string): KeyScope => ({
     ...orgScope(app, request),
     account,
+    maxActiveKeys: app.config.maxActiveKeysPerOrg,
   });
 
   app.post(
@@ -65,7 +66,16 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) =>
-      reply.code(201).send(await createServiceAccount(orgScope(app, request), caller(request), request.body)),
+      reply
+        .code(201)
+        .send(
+          await createServiceAccount(
+            orgScope(app, request),
+            caller(request),
+            request.body,
+            app.config.maxServiceAccountsPerOrg,
+          ),
+        ),
   );
 
   app.get(

@@ -54,6 +54,18 @@ export const apiKeysRepository = {
     return db.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
   },
 
+  /** Service-account keys of the organization that still work at `now`. */
+  async countActiveInOrg(db: Db, orgId: string, now: Date): Promise<number> {
+    const row = await db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('org_id', '=', orgId)
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  },
+
   /** Keys of a service account that still work at `now` (not revoked, not expired). */
   async listActiveForServiceAccount(
     db: Db,

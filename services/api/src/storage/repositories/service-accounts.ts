@@ -15,6 +15,15 @@ export const serviceAccountsRepository = {
     return accountsOf(db, orgId).orderBy('name').execute();
   },
 
+  async countInOrg(db: Db, orgId: string): Promise<number> {
+    const row = await db
+      .selectFrom('service_accounts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('org_id', '=', orgId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  },
+
   async findByName(db: Db, orgId: string, name: string): Promise<ServiceAccountRow | undefined> {
     return accountsOf(db, orgId).where('name', '=', name).executeTakeFirst();
   },

@@ -11,7 +11,7 @@ import type {
   ApiKeyRotate,
   ApiKeyRotated,
 } from '../../../../shared/contract/service-accounts.js';
-import { NotFoundError } from '../../errors.js';
+import { ConflictError, NotFoundError } from '../../errors.js';
 import { apiKeysRepository, type ApiKeyRow } from '../../storage/repositories/api-keys.js';
 import { epochOrZero, epochSeconds } from '../../time.js';
 import {
@@ -26,6 +26,17 @@ import { getServiceAccount, managedServiceAccount, type AccountCaller } from './
 /** Which account's keys, in which organization's scope. */
 export interface KeyScope extends OrgScope {
   account: string;
+  /** Keys the organization's service accounts may hold that still work (409 beyond). */
+  maxActiveKeys: number;
+}
+
+/** 409 when one more key would take the organization past its limit of active keys. */
+async function assertRoomForKey(scope: KeyScope): Promise<void> {
+  if ((await apiKeysRepository.countActiveInOrg(scope.db, scope.org.id, scope.now)) >= scope.maxActiveKeys) {
+    throw new ConflictError(
+      `The organization has reached its limit of ${scope.maxActiveKeys} active API keys: revoke one before creating another`,
+    );
+  }
 }
 
 function presentKey(row: ApiKeyRow): z.infer<typeof ApiKeyInfo> {
@@ -64,6 +75,7 @@ export async function createAccountKey(
   input: z.infer<typeof ApiKeyCreate>,
 ): Promise<z.infer<typeof ApiKeyCreated>> {
   const account = await managedServiceAccount(scope, caller, scope.account);
+  await assertRoomForKey(scope);
   const { row, key } = await createServiceAccountKey(scope.db, {
     orgId: scope.org.id,
     serviceAccountId: account.id,
@@ -101,11 +113,16 @@ export async function rotateAccountKey(
 ): Promise<z.infer<typeof ApiKeyRotated>> {
   const account = await managedServiceAccount(scope, caller, scope.account);
   const body = input ?? {};
+  const gracePeriodHours = body.grace_period_hours ?? DEFAULT_GRACE_PERIOD_HOURS;
+  // The old key stays valid through the grace period: for that while, one key more.
+  if (gracePeriodHours > 0) {
+    await assertRoomForKey(scope);
+  }
   const { row, key, graceEndsAt } = await rotateServiceAccountKey(scope.db, {
     orgId: scope.org.id,
     serviceAccountId: account.id,
     keyId,
-    gracePeriodHours: body.grace_period_hours ?? DEFAULT_GRACE_PERIOD_HOURS,
+    gracePeriodHours,
     expiresAt: parseExpiresAt(body.expires_at, scope.now),
     now: scope.now,
   });

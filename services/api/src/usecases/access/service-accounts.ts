@@ -9,7 +9,7 @@ import type {
   ServiceAccountPatch,
 } from '../../../../shared/contract/service-accounts.js';
 import { canGrant, roleAllows, type Role } from '../../domain/roles.js';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../../errors.js';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { epochSeconds } from '../../time.js';
 import {
@@ -95,14 +95,23 @@ export async function managedServiceAccount(
   return account;
 }
 
-/** Creates a service account; 400 when the name is taken. */
+/**
+ * Creates a service account; 400 when the name is taken, 409 when the organization already has
+ * `maxPerOrg` (each account's keys get a rate-limit bucket of their own).
+ */
 export async function createServiceAccount(
   scope: OrgScope,
   caller: AccountCaller,
   input: z.infer<typeof ServiceAccountCreate>,
+  maxPerOrg: number,
 ): Promise<ServiceAccount> {
   const { db, org } = scope;
   assertCanGrant(caller.role, input.privilege);
+  if ((await serviceAccountsRepository.countInOrg(db, org.id)) >= maxPerOrg) {
+    throw new ConflictError(
+      `Organization '${org.name}' has reached its limit of ${maxPerOrg} service accounts: delete one before creating another`,
+    );
+  }
   const row = await serviceAccountsRepository.insert(db, {
     org_id: org.id,
     id: newId(),
