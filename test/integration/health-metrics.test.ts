@@ -94,4 +94,28 @@ describe('operations endpoints', () => {
     expect(res.json()).toMatchObject({ status: 'unavailable' });
     await other.app.close();
   });
+
+  it('asks a scrape for the metrics token when one is set: 401 without it or with another', async () => {
+    const token = 'scrape-token-0123456789';
+    const guarded = await createTestApp({ env: { VERITY_METRICS_TOKEN: token } });
+    await guarded.seedKey('acme', 'admin');
+    const scrape = (authorization?: string) =>
+      guarded.app.metrics.server.inject({
+        url: '/metrics',
+        headers: authorization ? { authorization } : {},
+      });
+    for (const refused of [
+      await scrape(),
+      await scrape('Bearer wrong-token-0123456789'),
+      await scrape(token),
+    ]) {
+      expect(refused.statusCode).toBe(401);
+      expect(refused.headers['www-authenticate']).toMatch(/^Bearer/);
+      expect(refused.body).not.toContain('acme');
+    }
+    const scraped = await scrape(`Bearer ${token}`);
+    expect(scraped.statusCode).toBe(200);
+    expect(scraped.body).toContain('verity_database_available 1');
+    await guarded.close();
+  });
 });

@@ -3,7 +3,7 @@
  * a restart prints nothing new; SIGTERM shuts down cleanly; bad configuration exits listing problems.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +26,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function start(port: number, metricsPort = 0) {
+async function start(port: number, metricsPort = 0, env: Record<string, string> = {}) {
   const child = spawn(process.execPath, NODE_ARGS, {
     env: {
       ...process.env,
@@ -36,6 +36,7 @@ async function start(port: number, metricsPort = 0) {
       VERITY_DATA_DIR: dir,
       DATABASE_URL: '',
       LOG_LEVEL: 'info',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -95,6 +96,30 @@ describe.skipIf(onPostgres)('the API process', () => {
     expect(await scraped.text()).toContain('verity_database_available 1');
     // A clean exit is the first test's subject.
     await server.stop();
+  }, 240_000);
+
+  it('binds /metrics to VERITY_METRICS_HOST with the token of VERITY_METRICS_TOKEN_FILE', async () => {
+    const [port, metricsPort] = [await freePort(), await freePort()];
+    const tokenFile = join(dir, 'metrics-token');
+    writeFileSync(tokenFile, 'metrics-token-0123456789\n');
+    const server = await start(port, metricsPort, {
+      VERITY_METRICS_HOST: '127.0.0.2',
+      VERITY_METRICS_TOKEN_FILE: tokenFile,
+      VERITY_TRUST_PROXY: 'true',
+    });
+    try {
+      // Not on HOST: only on the metrics host.
+      await expect(fetch(`http://127.0.0.1:${metricsPort}/metrics`)).rejects.toThrow();
+      expect((await fetch(`http://127.0.0.2:${metricsPort}/metrics`)).status).toBe(401);
+      const scraped = await fetch(`http://127.0.0.2:${metricsPort}/metrics`, {
+        headers: { authorization: 'Bearer metrics-token-0123456789' },
+      });
+      expect(scraped.status).toBe(200);
+      // The legacy trust-proxy value is said to be one hop, never every hop.
+      expect(server.output()).toContain('VERITY_TRUST_PROXY=true is taken as 1 hop');
+    } finally {
+      await server.stop();
+    }
   }, 240_000);
 
   it('exits with every configuration problem listed', () => {

@@ -43,6 +43,10 @@ const EnvSchema = z
     PORT: intVar(8080, 0, 65535),
     HOST: optionalString.transform((v) => v ?? '0.0.0.0'),
     VERITY_METRICS_PORT: intVar(9464, 0, 65535),
+    VERITY_METRICS_HOST: optionalString,
+    VERITY_METRICS_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, {
+      message: 'must be at least 16 characters',
+    }),
     DATABASE_URL: urlVar(['postgres:', 'postgresql:']),
     VERITY_DB_POOL_MAX: intVar(10, 1, 500),
     VERITY_DB_PREPARED_STATEMENTS: boolVar(true),
@@ -116,6 +120,10 @@ export interface Config {
   host: string;
   /** Port of the separate listener serving `GET /metrics` (never the API port: the series name tenants). */
   metricsPort: number;
+  /** Address the metrics listener binds; defaults to `host`. */
+  metricsHost: string;
+  /** When set, a scrape must send `Authorization: Bearer <token>` (401 otherwise). */
+  metricsToken: string | undefined;
   databaseUrl: string | undefined;
   dbPoolMax: number;
   /** PostgreSQL: run repeated statements as named prepared statements (off behind a transaction-mode pooler). */
@@ -188,7 +196,13 @@ export interface Config {
 export { ConfigError };
 
 /** Variables that may instead be read from the file named by `<NAME>_FILE`. */
-const FILE_VARS = ['DATABASE_URL', 'VERITY_BOOTSTRAP_API_KEY', 'VERITY_WEBHOOK_SECRET', 'SMTP_URL'] as const;
+const FILE_VARS = [
+  'DATABASE_URL',
+  'VERITY_BOOTSTRAP_API_KEY',
+  'VERITY_WEBHOOK_SECRET',
+  'SMTP_URL',
+  'VERITY_METRICS_TOKEN',
+] as const;
 
 /** Every environment variable the API reads (and `<NAME>_FILE` for those above). */
 export const CONFIG_VARIABLES: readonly string[] = [
@@ -229,6 +243,8 @@ export function loadConfig(
     port: e.PORT,
     host: e.HOST,
     metricsPort: e.VERITY_METRICS_PORT,
+    metricsHost: e.VERITY_METRICS_HOST ?? e.HOST,
+    metricsToken: e.VERITY_METRICS_TOKEN,
     databaseUrl: e.DATABASE_URL,
     dbPoolMax: e.VERITY_DB_POOL_MAX,
     dbPreparedStatements: e.VERITY_DB_PREPARED_STATEMENTS,

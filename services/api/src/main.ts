@@ -153,8 +153,11 @@ async function main(): Promise<void> {
 
   await app.listen({ port: config.port, host: config.host });
   // Metrics name every organization: their own port, which the Service of the API does not expose.
-  await app.metrics.server.listen({ port: config.metricsPort, host: config.host });
-  app.log.info({ port: config.metricsPort }, 'metrics listening');
+  await app.metrics.server.listen({ port: config.metricsPort, host: config.metricsHost });
+  app.log.info(
+    { host: config.metricsHost, port: config.metricsPort, token: config.metricsToken !== undefined },
+    'metrics listening',
+  );
   if (boot.generatedKey) {
     showGeneratedKey(config, boot.org, boot.generatedKey);
   }

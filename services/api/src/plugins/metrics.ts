@@ -5,8 +5,10 @@
  *
  * The series name organizations and environments, so they are never served on the API port:
  * `app.metrics.server` is a separate fastify instance answering only `GET /metrics`, which
- * main.ts listens on at `VERITY_METRICS_PORT` (a port the Service of the API does not expose).
+ * main.ts listens on at `VERITY_METRICS_HOST`:`VERITY_METRICS_PORT` (a port the Service of the
+ * API does not expose). With `VERITY_METRICS_TOKEN` set, a scrape without that bearer token gets 401.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import Fastify from 'fastify';
 import fp from 'fastify-plugin';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -36,6 +38,16 @@ async function answersWithin(probe: () => Promise<unknown>, ms: number): Promise
   }
 }
 
+/** A check of `Authorization: Bearer <token>` in constant time. */
+function bearerCheck(token: string): (header: string | undefined) => boolean {
+  const digest = (s: string) => createHash('sha256').update(s).digest();
+  const expected = digest(token);
+  return (header) => {
+    const match = /^\s*bearer\s+(\S+)\s*$/i.exec(header ?? '');
+    return match !== null && timingSafeEqual(digest(match[1] ?? ''), expected);
+  };
+}
+
 export default fp(
   (app, _opts, done) => {
     const registry = new Registry();
@@ -63,6 +75,18 @@ export default fp(
     });
 
     const server = Fastify({ logger: false });
+    const token = app.config.metricsToken;
+    if (token !== undefined) {
+      const allowed = bearerCheck(token);
+      server.addHook('onRequest', async (request, reply) => {
+        if (!allowed(request.headers.authorization)) {
+          return reply
+            .code(401)
+            .header('www-authenticate', 'Bearer realm="metrics"')
+            .send({ message: 'Scrapes need the metrics token: Authorization: Bearer <token>' });
+        }
+      });
+    }
     server.get('/metrics', async (_request, reply) => {
       const body = await registry.metrics();
       return reply.type(registry.contentType).send(body);
