@@ -190,7 +190,10 @@ describe('the API chart refuses', () => {
     [{ replicaCount: 'two' }, /replicaCount.*want integer|replicaCount.*integer/],
     [{ replicaCont: 2 }, /additional properties 'replicaCont' not allowed/],
     [{ config: { logLevel: 'verbose' } }, /logLevel/],
-    [{ config: { trustProxy: 'yes' } }, /trustProxy.*boolean/],
+    [{ config: { trustProxy: 'yes' } }, /trustProxy/],
+    [{ config: { trustProxy: '10.0.0.0/8, ingress' } }, /trustProxy/],
+    [{ config: { maxActiveKeysPerOrg: 0 } }, /maxActiveKeysPerOrg/],
+    [{ metrics: { token: 'short' } }, /token/],
     [{ service: { port: 70000 } }, /port/],
     [{ bootstrap: { org: 'acme', apiKey: 'short' } }, /apiKey/],
     [{ database: { url: 'mysql://db/verity' } }, /database\/url|url/],
@@ -237,6 +240,13 @@ describe('the API chart on PostgreSQL', async () => {
         database: { url: PG, preparedStatements: false },
         notifications: { retentionDays: 7 },
         bootstrap: { org: 'acme', apiKey: 'k'.repeat(24) },
+        config: {
+          trustProxy: 1,
+          rateLimitPerOrgPerMinute: 6000,
+          maxServiceAccountsPerOrg: 50,
+          maxActiveKeysPerOrg: 200,
+        },
+        metrics: { host: '0.0.0.0', token: 'm'.repeat(20) },
       },
     });
     const env = envOf(tuned);
@@ -250,6 +260,7 @@ describe('the API chart on PostgreSQL', async () => {
     const files: Record<string, string> = {
       [env.DATABASE_URL_FILE]: PG,
       [env.VERITY_BOOTSTRAP_API_KEY_FILE]: 'k'.repeat(24),
+      [env.VERITY_METRICS_TOKEN_FILE]: 'm'.repeat(20),
     };
     const config = loadConfig(literal, (path) => files[path] ?? '');
     expect(config).toMatchObject({
@@ -257,7 +268,55 @@ describe('the API chart on PostgreSQL', async () => {
       dbPreparedStatements: false,
       notificationRetentionDays: 7,
       bootstrapOrg: 'acme',
+      trustProxy: { kind: 'hops', hops: 1, fromTrue: false },
+      rateLimitPerOrgPerMinute: 6000,
+      maxServiceAccountsPerOrg: 50,
+      maxActiveKeysPerOrg: 200,
+      metricsHost: '0.0.0.0',
+      metricsToken: 'm'.repeat(20),
     });
+  });
+
+  it('keeps the metrics token in a Secret, mounts it as a file, and has the ServiceMonitor send it', async () => {
+    const token = 't'.repeat(24);
+    const rendered = await render(CHART, {
+      values: { database: { url: PG }, metrics: { token }, serviceMonitor: { enabled: true } },
+    });
+    const env = envOf(rendered);
+    expect(env.VERITY_METRICS_TOKEN).toBeUndefined();
+    expect(env.VERITY_METRICS_TOKEN_FILE).toBe('/etc/verity/metrics/token');
+    const secret = find(rendered, 'Secret', 'verity-metrics')!;
+    expect(secret.stringData).toEqual({ 'metrics-token': token });
+    const volume = find(rendered, 'Deployment')!.spec.template.spec.volumes.find(
+      (v: any) => v.name === 'metrics-token',
+    );
+    expect(volume.secret).toMatchObject({
+      secretName: 'verity-metrics',
+      items: [{ key: 'metrics-token', path: 'token' }],
+    });
+    const endpoint = find(rendered, 'ServiceMonitor')!.spec.endpoints[0];
+    expect(endpoint.authorization).toEqual({
+      type: 'Bearer',
+      credentials: { name: 'verity-metrics', key: 'metrics-token' },
+    });
+    // An existing Secret is only referenced; without a token nothing is sent or mounted.
+    const existing = await render(CHART, {
+      values: {
+        database: { url: PG },
+        metrics: { existingSecret: 'scrape', existingSecretKey: 'tok' },
+        serviceMonitor: { enabled: true },
+      },
+    });
+    expect(find(existing, 'Secret', 'verity-metrics')).toBeUndefined();
+    expect(find(existing, 'ServiceMonitor')!.spec.endpoints[0].authorization.credentials).toEqual({
+      name: 'scrape',
+      key: 'tok',
+    });
+    const plain = await render(CHART, {
+      values: { database: { url: PG }, serviceMonitor: { enabled: true } },
+    });
+    expect(find(plain, 'ServiceMonitor')!.spec.endpoints[0].authorization).toBeUndefined();
+    expect(envOf(plain).VERITY_METRICS_TOKEN_FILE).toBeUndefined();
   });
 
   it('uses an existing Secret and key when given, and writes none', async () => {

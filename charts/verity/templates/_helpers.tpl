@@ -119,6 +119,17 @@ else a new random one. It reaches the pod as a file, never the log.
 {{- if .Values.notifications.smtp.existingSecret -}}{{ .Values.notifications.smtp.existingSecretKey }}{{- else -}}smtp-url{{- end -}}
 {{- end -}}
 
+{{/* Secret holding the metrics token, and its key; empty when no token is set. */}}
+{{- define "verity.metricsTokenSet" -}}
+{{- if or .Values.metrics.token .Values.metrics.existingSecret -}}true{{- end -}}
+{{- end -}}
+{{- define "verity.metricsSecretName" -}}
+{{- default (printf "%s-metrics" (include "verity.fullname" .)) .Values.metrics.existingSecret -}}
+{{- end -}}
+{{- define "verity.metricsSecretKey" -}}
+{{- if .Values.metrics.existingSecret -}}{{ .Values.metrics.existingSecretKey }}{{- else -}}metrics-token{{- end -}}
+{{- end -}}
+
 {{/* The PersistentVolumeClaim of the embedded database. */}}
 {{- define "verity.claimName" -}}
 {{- default (printf "%s-data" (include "verity.fullname" .)) .Values.persistence.existingClaim -}}
