@@ -166,12 +166,13 @@ describe('re-evaluation marks made by the batch', () => {
       );
     expect(await marks()).toBe(0);
     const writes = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
-    const kick = vi.spyOn(t.app.runtime, 'kick');
+    const committed = vi.spyOn(t.app.domainEvents, 'committed');
     // Trail-level and non-compliant: the trail's compliance, and so the artifact's, changes.
     expect((await attest('running', 'sign-off', { is_compliant: false })).status).toBe(201);
     expect(await batched(writes)).toBe(1);
     expect(await marks()).toBe(1);
-    expect(kick).toHaveBeenCalled();
+    // Announced after its commit, which wakes the re-evaluation worker.
+    expect(committed).toHaveBeenCalledWith([{ type: 'reevaluation.marked', count: 1 }]);
     // The worker claims it (no policy here, so the verdict and its snapshot stay as they were).
     await t.app.runtime.processMarks();
     expect(await marks()).toBe(0);
