@@ -13,10 +13,10 @@ import { onPostgres } from '../helpers/database.js';
 import { withReplica } from '../helpers/replica.js';
 import { fp, pod } from '../helpers/runtime.js';
 import { attestationsRepository } from '../../services/api/src/storage/repositories/attestations.js';
-import { artifactsRepository } from '../../services/api/src/storage/repositories/artifacts.js';
 import { flowsRepository } from '../../services/api/src/storage/repositories/flows.js';
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 import { trailsRepository } from '../../services/api/src/storage/repositories/trails.js';
+import { trailStore } from '../../services/api/src/storage/trail-store/index.js';
 import { evaluateInputs } from '../../services/api/src/usecases/evidence/evaluation.js';
 
 type Cli = ReturnType<typeof cliClient>;
@@ -60,7 +60,7 @@ async function storedAndFresh(trailName: string, fingerprint: string) {
   const flow = (await flowsRepository.findByName(t.db.db, org.id, FLOW))!;
   const trail = (await trailsRepository.find(t.db.db, org.id, flow.id, trailName))!;
   const history = await attestationsRepository.factsForTrail(t.db.db, org.id, trail.id);
-  const { artifacts } = await artifactsRepository.evaluationInputs(t.db.db, org.id, trail.id);
+  const { artifacts } = await trailStore.evaluationInputs(t.db.db, org.id, trail.id);
   const inputs = { artifacts, attestations: history.map((a) => ({ ...a, seq: Number(a.seq) })) };
   const whole = evaluateInputs({ flow, trail, inputs, now: new Date() }).evaluation;
   const artifact = artifacts.find((a) => a.fingerprint === fingerprint)!;
@@ -108,7 +108,7 @@ describe('artifact states stored with the batch', () => {
     const F = fp('a1');
     await newTrail('many', F);
     expect((await onArtifact('many', F, 'warm')).status).toBe(201);
-    const writes = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
+    const writes = vi.spyOn(trailStore, 'insertAttestationBatch');
     // Artifact-bound, one in four non-compliant, with a trail-level one after every fourth: those
     // leave the artifact as they find it, so a batch's last attestation may change no artifact.
     const sent = Array.from({ length: 64 }, (_, i) => `unit-${i}`);
@@ -134,7 +134,7 @@ describe('artifact states stored with the batch', () => {
     expect((await onArtifact('moved', F, 'first')).status).toBe(201);
     // Another writer's change to the artifact row alone (not its trail's): a new row version.
     await sql`update artifacts set state = 'NON-COMPLIANT' where fingerprint = ${F}`.execute(t.db.db);
-    const writes = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
+    const writes = vi.spyOn(trailStore, 'insertAttestationBatch');
     expect((await onArtifact('moved', F, 'second')).status).toBe(201);
     const outcomes = await Promise.all(
       writes.mock.results.map((r) => r.value as Promise<Map<string, string>>),
@@ -165,7 +165,7 @@ describe('re-evaluation marks made by the batch', () => {
           .rows[0]!.n,
       );
     expect(await marks()).toBe(0);
-    const writes = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
+    const writes = vi.spyOn(trailStore, 'insertAttestationBatch');
     const committed = vi.spyOn(t.app.domainEvents, 'committed');
     // Trail-level and non-compliant: the trail's compliance, and so the artifact's, changes.
     expect((await attest('running', 'sign-off', { is_compliant: false })).status).toBe(201);
@@ -185,7 +185,7 @@ describe.runIf(onPostgres)('two replicas changing one artifact', () => {
       const other = cliClient(replica, await t.seedKey('acme', 'admin'));
       const F = fp('a4');
       await newTrail('shared', F);
-      const writes = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
+      const writes = vi.spyOn(trailStore, 'insertAttestationBatch');
       const sent: string[] = [];
       for (let wave = 0; wave < 8; wave++) {
         const a = `main-${wave}`;

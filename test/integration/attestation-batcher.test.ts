@@ -13,9 +13,8 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { onPostgres } from '../helpers/database.js';
 import { withReplica } from '../helpers/replica.js';
-import { attestationsRepository } from '../../services/api/src/storage/repositories/attestations.js';
-import { trailsRepository } from '../../services/api/src/storage/repositories/trails.js';
 import { DatabaseTimeoutError } from '../../services/api/src/storage/errors.js';
+import { trailStore } from '../../services/api/src/storage/trail-store/index.js';
 
 let t: TestApp;
 let cli: ReturnType<typeof cliClient>;
@@ -79,7 +78,7 @@ afterAll(async () => t?.close());
 
 describe('reports stored together', () => {
   it('stores 120 concurrent reports to four trails, in batches, each counted once', async () => {
-    const writes = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
+    const writes = vi.spyOn(trailStore, 'insertAttestationBatch');
     const sent = TRAILS.flatMap((trail) => Array.from({ length: 30 }, (_, i) => ({ trail, name: `n-${i}` })));
     const results = await Promise.all(sent.map((r) => report(r.trail, r.name)));
     expect(results.map((r) => r.status)).toEqual(sent.map(() => 201));
@@ -141,7 +140,7 @@ describe('reports stored together', () => {
     expect((await cli.json('PUT', '/api/v2/trails/acme/batched', { name: 'b-orgs' })).status).toBeLessThan(
       300,
     );
-    const writes = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
+    const writes = vi.spyOn(trailStore, 'insertAttestationBatch');
     const sent = Array.from({ length: 10 }, (_, i) => i);
     const results = await Promise.all(
       sent.flatMap((i) => [report('b-orgs', `orgs-${i}`), globexReport(`orgs-${i}`)]),
@@ -153,7 +152,7 @@ describe('reports stored together', () => {
     );
     expect(spanning.length).toBeGreaterThan(0);
     for (const { trails, stored } of spanning) {
-      const written = await (stored as ReturnType<typeof attestationsRepository.insertAttestationBatch>);
+      const written = await (stored as ReturnType<typeof trailStore.insertAttestationBatch>);
       expect(new Set([...written.keys()].map((k) => k.split(':')[0])).size).toBe(2);
       expect(written.size).toBe(trails.length);
     }
@@ -175,10 +174,10 @@ describe('reports stored together', () => {
     for (const trail of trails) {
       expect((await cli.json('PUT', '/api/v2/trails/acme/batched', { name: trail })).status).toBe(201);
     }
-    const insert = attestationsRepository.insertAttestationBatch.bind(attestationsRepository);
+    const insert = trailStore.insertAttestationBatch.bind(trailStore);
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    const writes = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
+    const writes = vi.spyOn(trailStore, 'insertAttestationBatch');
     writes.mockImplementation(async (...args) => {
       if (writes.mock.calls.length === 1) {
         await held;
@@ -266,14 +265,14 @@ describe('reports stored together', () => {
   it('holds back reports to a trail while an attestation is written under its lock', async () => {
     expect((await cli.json('PUT', '/api/v2/trails/acme/batched', { name: 'held' })).status).toBe(201);
     expect((await report('held', 'first')).status).toBe(201);
-    const reads = vi.spyOn(trailsRepository, 'readTrailsForAttestations');
-    const writes = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
+    const reads = vi.spyOn(trailStore, 'readTrailsForAttestations');
+    const writes = vi.spyOn(trailStore, 'insertAttestationBatch');
     // Under the lock, a report to the same trail arrives; what the batcher did with it in the
     // next 100 ms is noted before the locked write goes on.
     let during: Promise<{ status: number }> | undefined;
     let batchedDuring = -1;
-    const lockWithFlow = trailsRepository.lockWithFlow.bind(trailsRepository);
-    vi.spyOn(trailsRepository, 'lockWithFlow').mockImplementation(async (...args) => {
+    const lockWithFlow = trailStore.lockWithFlow.bind(trailStore);
+    vi.spyOn(trailStore, 'lockWithFlow').mockImplementation(async (...args) => {
       const found = await lockWithFlow(...args);
       if (args[3] === 'held' && !during) {
         during = report('held', 'plain');
@@ -298,7 +297,7 @@ describe('reports stored together', () => {
   });
 
   it('stores every report on its own when the shared read or write fails', async () => {
-    vi.spyOn(trailsRepository, 'readTrailsForAttestations').mockImplementationOnce(async (db, keys) => {
+    vi.spyOn(trailStore, 'readTrailsForAttestations').mockImplementationOnce(async (db, keys) => {
       void db;
       void keys;
       throw new Error('connection lost');
@@ -314,17 +313,15 @@ describe('reports stored together', () => {
     // The batch's write fails once; stored under the lock, each report writes alone. Only a
     // batch write fails: a report may take the lock from the start (when the action settings
     // were just forgotten, say), and its own write must not be the one that fails.
-    const insert = attestationsRepository.insertAttestationBatch.bind(attestationsRepository);
+    const insert = trailStore.insertAttestationBatch.bind(trailStore);
     let failedBatches = 0;
-    const spy = vi
-      .spyOn(attestationsRepository, 'insertAttestationBatch')
-      .mockImplementation(async (db, trails) => {
-        if (failedBatches === 0 && trails.some((t) => t.ifUnchanged !== null)) {
-          failedBatches += 1;
-          throw new Error('connection lost');
-        }
-        return insert(db, trails);
-      });
+    const spy = vi.spyOn(trailStore, 'insertAttestationBatch').mockImplementation(async (db, trails) => {
+      if (failedBatches === 0 && trails.some((t) => t.ifUnchanged !== null)) {
+        failedBatches += 1;
+        throw new Error('connection lost');
+      }
+      return insert(db, trails);
+    });
     let second;
     try {
       second = await Promise.all([
@@ -349,21 +346,19 @@ describe('a database that stops answering under a batch', () => {
    * many batch writes were attempted.
    */
   async function underFailedBatch(trail: string, failure: () => Error) {
-    const insert = attestationsRepository.insertAttestationBatch.bind(attestationsRepository);
+    const insert = trailStore.insertAttestationBatch.bind(trailStore);
     let batchWrites = 0;
-    const spy = vi
-      .spyOn(attestationsRepository, 'insertAttestationBatch')
-      .mockImplementation(async (db, trails) => {
-        if (!trails.some((tr) => tr.ifUnchanged !== null)) {
-          return insert(db, trails);
-        }
-        batchWrites += 1;
-        if (batchWrites > 1) {
-          return insert(db, trails);
-        }
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        throw failure();
-      });
+    const spy = vi.spyOn(trailStore, 'insertAttestationBatch').mockImplementation(async (db, trails) => {
+      if (!trails.some((tr) => tr.ifUnchanged !== null)) {
+        return insert(db, trails);
+      }
+      batchWrites += 1;
+      if (batchWrites > 1) {
+        return insert(db, trails);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      throw failure();
+    });
     try {
       const first = report(trail, `${trail}-during-1`);
       await new Promise((resolve) => setTimeout(resolve, 100));
@@ -398,7 +393,7 @@ describe('a database that stops answering under a batch', () => {
 describe('trails remembered from their last write', () => {
   it('reads a trail once while only this batcher writes it', async () => {
     expect((await cli.json('PUT', '/api/v2/trails/acme/batched', { name: 'r1' })).status).toBe(201);
-    const reads = vi.spyOn(trailsRepository, 'readTrailsForAttestations');
+    const reads = vi.spyOn(trailStore, 'readTrailsForAttestations');
     for (let i = 0; i < 5; i++) {
       expect((await attest('batched', 'r1', `step-${i}`)).status).toBe(201);
     }
@@ -411,8 +406,8 @@ describe('trails remembered from their last write', () => {
     expect((await attest('batched', 'r2', 'first')).status).toBe(201);
     // Another replica's write: the trail row gets a new version.
     await sql`update trails set last_modified_at = last_modified_at where name = 'r2'`.execute(t.db.db);
-    const reads = vi.spyOn(trailsRepository, 'readTrailsForAttestations');
-    const writes = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
+    const reads = vi.spyOn(trailStore, 'readTrailsForAttestations');
+    const writes = vi.spyOn(trailStore, 'insertAttestationBatch');
     expect((await attest('batched', 'r2', 'second')).status).toBe(201);
     const outcomes = await Promise.all(
       writes.mock.results.map((r) => r.value as Promise<Map<string, string>>),
@@ -503,7 +498,7 @@ describe.runIf(onPostgres)('two replicas reporting to the same trails', () => {
       for (const trail of trails) {
         expect((await cli.json('PUT', '/api/v2/trails/acme/batched', { name: trail })).status).toBe(201);
       }
-      const writes = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
+      const writes = vi.spyOn(trailStore, 'insertAttestationBatch');
       // Waves: within one, both replicas write the same trails at once; between two, each finds
       // the trails it remembers written by the other.
       const sent: string[] = [];

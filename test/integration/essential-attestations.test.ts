@@ -7,7 +7,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { essentialAttestations, evaluateInputs } from '../../services/api/src/domain/trail-evaluation.js';
-import type { EvaluationInputs } from '../../services/api/src/storage/repositories/artifacts.js';
+import type { EvaluationInputs } from '../../services/api/src/storage/trail-store/index.js';
 import type { FlowRow } from '../../services/api/src/storage/repositories/flows.js';
 import type { TrailRow } from '../../services/api/src/storage/repositories/trails.js';
 import type { FlowTemplate } from '../../services/api/src/domain/flow-template.js';

@@ -5,8 +5,7 @@
  */
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { attestationsRepository } from '../../services/api/src/storage/repositories/attestations.js';
-import { trailsRepository } from '../../services/api/src/storage/repositories/trails.js';
+import { trailStore } from '../../services/api/src/storage/trail-store/index.js';
 import {
   collectOrphanedEvidence,
   EvidenceCollector,
@@ -40,8 +39,8 @@ afterAll(async () => t?.close());
 
 describe('evidence files on the batch path', () => {
   it('stores the attestation with the batch and serves its file as uploaded', async () => {
-    const locked = vi.spyOn(trailsRepository, 'lockWithFlow');
-    const batched = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
+    const locked = vi.spyOn(trailStore, 'lockWithFlow');
+    const batched = vi.spyOn(trailStore, 'insertAttestationBatch');
     const xml = '<testsuites><testsuite name="a" tests="1" failures="0" errors="0"/></testsuites>';
     const r = await attest({ attestation_name: 'unit' }, { filename: 'report.xml', content: xml });
     expect(r.status, r.body).toBe(201);

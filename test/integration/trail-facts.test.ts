@@ -11,14 +11,11 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { flowsRepository } from '../../services/api/src/storage/repositories/flows.js';
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
-import {
-  trailsRepository,
-  type AttestationTrailRead,
-} from '../../services/api/src/storage/repositories/trails.js';
-import { artifactsRepository } from '../../services/api/src/storage/repositories/artifacts.js';
+import { trailsRepository } from '../../services/api/src/storage/repositories/trails.js';
 import { attestationsRepository } from '../../services/api/src/storage/repositories/attestations.js';
 import { evaluateInputs, storedCompliance } from '../../services/api/src/usecases/evidence/evaluation.js';
 import { FACTS_WRITTEN_EVERY } from '../../services/api/src/storage/batching/attestation-chain.js';
+import { trailStore, type AttestationTrailRead } from '../../services/api/src/storage/trail-store/index.js';
 
 let t: TestApp;
 let cli: ReturnType<typeof cliClient>;
@@ -62,9 +59,9 @@ afterEach(() => vi.restoreAllMocks());
 
 /** What reports read of a trail (both paths) and how they stored it. */
 function watchReports() {
-  const read = vi.spyOn(trailsRepository, 'readTrailsForAttestations');
-  const locked = vi.spyOn(artifactsRepository, 'evaluationInputs');
-  const write = vi.spyOn(attestationsRepository, 'insertAttestationBatch');
+  const read = vi.spyOn(trailStore, 'readTrailsForAttestations');
+  const locked = vi.spyOn(trailStore, 'evaluationInputs');
+  const write = vi.spyOn(trailStore, 'insertAttestationBatch');
   return {
     /** How many attestations each locked report's read handed the evaluation, in order. */
     lockedLengths: async () =>
@@ -152,7 +149,7 @@ describe('trail facts', () => {
     const history = await attestationsRepository.factsForTrail(t.db.db, org.id, trail.id);
     expect(history).toHaveLength(120);
     const inputs = {
-      artifacts: (await artifactsRepository.evaluationInputs(t.db.db, org.id, trail.id)).artifacts,
+      artifacts: (await trailStore.evaluationInputs(t.db.db, org.id, trail.id)).artifacts,
       attestations: history.map((a) => ({ ...a, seq: Number(a.seq) })),
     };
     const whole = evaluateInputs({ flow, trail, inputs, now: new Date() });
@@ -226,7 +223,7 @@ describe('trail facts', () => {
   it('are read whole, with every report, where none are stored', async () => {
     const { org, trail } = await trailRows('guarded');
     await sql`delete from trail_facts where org_id = ${org.id} and trail_id = ${trail.id}`.execute(t.db.db);
-    const inputs = await artifactsRepository.evaluationInputs(t.db.db, org.id, trail.id);
+    const inputs = await trailStore.evaluationInputs(t.db.db, org.id, trail.id);
     const history = await attestationsRepository.factsForTrail(t.db.db, org.id, trail.id);
     expect(inputs.attestations.map((a) => a.id)).toEqual(history.map((a) => a.id));
     expect(history.length).toBe(FACTS_WRITTEN_EVERY + 3);

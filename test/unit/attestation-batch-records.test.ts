@@ -4,11 +4,11 @@
  * out stores.
  */
 import { describe, expect, it } from 'vitest';
-import { batchRecords } from '../../services/api/src/storage/repositories/attestation-batch-records.js';
+import { batchRecords } from '../../services/api/src/storage/trail-store/write.js';
 import type {
   StoredAttestation,
   TrailAttestationBatch,
-} from '../../services/api/src/storage/repositories/attestations.js';
+} from '../../services/api/src/storage/trail-store/index.js';
 
 const created = new Date(Date.UTC(2026, 10, 24, 10, 0, 1, 234));
 const awkward =

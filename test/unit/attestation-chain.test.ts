@@ -1,6 +1,6 @@
 /**
  * What a chain's batch write sends of its artifacts' states (storage/batching/attestation-chain.ts,
- * storage/repositories/attestation-batch-records.ts): an artifact's compliance travels as the key
+ * storage/trail-store/write.ts): an artifact's compliance travels as the key
  * of the trail's document that holds it only when that document is the one the write stores,
  * the last attestation's; else as its own text, as the attestation that changed it made it.
  */
@@ -11,8 +11,8 @@ import {
   newChain,
   type PlannedAttestation,
 } from '../../services/api/src/storage/batching/attestation-chain.js';
-import { batchRecords } from '../../services/api/src/storage/repositories/attestation-batch-records.js';
-import type { AttestationTrailRead } from '../../services/api/src/storage/repositories/trails.js';
+import { batchRecords } from '../../services/api/src/storage/trail-store/write.js';
+import type { AttestationTrailRead } from '../../services/api/src/storage/trail-store/index.js';
 
 const at = (s: number) => new Date(Date.UTC(2026, 10, 24, 10, 0, s));
 

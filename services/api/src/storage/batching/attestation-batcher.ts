@@ -1,8 +1,8 @@
 /**
  * Stores concurrent attestations without the trail's lock in shared statements: the attestations that
  * arrive while earlier ones are being stored wait and go together, with one read of every trail
- * they name and one conditioned write (`trailsRepository.readTrailsForAttestations`,
- * `attestationsRepository.insertAttestationBatch`). Statement, plan and commit costs are paid once per
+ * they name and one conditioned write (`trailStore.readTrailsForAttestations`,
+ * `trailStore.insertAttestationBatch`). Statement, plan and commit costs are paid once per
  * batch instead of once per attestation, which is where a single attestation's time went.
  *
  * A trail this batcher wrote last is not read again: it is remembered as that write left it, with
@@ -18,8 +18,7 @@
  * after a failed statement, to fail or succeed alone.
  */
 import type { Db } from '../database.js';
-import { attestationsRepository } from '../repositories/attestations.js';
-import { trailsRepository, type AttestationTrailRead } from '../repositories/trails.js';
+import { trailStore, type AttestationTrailRead } from '../trail-store/index.js';
 import { LruMap } from '../../lru-map.js';
 import { isDatabaseAway, isDatabaseUnavailable } from '../errors.js';
 import {
@@ -238,7 +237,7 @@ export class AttestationBatcher {
     let fresh: Array<AttestationTrailRead | undefined> = [];
     if (unknown.length > 0) {
       try {
-        fresh = await trailsRepository.readTrailsForAttestations(
+        fresh = await trailStore.readTrailsForAttestations(
           this.db,
           unknown.map(({ attestation: r }) => ({
             orgId: r.orgId,
@@ -332,7 +331,7 @@ export class AttestationBatcher {
       return new Map();
     }
     try {
-      const stored = await attestationsRepository.insertAttestationBatch(this.db, writes.map(batchOf));
+      const stored = await trailStore.insertAttestationBatch(this.db, writes.map(batchOf));
       if (stored.marks > 0) {
         this.onMarked?.();
       }

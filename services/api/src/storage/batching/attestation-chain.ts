@@ -5,10 +5,11 @@
  */
 import type {
   ArtifactStateWrite,
+  AttestationTrailRead,
   StoredAttestation,
   TrailAttestationBatch,
-} from '../repositories/attestations.js';
-import type { AttestationTrailRead, TrailFacts } from '../repositories/trails.js';
+  TrailFacts,
+} from '../trail-store/index.js';
 import type { EvaluationWrites } from '../../domain/trail-evaluation.js';
 
 /**

@@ -1,89 +1,44 @@
 /** Artifacts reported to trails. */
-import { sql, type Insertable, type RawBuilder, type Selectable, type Updateable } from 'kysely';
+import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { SlotStatus } from '../../domain/compliance.js';
-import type { EvaluationInputs as DomainEvaluationInputs } from '../../domain/trail-evaluation.js';
 import type { Db } from '../database.js';
-import type { ArtifactsTable } from '../tables/evidence.js';
-import { EVIDENCE_PAYLOAD_KEYS, type EvidenceAttestation } from './attestations.js';
+import type { ArtifactsTable, AttestationsTable, TrailEventsTable } from '../tables/evidence.js';
+import { withDates } from './json-rows.js';
 import { historyData, type HistoryEventRow } from './trail-events.js';
 
 export type ArtifactRow = Selectable<ArtifactsTable>;
 export type ArtifactRowWithNames = ArtifactRow & { trail_name: string; flow_name: string };
-/** What a trail's evaluation reads of it (`evaluationInputs`). */
-export interface EvaluationInputs {
-  artifacts: Array<
-    Pick<
-      ArtifactRow,
-      'id' | 'fingerprint' | 'template_reference_name' | 'git_commit' | 'seq' | 'state' | 'compliance'
-    >
-  >;
-  attestations: DomainEvaluationInputs['attestations'];
-}
+type TrailEventRow = Selectable<TrailEventsTable>;
 
-type FactRow = Omit<EvaluationInputs['attestations'][number], 'seq'> & { seq?: number };
-
-/** The columns `evaluationInputsColumns` selects. */
-export interface EvaluationInputsColumns {
-  artifacts: EvaluationInputs['artifacts'];
-  /**
-   * [true, the trail's facts, the reports after the latest they include] while they stand, else
-   * [false, every report].
-   */
-  attestations_source: [true, FactRow[], FactRow[]] | [false, FactRow[]];
-}
-
-/** What compliance reads of each report, as `evaluationInputsColumns` selects it. */
-const FACT_COLUMNS = sql.raw(`id, seq, name, type, kind, is_compliant, artifact_fingerprint, target_artifacts,
-  git_commit, payload ->> 'original_attestation_type' as original_type`);
+/** The payload keys an artifact's evidence shows (usecases/evidence/artifacts.ts `presentEvidence`). */
+export const EVIDENCE_PAYLOAD_KEYS = [
+  'git_provider',
+  'snyk_results',
+  'junit_results',
+  'jira_results',
+  'pull_requests',
+] as const;
 
 /**
- * Select-list columns with a trail's evaluation inputs, for the trail with these org and trail
- * ids (values, or references to an outer query's columns): its artifacts, and its attestations:
- * the trail's facts (migration 0303) and the reports after the latest they include, while that
- * report is the trail's, else every report. Facts with the reports after them evaluate as the
- * whole history does (`essentialAttestations`), so a write need not store them each time
- * (`FACTS_WRITTEN_EVERY`). COALESCE reads the whole history only when no facts stand.
+ * What an artifact's evidence shows of an attestation: a row with its names, its payload cut to
+ * EVIDENCE_PAYLOAD_KEYS (a key it lacks reads as null). The payload's type names only those keys,
+ * so a reader that wants another one must add it to the list the read selects.
  */
-export function evaluationInputsColumns(orgId: RawBuilder<unknown>, trailId: RawBuilder<unknown>) {
-  const reports = (after: RawBuilder<unknown> | null) => sql`
-    (select coalesce(json_agg(x order by x.seq), '[]'::json) from (
-      select ${FACT_COLUMNS} from attestations where org_id = ${orgId} and trail_id = ${trailId}
-        ${after ? sql`and seq > ${after}` : sql``}) x)`;
-  return sql`
-    (select coalesce(json_agg(a order by a.seq), '[]'::json) from (
-      select id, fingerprint, template_reference_name, git_commit, seq, state, compliance
-      from artifacts where org_id = ${orgId} and trail_id = ${trailId}) a) as artifacts,
-    coalesce(
-      (select json_build_array(true, tf.facts, ${reports(sql.ref('la.seq'))}) from trail_facts tf
-        join attestations la on la.org_id = tf.org_id and la.id = tf.last_id and la.trail_id = tf.trail_id
-        where tf.org_id = ${orgId} and tf.trail_id = ${trailId}),
-      json_build_array(false, ${reports(null)})
-    ) as attestations_source`;
-}
-
-/**
- * The inputs from `evaluationInputsColumns`, and how many of the trail's reports its stored facts
- * leave out (all of them without facts). Facts and the reports after them are numbered in order
- * (`seq` 1, 2, ...), which is all an evaluation reads of `seq`.
- */
-export function fromEvaluationInputsColumns(row: EvaluationInputsColumns): {
-  inputs: EvaluationInputs;
-  factsBehind: number;
-} {
-  const source = row.attestations_source;
-  if (!source[0]) {
-    const all = source[1] as EvaluationInputs['attestations'];
-    return { inputs: { artifacts: row.artifacts, attestations: all }, factsBehind: all.length };
-  }
-  const [, facts, after] = source;
-  return {
-    inputs: {
-      artifacts: row.artifacts,
-      attestations: [...facts, ...after].map((a, i) => ({ ...a, seq: i + 1 })),
-    },
-    factsBehind: after.length,
-  };
-}
+export type EvidenceAttestation = Pick<
+  Selectable<AttestationsTable> & { trail_name: string; flow_name: string },
+  | 'id'
+  | 'kind'
+  | 'type'
+  | 'is_compliant'
+  | 'created_at'
+  | 'origin_url'
+  | 'evidence_sha256'
+  | 'description'
+  | 'git_commit'
+  | 'user_data'
+  | 'trail_name'
+  | 'flow_name'
+> & { payload: Partial<Record<(typeof EVIDENCE_PAYLOAD_KEYS)[number], unknown>> };
 
 const withNames = (db: Db) =>
   db
@@ -92,17 +47,6 @@ const withNames = (db: Db) =>
     .innerJoin('flows as f', (j) => j.onRef('f.org_id', '=', 'a.org_id').onRef('f.id', '=', 'a.flow_id'))
     .selectAll('a')
     .select(['t.name as trail_name', 'f.name as flow_name']);
-
-/** Rows read back from json_agg: timestamps arrive as strings. */
-export const withDates = <T extends Record<string, unknown>>(row: T, keys: string[]): T => {
-  const out: Record<string, unknown> = { ...row };
-  for (const k of keys) {
-    if (typeof out[k] === 'string') {
-      out[k] = new Date(out[k]);
-    }
-  }
-  return out as T;
-};
 
 /** The artifacts of a flow with this fingerprint or commit (in the named trail, if any), newest first. */
 function newestInFlow(
@@ -216,16 +160,6 @@ export const artifactsRepository = {
 
   async update(db: Db, orgId: string, id: string, patch: Updateable<ArtifactsTable>): Promise<void> {
     await db.updateTable('artifacts').set(patch).where('org_id', '=', orgId).where('id', '=', id).execute();
-  },
-
-  /**
-   * Everything a trail's evaluation reads, in one round trip: its artifacts, and what compliance
-   * needs of its attestations (`evaluationInputsColumns`), both in report order.
-   */
-  async evaluationInputs(db: Db, orgId: string, trailId: string): Promise<EvaluationInputs> {
-    const result = await sql<EvaluationInputsColumns>`
-      select ${evaluationInputsColumns(sql`${orgId}`, sql`${trailId}`)}`.execute(db);
-    return fromEvaluationInputsColumns(result.rows[0]!).inputs;
   },
 
   async listForTrail(db: Db, orgId: string, trailId: string): Promise<ArtifactRow[]> {

@@ -1,5 +1,5 @@
 /** Flows and the old names of renamed flows (spec rule 1). */
-import { sql, type Selectable, type Updateable } from 'kysely';
+import { sql, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../database.js';
 import { containsPattern } from '../like-pattern.js';
 import type { ComplianceStateValue, FlowsTable } from '../tables/evidence.js';
@@ -11,6 +11,14 @@ export type FlowWithActivity = FlowRow & {
   latest_activity_at: Date | null;
   latest_state: ComplianceStateValue | null;
 };
+
+/** The id of the flow with this name, or of the flow that had it before a rename (its alias). */
+export const flowIdByName = (orgId: RawBuilder<unknown>, name: RawBuilder<unknown>) => sql`
+  select id from (
+    select id, 0 as p from flows where org_id = ${orgId} and name = ${name}
+    union all
+    select flow_id, 1 from flow_aliases where org_id = ${orgId} and name = ${name}
+  ) named order by p limit 1`;
 
 /** The organization's flows. */
 const flowsOf = (db: Db, orgId: string) => db.selectFrom('flows').selectAll().where('org_id', '=', orgId);

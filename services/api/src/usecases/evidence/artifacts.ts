@@ -7,8 +7,12 @@ import { BadRequestError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { epochSeconds } from '../../time.js';
 import type { Db } from '../../storage/database.js';
-import { artifactsRepository, type ArtifactRowWithNames } from '../../storage/repositories/artifacts.js';
-import { attestationsRepository, type EvidenceAttestation } from '../../storage/repositories/attestations.js';
+import {
+  artifactsRepository,
+  type ArtifactRowWithNames,
+  type EvidenceAttestation,
+} from '../../storage/repositories/artifacts.js';
+import { attestationsRepository } from '../../storage/repositories/attestations.js';
 import type { FlowRow } from '../../storage/repositories/flows.js';
 import { toJson } from '../../storage/repositories/json.js';
 import { trailEventsRepository, type HistoryEventRow } from '../../storage/repositories/trail-events.js';

@@ -6,12 +6,15 @@
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import type { Db } from '../../storage/database.js';
-import { artifactsRepository, type EvaluationInputs } from '../../storage/repositories/artifacts.js';
 import type { FlowRow } from '../../storage/repositories/flows.js';
-import { attestationsRepository, type StoredAttestation } from '../../storage/repositories/attestations.js';
 import { componentsRepository } from '../../storage/repositories/components.js';
 import { toJson } from '../../storage/repositories/json.js';
-import { trailsRepository, type TrailRow } from '../../storage/repositories/trails.js';
+import type { TrailRow } from '../../storage/repositories/trails.js';
+import {
+  trailStore,
+  type EvaluationInputs,
+  type StoredAttestation,
+} from '../../storage/trail-store/index.js';
 import type { AttestationBatcher, PlannedAttestation } from '../../storage/batching/attestation-batcher.js';
 import { decide, type AttestationData, type AttestationInput, type Decided } from './attestation-verdict.js';
 import type { DomainEvent } from '../scope/domain-events.js';
@@ -172,11 +175,11 @@ async function recordLocked(
 ): Promise<void> {
   const { db: trx, org } = scope;
   const { evidence, input } = recording;
-  const found = await trailsRepository.lockWithFlow(trx, org.id, where.flowName, where.trailName);
+  const found = await trailStore.lockWithFlow(trx, org.id, where.flowName, where.trailName);
   const flow = found?.flow ?? (await ensureFlow(scope, where.flowName));
   const trail = found?.trail ?? (await ensureTrail(scope, flow, where.trailName));
   // Read after the lock: every earlier write to the trail has committed.
-  const inputs = await artifactsRepository.evaluationInputs(trx, org.id, trail.id);
+  const inputs = await trailStore.evaluationInputs(trx, org.id, trail.id);
   // Checked (404) before anything is written.
   attestationTarget(scope, flow, trail, inputs, input.data, recording.targets);
   if (evidence && store) {
@@ -185,7 +188,10 @@ async function recordLocked(
   // A repo known to hold this repo_info needs neither a read nor a write.
   const repoId = recording.repoId ?? (await captureRepo(trx, org.id, input.data.repo_info, scope.now));
   const planned = planAttestation(scope, flow, trail, inputs, { ...recording, repoId });
-  await attestationsRepository.insertAttestation(trx, { ...planned.rows, ifUnchanged: null });
+  const { row, event, ...written } = planned.rows;
+  await trailStore.insertAttestationBatch(trx, [
+    { ...written, orgId: org.id, trailId: trail.id, ifUnchanged: null, attestations: [{ row, event }] },
+  ]);
   if (components) {
     const at = { orgId: org.id, attestationId: recording.id, trailId: trail.id };
     await componentsRepository.insert(

@@ -13,6 +13,7 @@ import { artifactsRepository } from '../../storage/repositories/artifacts.js';
 import type { FlowRow } from '../../storage/repositories/flows.js';
 import type { TrailRow } from '../../storage/repositories/trails.js';
 import { trailsRepository } from '../../storage/repositories/trails.js';
+import { trailStore } from '../../storage/trail-store/index.js';
 
 export {
   evaluateInputs,
@@ -35,7 +36,7 @@ export async function reevaluateTrail(
   input: { orgId: string; flow: FlowRow; trail: TrailRow; now: Date },
 ): Promise<EvaluationOutcome> {
   const { orgId, flow, trail, now } = input;
-  const inputs = await artifactsRepository.evaluationInputs(db, orgId, trail.id);
+  const inputs = await trailStore.evaluationInputs(db, orgId, trail.id);
   const writes = evaluateInputs({ flow, trail, inputs, now });
   await storeArtifactStates(db, orgId, writes);
   await trailsRepository.update(db, orgId, trail.id, writes.trail);
