@@ -1,6 +1,8 @@
 // Lint with type information, plus the layer boundaries of ARCHITECTURE.md.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { importX } from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 const ioPackages = [
   'fastify',
@@ -130,6 +132,17 @@ export default tseslint.config(
         'workers/ take data and give data.',
       ),
     },
+  },
+  {
+    // No import circle anywhere in the services.
+    files: ['services/**/*.{ts,tsx}'],
+    plugins: { 'import-x': importX },
+    settings: {
+      ...importX.flatConfigs.typescript.settings,
+      'import-x/resolver': undefined,
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: 'tsconfig.json' })],
+    },
+    rules: { 'import-x/no-cycle': ['error', { ignoreExternal: true }] },
   },
   {
     // Only storage/ builds SQL: everything above it calls repositories.
