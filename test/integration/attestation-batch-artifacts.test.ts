@@ -212,3 +212,86 @@ describe.runIf(onPostgres)('two replicas changing one artifact', () => {
     });
   });
 });
+
+/**
+ * A trail's artifact rows as stored, with what differs between twin trails (ids, fingerprints,
+ * evaluation times) named by role: the same reports to twins then read the same.
+ */
+async function artifactRows(trailName: string) {
+  const rows = (
+    await sql<{ id: string; fingerprint: string; state: string; compliance: unknown; trail_id: string }>`
+      select a.id, a.fingerprint, a.state, a.compliance, a.trail_id from artifacts a
+      join trails t on t.org_id = a.org_id and t.id = a.trail_id where t.name = ${trailName}
+      order by a.seq`.execute(t.db.db)
+  ).rows;
+  const reports = (
+    await sql<{
+      id: string;
+    }>`select id from attestations where trail_id = ${rows[0]!.trail_id} order by seq`.execute(t.db.db)
+  ).rows;
+  const names: Array<[string, string]> = [
+    ...rows.flatMap((r, i): Array<[string, string]> => [
+      [r.id, `artifact-${i}`],
+      [r.fingerprint, `fingerprint-${i}`],
+    ]),
+    ...reports.map((r, i): [string, string] => [r.id, `report-${i}`]),
+    [rows[0]!.trail_id, 'trail'],
+  ];
+  const text = JSON.stringify(
+    rows.map((r) => ({ state: r.state, compliance: r.compliance })),
+    (k, v: unknown) => (k === 'evaluated_at' ? undefined : v),
+  );
+  return names.reduce((out, [value, role]) => out.split(value).join(role), text);
+}
+
+describe("an attestation stored under the trail's lock", () => {
+  it('marks the environment where its artifact runs once, and stores the artifact as a batch does', async () => {
+    const [L, B] = [fp('b1'), fp('b2')];
+    await newTrail('locked', L);
+    await newTrail('unlocked', B);
+    const snapshotter = cliClient(t.app, await t.seedKey('acme', 'snapshotter'));
+    const env = { name: 'twins', type: 'K8S', description: '' };
+    expect((await snapshotter.json('PUT', '/api/v2/environments/acme', env)).status).toBe(201);
+    const pods = { artifacts: [pod('locked-1', { backend: L }), pod('unlocked-1', { backend: B })] };
+    const report = await snapshotter.json('PUT', '/api/v2/environments/acme/twins/report/K8S', pods);
+    expect(report.status).toBe(200);
+    for (const trail of ['locked', 'unlocked']) {
+      expect((await attest(trail, 'warm')).status).toBe(201);
+    }
+    await t.app.runtime.processMarks();
+    const marks = async () =>
+      (
+        await sql<{ environment: string }>`
+          select e.name as environment from reevaluation_marks m
+          join environments e on e.org_id = m.org_id and e.id = m.environment_id`.execute(t.db.db)
+      ).rows.map((r) => r.environment);
+    expect(await marks()).toEqual([]);
+
+    // Every batch write of the trail meets a conflict: the attestation takes the trail's lock.
+    const insert = trailStore.insertAttestationBatch.bind(trailStore);
+    const writes = vi
+      .spyOn(trailStore, 'insertAttestationBatch')
+      .mockImplementation(async (db, trails) =>
+        trails.some((w) => w.ifUnchanged !== null)
+          ? Object.assign(new Map<string, string>(), { marks: 0 })
+          : insert(db, trails),
+      );
+    const kick = vi.spyOn(t.app.runtime, 'kick');
+    // Non-compliant: the artifact's compliance changes.
+    expect((await onArtifact('locked', L, 'scan', cli, false)).status).toBe(201);
+    expect(writes.mock.calls.filter(([, trails]) => trails[0]!.ifUnchanged === null)).toHaveLength(1);
+    expect(await marks()).toEqual(['twins']);
+    expect(kick).toHaveBeenCalled();
+    vi.restoreAllMocks();
+    await t.app.runtime.processMarks();
+
+    const batchWrites = vi.spyOn(trailStore, 'insertAttestationBatch');
+    expect((await onArtifact('unlocked', B, 'scan', cli, false)).status).toBe(201);
+    expect(await batched(batchWrites)).toBe(1);
+    expect(await marks()).toEqual(['twins']);
+    await t.app.runtime.processMarks();
+
+    expect((await artifactOf(L)).state).toBe('NON-COMPLIANT');
+    expect(await artifactRows('locked')).toEqual(await artifactRows('unlocked'));
+  });
+});

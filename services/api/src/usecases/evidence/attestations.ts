@@ -18,7 +18,7 @@ import {
 import type { AttestationBatcher, PlannedAttestation } from '../../storage/batching/attestation-batcher.js';
 import { decide, type AttestationData, type AttestationInput, type Decided } from './attestation-verdict.js';
 import type { DomainEvent } from '../scope/domain-events.js';
-import { evaluateInputs, storeArtifactStates, type EvaluationWrites } from './evaluation.js';
+import { evaluateInputs, type EvaluationWrites } from './evaluation.js';
 import { contentTypeFor } from './evidence-store.js';
 import type { EvidenceStore } from '../scope/services.js';
 import { ensureFlow } from './flows.js';
@@ -63,7 +63,9 @@ interface Where {
  * shared with the attestations that arrive alongside (attestation-batcher.ts): one read, then one
  * write that succeeds only if nothing else was written to the trail meanwhile.
  * Everything else, and an attestation that keeps meeting concurrent writes, runs in a transaction
- * holding the trail's lock. Both store the same rows.
+ * holding the trail's lock. Both store their rows with the same write (`trailStore.insertAttestationBatch`):
+ * the attestation, its trail event, the trail's evaluation and facts, its artifacts' states and the
+ * re-evaluation marks of the environments where a fingerprint whose compliance changed runs.
  */
 export async function recordAttestation(
   scope: OrgScope,
@@ -112,13 +114,16 @@ export async function recordAttestation(
   const sbom = sbomSource ? await readSbom(sbomSource, services.sbomLimits) : undefined;
   const recorded = sbom ? { ...decided, payload: { ...decided.payload, sbom_index: sbom.index } } : decided;
   // Held back meanwhile, the batcher's attestations to this trail do not meet this write.
-  await services.batcher.exclusive({ orgId: scope.org.id, ...where }, () =>
+  const marks = await services.batcher.exclusive({ orgId: scope.org.id, ...where }, () =>
     scope.db.transaction().execute(async (trx: Db) => {
       const locked = { ...recording, decided: recorded, evidence, repoId: repoId ?? null };
       const store = fileStored ? null : services.store;
-      await recordLocked(inTransaction(scope, trx), where, locked, store, sbom?.components);
+      return recordLocked(inTransaction(scope, trx), where, locked, store, sbom?.components);
     }),
   );
+  if (marks > 0) {
+    scope.events.committed([{ type: 'reevaluation.marked', count: marks }]);
+  }
   if (data.repo_info && repoId === undefined) {
     // The repo may have been written: what this replica remembers of it is stale now, before
     // the change notification comes back.
@@ -139,12 +144,8 @@ async function recordUnlocked(
 ): Promise<boolean> {
   const plan = (read: Parameters<Parameters<AttestationBatcher['submit']>[0]['plan']>[0]) => {
     const planned = planAttestation(scope, read.flow, read.trail, read.inputs, recording);
-    // The batch write stores the artifact states and marks where the changed fingerprints run;
-    // publishing must have nothing more to do (`idle`).
-    const events = planned.events.map((e) =>
-      e.type === 'artifact.compliance-changed' ? { ...e, marked: true } : e,
-    );
-    if (!scope.events.idle(events)) {
+    // Publishing must have nothing to do (`idle`): the batch write publishes nothing.
+    if (!scope.events.idle(planned.events)) {
       return undefined;
     }
     const { artifacts, changedFingerprints } = planned.writes;
@@ -164,7 +165,7 @@ async function recordUnlocked(
 
 /**
  * Stores the attestation under the trail's lock (`scope` is in a transaction), and its file in
- * `store` (null: stored already).
+ * `store` (null: stored already); returns how many re-evaluation marks it made.
  */
 async function recordLocked(
   scope: OrgScope,
@@ -172,7 +173,7 @@ async function recordLocked(
   recording: Recording,
   store: EvidenceStore | null,
   components: Parameters<typeof componentsRepository.insert>[2] | undefined,
-): Promise<void> {
+): Promise<number> {
   const { db: trx, org } = scope;
   const { evidence, input } = recording;
   const found = await trailStore.lockWithFlow(trx, org.id, where.flowName, where.trailName);
@@ -188,9 +189,20 @@ async function recordLocked(
   // A repo known to hold this repo_info needs neither a read nor a write.
   const repoId = recording.repoId ?? (await captureRepo(trx, org.id, input.data.repo_info, scope.now));
   const planned = planAttestation(scope, flow, trail, inputs, { ...recording, repoId });
-  const { row, event, ...written } = planned.rows;
-  await trailStore.insertAttestationBatch(trx, [
-    { ...written, orgId: org.id, trailId: trail.id, ifUnchanged: null, attestations: [{ row, event }] },
+  const { row, event, trail: evaluated, facts } = planned.rows;
+  const { artifacts, changedFingerprints } = planned.writes;
+  // The batcher's write, on the lock instead of row versions.
+  const stored = await trailStore.insertAttestationBatch(trx, [
+    {
+      orgId: org.id,
+      trailId: trail.id,
+      ifUnchanged: null,
+      trail: evaluated,
+      facts,
+      attestations: [{ row, event }],
+      artifacts: artifacts.map((a) => ({ ...a, version: null })),
+      marks: { fingerprints: changedFingerprints, at: scope.now },
+    },
   ]);
   if (components) {
     const at = { orgId: org.id, attestationId: recording.id, trailId: trail.id };
@@ -200,8 +212,8 @@ async function recordLocked(
       components,
     );
   }
-  await storeArtifactStates(trx, org.id, planned.writes);
   await scope.events.publish(trx, planned.events);
+  return stored.marks;
 }
 
 function putEvidence(scope: OrgScope, store: EvidenceStore, evidence: EvidenceUpload): Promise<void> {
@@ -231,7 +243,9 @@ function attestationTarget(
 
 /**
  * The rows an attestation stores (the attestation, its trail event, the trail's new evaluation),
- * the artifact states it changes and the events it publishes, from the trail as it stands.
+ * the artifact states it changes and the events it publishes, from the trail as it stands. A
+ * change of compliance is no event: the write that stores it marks the environments where the
+ * fingerprints run.
  */
 function planAttestation(
   scope: OrgScope,
@@ -271,7 +285,7 @@ function planAttestation(
       values: writes.values,
     },
     writes,
-    events: publishedEvents(scope, flow, trail, r, writes.changedFingerprints),
+    events: publishedEvents(scope, flow, trail, r),
   };
 }
 
@@ -344,13 +358,7 @@ function trailEvent(
   };
 }
 
-function publishedEvents(
-  scope: OrgScope,
-  flow: FlowRow,
-  trail: TrailRow,
-  r: Recording,
-  changedFingerprints: string[],
-): DomainEvent[] {
+function publishedEvents(scope: OrgScope, flow: FlowRow, trail: TrailRow, r: Recording): DomainEvent[] {
   const data: AttestationData = r.input.data;
   return [
     {
@@ -365,15 +373,5 @@ function publishedEvents(
       fingerprint: data.artifact_fingerprint ?? null,
       at: scope.now,
     },
-    ...(changedFingerprints.length > 0
-      ? [
-          {
-            type: 'artifact.compliance-changed' as const,
-            orgId: scope.org.id,
-            fingerprints: changedFingerprints,
-            at: scope.now,
-          },
-        ]
-      : []),
   ];
 }

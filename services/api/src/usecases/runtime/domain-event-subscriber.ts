@@ -105,8 +105,7 @@ function toReevaluate(list: DomainEvent[]): Set<string> {
   for (const e of list) {
     if (e.type === 'artifact.reported') {
       changed.add(e.fingerprint);
-    } else if (e.type === 'artifact.compliance-changed' && !e.marked) {
-      // Unless marked by the write that stored it (the attestation batch).
+    } else if (e.type === 'artifact.compliance-changed') {
       for (const f of e.fingerprints) {
         changed.add(f);
       }
@@ -145,8 +144,7 @@ export async function onDomainEvents(
 
 /**
  * True when onDomainEvents would write nothing: every org's settings are cached, no event
- * reaches one of its actions and none names a fingerprint to re-evaluate that is not marked
- * already.
+ * reaches one of its actions and none names a fingerprint to re-evaluate.
  */
 export function idleFor(events: DomainEvent[], publicUrl: string, configs: ConfigCache): boolean {
   for (const [orgId, list] of byOrg(events)) {

@@ -46,8 +46,6 @@ export type DomainEvent =
       orgId: string;
       fingerprints: string[];
       at: Date;
-      /** The write that stored the change marked the environments where they run already. */
-      marked?: boolean;
     };
 
 /** What a committed change means for the process: counted, and the workers woken. */
