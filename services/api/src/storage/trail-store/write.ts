@@ -239,7 +239,8 @@ export function insertAttestationBatchQuery(trails: readonly TrailAttestationBat
         and a.org_id = v.org_id and a.trail_id = v.trail_id and a.id = x.id
         and (x.version is null or a.xmin::text = x.version)
     ), mk as (
-      -- As markEnvironmentsRunning: one mark per environment where a changed fingerprint runs.
+      -- One mark per environment where a fingerprint whose compliance changed runs (the rule
+      -- markEnvironmentsRunning applies to other evidence changes).
       insert into reevaluation_marks (org_id, id, environment_id, marked_at, reason)
       select m.org_id, substr(gen_random_uuid()::text, 1, 32), m.environment_id, m.marked_at, 'provenance'
       from (select distinct v.org_id, l.environment_id, v.marked_at
