@@ -3,12 +3,13 @@
  * binding failures answer with the spec's messages, overrides work on a slot never reported,
  * evidence files download with their type and name, fingerprint prefixes resolve or explain.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import type { DomainEvent } from '../../services/api/src/usecases/scope/domain-events.js';
 import { attestationsRepository } from '../../services/api/src/storage/repositories/attestations.js';
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
+import { trailStore } from '../../services/api/src/storage/trail-store/index.js';
 
 let t: TestApp;
 let cli: ReturnType<typeof cliClient>;
@@ -28,6 +29,9 @@ const attest = (
     ...(file ? [{ name: 'attachment_file', ...file }] : []),
   ]);
 const trailOf = async (trail = 't1') => (await cli.get(`/api/v2/trails/acme/f1/${trail}`)).json;
+/** The fingerprints the last attestation write marks the environments of (where they run). */
+const markedBy = (writes: { mock: { lastCall?: Parameters<typeof trailStore.insertAttestationBatch> } }) =>
+  writes.mock.lastCall?.[1].flatMap((w) => w.marks?.fingerprints ?? []);
 const countAttestations = async () =>
   (await cli.get('/api/v2/attestations/acme/f1?per_page=100')).json.pagination.total as number;
 
@@ -61,6 +65,7 @@ beforeAll(async () => {
     });
   }
 });
+afterEach(() => vi.restoreAllMocks());
 afterAll(async () => t?.close());
 
 describe('bad input changes nothing', () => {
@@ -276,8 +281,9 @@ describe('compliance over HTTP', () => {
     expect((await trailOf()).compliance_state).toBe('NON-COMPLIANT');
   });
 
-  it('overrides a slot never reported, pointing nowhere, and publishes the events', async () => {
+  it('overrides a slot never reported, pointing nowhere, publishes it and marks where it changed', async () => {
     published.length = 0;
+    const writes = vi.spyOn(trailStore, 'insertAttestationBatch');
     const r = await cli.json('POST', url('override'), {
       attestation_name: 'sign-off',
       reason: 'approved by phone',
@@ -294,21 +300,22 @@ describe('compliance over HTTP', () => {
       overridden_attestation_id: null,
     });
     // A trail-level slot is part of every artifact's evidence in the trail (a policy may require it).
-    expect(published.map((e) => e.type)).toEqual(['attestation.reported', 'artifact.compliance-changed']);
+    expect(published.map((e) => e.type)).toEqual(['attestation.reported']);
     expect(published[0]).toMatchObject({ attestationType: 'override', isCompliant: true, fingerprint: null });
-    expect(published[1]).toMatchObject({ fingerprints: [FP, FP2] });
+    expect(markedBy(writes)).toEqual([FP, FP2]);
   });
 
-  it('publishes artifact.compliance-changed with the fingerprints whose compliance or trail changed', async () => {
+  it('marks where the fingerprints whose compliance or trail changed run, with the write', async () => {
     published.length = 0;
+    const writes = vi.spyOn(trailStore, 'insertAttestationBatch');
     await attest('junit', {
       attestation_name: 'tests',
       artifact_fingerprint: FP,
       junit_results: [{ name: 's', failures: 0, errors: 0, skipped: 0, total: 5, duration: 1 }],
     });
-    expect(published.map((e) => e.type)).toEqual(['attestation.reported', 'artifact.compliance-changed']);
+    expect(published.map((e) => e.type)).toEqual(['attestation.reported']);
     // FP's slot changed; the trail's own record (which shows FP2 as 'app') did not.
-    expect(published[1]).toMatchObject({ fingerprints: [FP] });
+    expect(markedBy(writes)).toEqual([FP]);
     expect((await cli.get(`/api/v2/artifacts/acme/f1/fingerprint/${FP}`)).json.state).toBe('COMPLIANT');
   });
 
