@@ -17,7 +17,7 @@ import { flowsRepository } from '../../services/api/src/storage/repositories/flo
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 import { trailsRepository } from '../../services/api/src/storage/repositories/trails.js';
 import { trailStore } from '../../services/api/src/storage/trail-store/index.js';
-import { evaluateInputs } from '../../services/api/src/usecases/evidence/evaluation.js';
+import { evaluateInputs } from '../../services/api/src/domain/trail-evaluation.js';
 
 type Cli = ReturnType<typeof cliClient>;
 let t: TestApp;

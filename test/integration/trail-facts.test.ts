@@ -13,7 +13,7 @@ import { flowsRepository } from '../../services/api/src/storage/repositories/flo
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 import { trailsRepository } from '../../services/api/src/storage/repositories/trails.js';
 import { attestationsRepository } from '../../services/api/src/storage/repositories/attestations.js';
-import { evaluateInputs, storedCompliance } from '../../services/api/src/usecases/evidence/evaluation.js';
+import { evaluateInputs, storedCompliance } from '../../services/api/src/domain/trail-evaluation.js';
 import { FACTS_WRITTEN_EVERY } from '../../services/api/src/storage/batching/attestation-chain.js';
 import { trailStore, type AttestationTrailRead } from '../../services/api/src/storage/trail-store/index.js';
 

@@ -18,7 +18,7 @@ import {
 import type { AttestationBatcher, PlannedAttestation } from '../../storage/batching/attestation-batcher.js';
 import { decide, type AttestationData, type AttestationInput, type Decided } from './attestation-verdict.js';
 import type { DomainEvent } from '../scope/domain-events.js';
-import { evaluateInputs, type EvaluationWrites } from './evaluation.js';
+import { evaluateInputs, type EvaluationWrites } from '../../domain/trail-evaluation.js';
 import { contentTypeFor } from './evidence-store.js';
 import type { EvidenceStore } from '../scope/services.js';
 import { ensureFlow } from './flows.js';

@@ -15,16 +15,8 @@ import type { TrailRow } from '../../storage/repositories/trails.js';
 import { trailsRepository } from '../../storage/repositories/trails.js';
 import { trailStore } from '../../storage/trail-store/index.js';
 
-export {
-  evaluateInputs,
-  storedCompliance,
-  trailTemplate,
-  type EvaluationOutcome,
-  type EvaluationWrites,
-} from '../../domain/trail-evaluation.js';
-
 /** Stores the artifact states of an evaluation (the trail's is the caller's). */
-export async function storeArtifactStates(db: Db, orgId: string, writes: EvaluationWrites): Promise<void> {
+async function storeArtifactStates(db: Db, orgId: string, writes: EvaluationWrites): Promise<void> {
   for (const a of writes.artifacts) {
     await artifactsRepository.update(db, orgId, a.id, { state: a.state, compliance: a.compliance });
   }

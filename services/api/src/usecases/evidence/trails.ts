@@ -10,7 +10,8 @@ import { flowsRepository, type FlowRow } from '../../storage/repositories/flows.
 import { toJson } from '../../storage/repositories/json.js';
 import { trailEventsRepository } from '../../storage/repositories/trail-events.js';
 import { trailsRepository, type TrailListFilter, type TrailRow } from '../../storage/repositories/trails.js';
-import { reevaluateTrail, storedCompliance, trailTemplate } from './evaluation.js';
+import { storedCompliance, trailTemplate } from '../../domain/trail-evaluation.js';
+import { reevaluateTrail } from './evaluation.js';
 import type { OrgScope } from '../scope/org-scope.js';
 import { trailHtmlUrl, type LinkBase } from '../scope/links.js';
 import { flowNotFound, resolveFlow } from './flows.js';
