@@ -1,0 +1,116 @@
+/**
+ * Requests at the documented limits, and what they cost every other tenant: for each workload,
+ * the request time, the longest `GET /healthz` answer while it ran (pinged every 50 ms from a
+ * worker thread, `limits-probe.ts`), the process's peak resident memory and the cost per item,
+ * on PGlite and PostgreSQL (BENCH_DATABASE_URL, a schema per run). The baseline of each section
+ * is its smallest input in the same run: a cost per item that grows with the input is a
+ * super-linear step.
+ *
+ * Sections: K8S reports of 1,000, 10,000 and 50,000 pods (the cap, MAX_REPORT_ARTIFACTS), the
+ * first report and one that rolls every image. Further workloads (exposure, GET artifact) are a
+ * further `Section` in `sections`.
+ *
+ * BENCH_LIMITS_DATABASES=pglite,postgres picks the databases; BENCH_LIMITS_PODS=1000,10000,50000
+ * the report sizes.
+ */
+import { createHash } from 'node:crypto';
+import type { BenchContext, BenchFigure, RunningApi } from './harness.js';
+import { startApi } from './harness.js';
+import { deploymentPods } from './k8s-pods.js';
+import { measureUnderLoad, type UnderLoad } from './limits-probe.js';
+
+/** The targets at the report cap: a rollout answers in time, and nobody else waits long. */
+const ROLLOUT_TARGET_MS = 5_000;
+const HEALTHZ_TARGET_MS = 250;
+
+type Database = 'pglite' | 'postgres';
+type Section = (api: RunningApi, database: Database, ctx: BenchContext) => Promise<BenchFigure[]>;
+
+const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+const list = (value: string | undefined, fallback: string) => (value ?? fallback).split(',').filter(Boolean);
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+
+/** One pod per deployment, each its own image: as many fingerprints as pods (the costly case). */
+function k8sReport(pods: number, version: number): string {
+  const artifacts = [];
+  for (let d = 0; d < pods; d++) {
+    const rs = sha(`${d}:${version}`).slice(0, 10);
+    const image = { [`registry.example/svc-${d}:v${version}`]: sha(`image ${d} v${version}`) };
+    artifacts.push(...deploymentPods(d, rs, image, { replicas: 1, createdAt: 1_700_000_000 + version }));
+  }
+  return JSON.stringify({ artifacts });
+}
+
+async function put(api: RunningApi, path: string, body: string): Promise<string> {
+  const res = await fetch(`${api.url}${path}`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${api.key}`, 'content-type': 'application/json; charset=utf-8' },
+    body,
+  });
+  const text = await res.text();
+  if (res.status >= 300) {
+    throw new Error(`PUT ${path}: ${res.status} ${text.slice(0, 300)}`);
+  }
+  return text;
+}
+
+const k8sReports: Section = async (api, database, ctx) => {
+  const sizes = list(process.env.BENCH_LIMITS_PODS, '1000,10000,50000').map(Number);
+  const figures: BenchFigure[] = [];
+  const baseline: Record<string, number> = {};
+  for (const pods of sizes) {
+    const env = `limits-${pods}`;
+    await put(api, `/api/v2/environments/${api.org}`, JSON.stringify({ name: env, type: 'K8S' }));
+    const path = `/api/v2/environments/${api.org}/${env}/report/K8S`;
+    for (const [step, version] of [
+      ['first', 1],
+      ['rolling every image', 2],
+    ] as const) {
+      const body = k8sReport(pods, version);
+      const m: UnderLoad<string> = await measureUnderLoad(api.url, () => put(api, path, body));
+      const perPod = (m.ms * 1000) / pods;
+      baseline[step] ??= perPod;
+      const ratio = perPod / baseline[step];
+      ctx.log(
+        `${database} ${pods} pods, ${step} (${mib(body.length)} body): ${m.ms.toFixed(0)} ms, ` +
+          `/healthz max ${m.maxHealthzMs.toFixed(0)} ms (${m.pings} pings), peak RSS ${mib(m.peakRssBytes)}, ` +
+          `${perPod.toFixed(1)} µs/pod (${ratio.toFixed(2)}x the ${sizes[0]}-pod cost) -> ${m.result}`,
+      );
+      const atCap = pods >= 50_000;
+      figures.push(
+        {
+          name: `${database}: ${pods} pods, ${step}`,
+          value: `${m.ms.toFixed(0)} ms, ${perPod.toFixed(1)} µs/pod (${ratio.toFixed(2)}x per pod vs ${sizes[0]} pods), ${mib(m.peakRssBytes)} peak RSS`,
+          ...(atCap && step !== 'first'
+            ? { target: `< ${ROLLOUT_TARGET_MS} ms`, pass: m.ms < ROLLOUT_TARGET_MS }
+            : {}),
+        },
+        {
+          name: `${database}: ${pods} pods, ${step}: longest /healthz`,
+          value: `${m.maxHealthzMs.toFixed(0)} ms`,
+          target: `< ${HEALTHZ_TARGET_MS} ms`,
+          pass: m.maxHealthzMs < HEALTHZ_TARGET_MS,
+        },
+      );
+    }
+  }
+  return figures;
+};
+
+const sections: Record<string, Section> = { 'K8S reports': k8sReports };
+
+export default async function run(ctx: BenchContext): Promise<BenchFigure[]> {
+  const figures: BenchFigure[] = [];
+  for (const database of list(process.env.BENCH_LIMITS_DATABASES, 'pglite,postgres') as Database[]) {
+    const api = await startApi({ postgres: database === 'postgres' });
+    try {
+      for (const [name, section] of Object.entries(sections)) {
+        ctx.log(`${name} on ${database}`);
+        figures.push(...(await section(api, database, ctx)));
+      }
+    } finally {
+      await api.close();
+    }
+  }
+  return figures;
+}
