@@ -68,6 +68,22 @@ export default tseslint.config(
     },
   },
   {
+    // Grouping by copying the group on every item is quadratic in the group's size.
+    files: ['services/**/*.{ts,tsx}'],
+    ignores: ['services/api/src/usecases/evidence/exposure.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "CallExpression[callee.property.name='set'] > ArrayExpression.arguments > SpreadElement CallExpression[callee.property.name='get']",
+          message:
+            'Copying a group to append one item is quadratic: use pushTo or groupBy from services/api/src/group-by.ts.',
+        },
+      ],
+    },
+  },
+  {
     // A route registrar lists every route of one resource in one function, each a short
     // parse-call-present handler: its length is the length of the resource's route table.
     files: ['services/api/src/routes/*/index.ts'],

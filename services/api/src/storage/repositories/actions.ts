@@ -8,6 +8,7 @@ import type {
   OutboxTable,
   WebhookSigningKeysTable,
 } from '../tables/runtime.js';
+import { pushTo } from '../../group-by.js';
 
 export type ActionRow = Selectable<ActionsTable>;
 export type ActionTargetRow = Selectable<ActionTargetsTable>;
@@ -74,7 +75,7 @@ export const actionsRepository = {
       .orderBy('position')
       .execute();
     for (const r of rows) {
-      out.set(r.action_id, [...(out.get(r.action_id) ?? []), r]);
+      pushTo(out, r.action_id, r);
     }
     return out;
   },

@@ -3,6 +3,7 @@ import { sql, type Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { EnvironmentsTable, EnvironmentType } from '../tables/runtime.js';
 import { countRows, insertUnlessNameTaken } from './queries.js';
+import { pushTo } from '../../group-by.js';
 
 export type EnvironmentRow = Selectable<EnvironmentsTable>;
 
@@ -157,7 +158,7 @@ export const environmentsRepository = {
       .orderBy('e.name')
       .execute();
     for (const r of rows) {
-      out.set(r.logical_id, [...(out.get(r.logical_id) ?? []), r.name]);
+      pushTo(out, r.logical_id, r.name);
     }
     return out;
   },
@@ -199,7 +200,7 @@ export const environmentsRepository = {
       .orderBy('p.name')
       .execute();
     for (const r of rows) {
-      out.set(r.environment_id, [...(out.get(r.environment_id) ?? []), r.name]);
+      pushTo(out, r.environment_id, r.name);
     }
     return out;
   },

@@ -3,6 +3,7 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { PoliciesTable, PolicyEventsTable, PolicyVersionsTable } from '../tables/runtime.js';
 import { insertUnlessNameTaken } from './queries.js';
+import { pushTo } from '../../group-by.js';
 
 export type PolicyRow = Selectable<PoliciesTable>;
 export type PolicyVersionRow = Selectable<PolicyVersionsTable>;
@@ -148,7 +149,7 @@ export const policiesRepository = {
       .orderBy('e.name')
       .execute();
     for (const r of rows) {
-      out.set(r.policy_id, [...(out.get(r.policy_id) ?? []), r.name]);
+      pushTo(out, r.policy_id, r.name);
     }
     return out;
   },

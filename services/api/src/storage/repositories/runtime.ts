@@ -15,6 +15,7 @@ import type {
   RuntimeSnapshotsTable,
   RuntimeStatesTable,
 } from '../tables/runtime.js';
+import { groupBy } from '../../group-by.js';
 
 export type { NewState };
 export type StateRow = Selectable<RuntimeStatesTable>;
@@ -192,10 +193,11 @@ export const runtimeRepository = {
     exits: ReadonlyArray<{ fingerprint: string; count: number }>,
     toIndex: number,
   ): Promise<void> {
-    const byCount = new Map<number, string[]>();
-    for (const e of exits) {
-      byCount.set(e.count, [...(byCount.get(e.count) ?? []), e.fingerprint]);
-    }
+    const byCount = groupBy(
+      exits,
+      (e) => e.count,
+      (e) => e.fingerprint,
+    );
     for (const [count, fingerprints] of byCount) {
       for (const part of chunks(fingerprints)) {
         await db

@@ -10,6 +10,7 @@ import { artifactsRepository } from '../../storage/repositories/artifacts.js';
 import { trailEventsRepository } from '../../storage/repositories/trail-events.js';
 import type { ProvenanceAttestation, ProvenancePort, ProvenanceRecord } from '../scope/provenance.js';
 import { artifactRowUrls } from './artifacts.js';
+import { pushTo } from '../../group-by.js';
 
 /** Fingerprints per query: well under PostgreSQL's parameter limit. */
 const CHUNK = 5_000;
@@ -116,7 +117,7 @@ async function recordRuntimeEvents(
   const holders = new Map<string, HolderRow[]>();
   for (const part of chunks(fingerprints)) {
     for (const row of await artifactsRepository.latestHoldersPerFlow(db, orgId, part)) {
-      holders.set(row.fingerprint, [...(holders.get(row.fingerprint) ?? []), row]);
+      pushTo(holders, row.fingerprint, row);
     }
   }
   const rows = events.flatMap((e) =>
@@ -152,7 +153,7 @@ export function evidenceProvenance(publicUrl: string): ProvenancePort {
         for (const row of await artifactsRepository.latestPerFlow(db, orgId, part)) {
           const found = provenanceOf(publicUrl, row);
           decisions.push(found.decisions);
-          result.set(row.fingerprint, [...(result.get(row.fingerprint) ?? []), found.record]);
+          pushTo(result, row.fingerprint, found.record);
         }
       }
       await nameControls(db, orgId, decisions);

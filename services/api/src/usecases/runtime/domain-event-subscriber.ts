@@ -11,6 +11,7 @@ import type { DomainEvent } from '../scope/domain-events.js';
 import { artifactUrls } from '../scope/links.js';
 import { enqueueNotifications } from '../notifications/notifications.js';
 import { markEnvironmentsRunning } from './reevaluation.js';
+import { groupBy } from '../../group-by.js';
 
 /** Per-organization views cached while the organization's epoch stands (the app's config cache). */
 export interface ConfigCache {
@@ -30,11 +31,7 @@ const CONFIG_KEY = 'domain-events';
 
 /** The events of each organization, in order. */
 function byOrg(events: DomainEvent[]): Map<string, DomainEvent[]> {
-  const out = new Map<string, DomainEvent[]>();
-  for (const e of events) {
-    out.set(e.orgId, [...(out.get(e.orgId) ?? []), e]);
-  }
-  return out;
+  return groupBy(events, (e) => e.orgId);
 }
 
 /** The flow-action notifications and the fingerprints to re-evaluate that an org's events make. */
