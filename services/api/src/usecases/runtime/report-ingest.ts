@@ -342,10 +342,11 @@ async function applyReport(
   if (!diff.snapshotDue && env.latest_snapshot > 0) {
     // Rules 3 and 4: no snapshot; scaling is still worth a notification.
     const base = { org: org.name, timestamp: now.getTime() / 1000, environment: env.name };
+    const was = new Map(live.map((l) => [l.fingerprint, l.instance_count]));
     const scaled = diff.scaled.map((fp) => ({
       name: reported.get(fp)!.name,
       fingerprint: fp,
-      was: live.find((l) => l.fingerprint === fp)!.instance_count,
+      was: was.get(fp)!,
       now: reported.get(fp)!.instanceCount,
     }));
     const events = scaledNotifications(base, scaled);
