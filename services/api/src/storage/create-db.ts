@@ -9,6 +9,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import pg from 'pg';
+import { setImmediate as turn } from 'node:timers/promises';
 import { listenPglite, listenPostgres, type ChangeHandlers, type ChangeListener } from './change-listener.js';
 import type { Database } from './database.js';
 import { DatabaseTimeoutError } from './errors.js';
@@ -258,7 +259,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
       parsers: { [pgliteTypes.INT8]: (v: string) => Number(v), [NUMERIC_OID]: (v: string) => Number(v) },
     });
-    const db = new Kysely<Database>({ dialect: new PGliteDialect(client) });
+    const db = new Kysely<Database>({ dialect: new PGliteDialect(yieldingEachStatement(client)) });
     return {
       db,
       dialect: 'pglite',
@@ -276,6 +277,28 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     release();
     throw err;
   }
+}
+
+/**
+ * PGlite runs a statement on this thread and answers in a microtask, so a transaction of
+ * thousands of statements (a 50,000-pod report) would hold every other request, `/healthz`
+ * included, for its whole length. Each statement first lets the event loop turn once: the
+ * longest wait of another request becomes one statement, which the repositories bound in rows.
+ */
+function yieldingEachStatement(client: PGlite): PGlite {
+  const query = async (...args: Parameters<PGlite['query']>) => {
+    await turn();
+    return client.query(...args);
+  };
+  return new Proxy(client, {
+    get(target, property) {
+      if (property === 'query') {
+        return query;
+      }
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 /**
