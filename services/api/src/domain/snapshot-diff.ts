@@ -51,46 +51,80 @@ function sortKey(a: InstanceDetail): string {
   return `${a.namespace ?? ''}/${name}/${String(a.creationTimestamp).padStart(12, '0')}`;
 }
 
+/** Items a step of the sliced functions below handles before it pauses. */
+export const SLICE = 2_000;
+
 /**
  * Groups report entries by fingerprint (section 5). An entry running several fingerprints is an
  * instance of each; an empty digest (a reporter that could not read it) is skipped, so it never
  * makes a snapshot. A fingerprint reported under several names takes the smallest one.
  */
 export function groupReport(entries: readonly ReportEntry[]): ReportedArtifact[] {
-  const byFingerprint = new Map<string, { names: Set<string>; instances: InstanceDetail[] }>();
-  for (const entry of entries) {
-    const seen = new Set<string>();
-    for (const [name, fingerprint] of Object.entries(entry.digests)) {
-      if (fingerprint === '') {
-        continue;
-      }
-      let group = byFingerprint.get(fingerprint);
-      if (!group) {
-        group = { names: new Set(), instances: [] };
-        byFingerprint.set(fingerprint, group);
-      }
-      group.names.add(name);
-      // Two containers of one pod with the same image are one instance.
-      if (seen.has(fingerprint)) {
-        continue;
-      }
-      seen.add(fingerprint);
-      group.instances.push(instanceOf(entry));
-    }
+  return toEnd(groupReportInSlices(entries));
+}
+
+/** Runs a sliced computation without pausing. */
+export function toEnd<T>(steps: Generator<void, T>): T {
+  let step = steps.next();
+  while (!step.done) {
+    step = steps.next();
   }
-  return [...byFingerprint.entries()]
-    .map(([fingerprint, group]) => {
-      const keyed = group.instances.map((instance) => ({ key: sortKey(instance), instance }));
-      keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-      const instances = keyed.map((k) => k.instance);
-      return {
-        fingerprint,
-        name: [...group.names].sort()[0] ?? fingerprint,
-        instances,
-        detailKey: JSON.stringify(instances),
-      };
-    })
-    .sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0));
+  return step.value;
+}
+
+/**
+ * groupReport in slices: pauses (yields) after every SLICE entries or fingerprints, so a caller
+ * can let other work run between slices of a report of up to MAX_REPORT_ARTIFACTS entries.
+ */
+export function* groupReportInSlices(entries: readonly ReportEntry[]): Generator<void, ReportedArtifact[]> {
+  const byFingerprint = new Map<string, { names: Set<string>; instances: InstanceDetail[] }>();
+  // Bounded by the report's entries (the contract's cap) times their digests (MAX_DIGESTS_PER_ENTRY).
+  for (let i = 0; i < entries.length; i++) {
+    if (i % SLICE === SLICE - 1) {
+      yield;
+    }
+    addEntry(byFingerprint, entries[i]!);
+  }
+  const out: ReportedArtifact[] = [];
+  for (const [fingerprint, group] of byFingerprint) {
+    if (out.length % SLICE === SLICE - 1) {
+      yield;
+    }
+    const keyed = group.instances.map((instance) => ({ key: sortKey(instance), instance }));
+    keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const instances = keyed.map((k) => k.instance);
+    out.push({
+      fingerprint,
+      name: [...group.names].sort()[0] ?? fingerprint,
+      instances,
+      detailKey: JSON.stringify(instances),
+    });
+  }
+  return out.sort((a, b) => (a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0));
+}
+
+function addEntry(
+  byFingerprint: Map<string, { names: Set<string>; instances: InstanceDetail[] }>,
+  entry: ReportEntry,
+): void {
+  const seen = new Set<string>();
+  for (const [name, fingerprint] of Object.entries(entry.digests)) {
+    if (fingerprint === '') {
+      continue;
+    }
+    let group = byFingerprint.get(fingerprint);
+    if (!group) {
+      group = { names: new Set(), instances: [] };
+      byFingerprint.set(fingerprint, group);
+    }
+    group.names.add(name);
+    // Two containers of one pod with the same image are one instance.
+    if (seen.has(fingerprint)) {
+      continue;
+    }
+    seen.add(fingerprint);
+    group.instances.push(instanceOf(entry));
+  }
 }
 
 /** Canonical text of a whole grouped report: equal reports give equal text (rule 2). */

@@ -14,7 +14,7 @@ import {
   type PolicyVersion,
 } from '../../domain/policy-evaluation.js';
 import type { ParsedPolicy } from '../../domain/policy.js';
-import { diffRuntime, groupReport, reportKey, type ReportEntry } from '../../domain/snapshot-diff.js';
+import { diffRuntime, type ReportEntry } from '../../domain/snapshot-diff.js';
 import { scaledNotifications, snapshotNotifications } from '../../domain/snapshot-notifications.js';
 import {
   planReevaluation,
@@ -31,6 +31,7 @@ import { runtimeRepository, type NewVerdict } from '../../storage/repositories/r
 import { snapshotsRepository } from '../../storage/repositories/snapshots.js';
 import type { AppliedPolicyRef, ProvenanceEntry } from '../../storage/tables/runtime.js';
 import { flowHtmlUrl, snapshotUrls } from '../scope/links.js';
+import { groupAndHash } from './report-grouping.js';
 import { enqueueNotifications } from '../notifications/notifications.js';
 import type { CommitEffect } from '../scope/domain-events.js';
 import { inTransaction, type OrgRef, type OrgScope } from '../scope/org-scope.js';
@@ -259,12 +260,7 @@ export interface ReportInput {
  */
 export async function ingestReport(scope: OrgScope, input: ReportInput): Promise<ReportOutcome> {
   const { org, now } = scope;
-  const grouped = groupReport(input.entries).map((a) => ({
-    ...a,
-    detailHash: sha256(a.detailKey),
-    instanceCount: a.instances.length,
-  }));
-  const reportHash = sha256(reportKey(grouped));
+  const { grouped, reportHash } = await groupAndHash(input.entries);
   return scope.db.transaction().execute(async (tx) => {
     const env = checkReportable(
       await environmentsRepository.lockByName(tx, org.id, input.envName),
