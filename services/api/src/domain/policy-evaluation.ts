@@ -158,6 +158,7 @@ function evaluateBooleanRule(
   const status = (r: ProvenanceLike | null) =>
     kind === 'trail-compliance' && r ? r.artifactCompliance : null;
   const contexts: Array<ProvenanceLike | null> = records.length > 0 ? [...records] : [null];
+  // Per artifact: its flow records (one per flow) times the attestations of each record's trail.
   const resolutions = contexts.map((record): RuleResolution => {
     if (!rule.required) {
       return resolution('rule_not_applicable', record, status(record));

@@ -168,6 +168,7 @@ export function diffRuntime(
   const started: string[] = [];
   const scaled: string[] = [];
   const redetailed: string[] = [];
+  // Bounded by the live and reported fingerprints (MAX_REPORT_ARTIFACTS each); lookups are a Map and a Set.
   for (const artifact of reported) {
     now.add(artifact.fingerprint);
     const was = before.get(artifact.fingerprint);

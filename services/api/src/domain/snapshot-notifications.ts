@@ -63,6 +63,7 @@ export function snapshotNotifications(input: {
   const snapshot = { index, status: complianceState(compliance.after, 'lower'), html_url, api_url };
   const base = { ...input.base, snapshot };
   const verdictOf = new Map(input.verdicts.map((v) => [v.hash, v]));
+  // One event per start, exit and flow record of a start: bounded by the report and the provenance.
   const events: NotificationEvent[] = [
     ...started.map((s): NotificationEvent => ({
       ...base,

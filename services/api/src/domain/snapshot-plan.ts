@@ -118,6 +118,7 @@ export function planReport(input: {
   const { index, reported } = input;
   const exited = new Set(input.exited);
   const plan: StatePlan = { newStates: [], replaced: [], details: [], exits: [], compliance: [] };
+  // Bounded by the fingerprints of one report (MAX_REPORT_ARTIFACTS); each lookup is a Map.
   for (const a of input.started) {
     const v = input.verdicts.get(a.fingerprint)!;
     plan.newStates.push({
@@ -134,6 +135,7 @@ export function planReport(input: {
     plan.details.push({ hash: a.detailHash, detail: a.detailKey });
     plan.compliance.push(v.compliant);
   }
+  // Bounded by the fingerprints running before the report (at most one report's worth).
   for (const s of input.current) {
     if (exited.has(s.fingerprint)) {
       continue;
@@ -249,6 +251,7 @@ export function planReevaluation<V extends PlannedVerdict>(input: {
     verdicts,
     linked: [],
   };
+  // Bounded by the fingerprints running now (one report's worth); live is a Map.
   current.forEach((s, i) => {
     const l = live.get(s.fingerprint);
     const state = reevaluatedState(index, s, verdicts[i]!, l);

@@ -198,6 +198,7 @@ export const runtimeRepository = {
       (e) => e.count,
       (e) => e.fingerprint,
     );
+    // One statement per distinct count and 500 fingerprints: bounded by the exits of one report.
     for (const [count, fingerprints] of byCount) {
       for (const part of chunks(fingerprints)) {
         await db
