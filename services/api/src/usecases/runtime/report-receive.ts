@@ -8,6 +8,7 @@ import { ApiError, RequestValidationError } from '../../errors.js';
 import { environmentsRepository } from '../../storage/repositories/environments.js';
 import type { OrgScope } from '../scope/org-scope.js';
 import { announce, ingestReport, type SnapshotMade } from './report-ingest.js';
+import { parseReport } from './report-parse.js';
 
 export interface ArrivingReport {
   envName: string;
@@ -38,9 +39,9 @@ export async function receiveReport(scope: OrgScope, report: ArrivingReport): Pr
       scope.events.committed([{ type: 'report.received', result: 'unchanged' }]);
       return null;
     }
-    const parsed = REPORT_SCHEMAS[type].safeParse(report.body);
+    const parsed = await parseReport(REPORT_SCHEMAS[type], report.body);
     if (!parsed.success) {
-      throw new RequestValidationError(parsed.error.issues);
+      throw new RequestValidationError(parsed.issues);
     }
     const entries = parsed.data.artifacts;
     const outcome = await ingestReport(scope, { envName, type, entries, ...(rawHash ? { rawHash } : {}) });
