@@ -6,6 +6,7 @@
  * transaction. Numbering is gap-free: each environment's row is locked while it changes.
  * Each use case reads, plans (domain/snapshot-plan.ts, domain/snapshot-notifications.ts), writes.
  */
+import { setImmediate as turn } from 'node:timers/promises';
 import { sha256 } from '../../sha256.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import {
@@ -14,7 +15,7 @@ import {
   type PolicyVersion,
 } from '../../domain/policy-evaluation.js';
 import type { ParsedPolicy } from '../../domain/policy.js';
-import { diffRuntime, type ReportEntry } from '../../domain/snapshot-diff.js';
+import { diffRuntime, SLICE, type ReportEntry } from '../../domain/snapshot-diff.js';
 import { scaledNotifications, snapshotNotifications } from '../../domain/snapshot-notifications.js';
 import {
   planReevaluation,
@@ -115,7 +116,11 @@ async function evaluate(
     org.id,
     artifacts.map((a) => a.fingerprint),
   );
+  // Bounded by one report's fingerprints; the event loop turns after every SLICE of them.
   for (const a of artifacts) {
+    if (out.size % SLICE === SLICE - 1) {
+      await turn();
+    }
     const records = found.get(a.fingerprint) ?? [];
     const v = evaluateArtifactAgainstPolicies(a, records, policies, allowlist.has(a.fingerprint));
     const body = {
