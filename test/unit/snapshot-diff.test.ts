@@ -4,6 +4,7 @@ import {
   groupReport,
   reevaluationChange,
   reportKey,
+  reportUnchanged,
   startedAnnotation,
   describeChange,
   type ReportEntry,
@@ -83,7 +84,6 @@ describe('diffRuntime: spec rules 2, 3 and 4', () => {
         scaled: [],
         redetailed: [],
         snapshotDue: false,
-        liveChanged: false,
       },
     },
     {
@@ -95,7 +95,6 @@ describe('diffRuntime: spec rules 2, 3 and 4', () => {
         scaled: [A],
         redetailed: [],
         snapshotDue: false,
-        liveChanged: true,
       },
     },
     {
@@ -107,7 +106,6 @@ describe('diffRuntime: spec rules 2, 3 and 4', () => {
         scaled: [],
         redetailed: [A],
         snapshotDue: false,
-        liveChanged: true,
       },
     },
     {
@@ -119,7 +117,6 @@ describe('diffRuntime: spec rules 2, 3 and 4', () => {
         scaled: [],
         redetailed: [],
         snapshotDue: true,
-        liveChanged: true,
       },
     },
     {
@@ -131,12 +128,24 @@ describe('diffRuntime: spec rules 2, 3 and 4', () => {
         scaled: [],
         redetailed: [],
         snapshotDue: true,
-        liveChanged: true,
       },
     },
   ])('$rule', ({ next, expected }) => {
     const reported = live(next);
     expect(diffRuntime(live(base), reported)).toEqual(expected);
+  });
+});
+
+describe('reportUnchanged: spec rule 2', () => {
+  const key = reportKey(groupReport([pod('api-1', { 'api:1': A })]));
+  const other = reportKey(groupReport([pod('api-1', { 'api:2': C })]));
+  it('rule 2: a report with the last report key changes nothing once there is a snapshot', () => {
+    expect(reportUnchanged({ key, latestSnapshot: 3 }, key)).toBe(true);
+  });
+  it('rule 2: another key, no last report, or no snapshot yet is a change', () => {
+    expect(reportUnchanged({ key, latestSnapshot: 3 }, other)).toBe(false);
+    expect(reportUnchanged({ key: null, latestSnapshot: 3 }, key)).toBe(false);
+    expect(reportUnchanged({ key, latestSnapshot: 0 }, key)).toBe(false);
   });
 });
 

@@ -132,6 +132,23 @@ export function reportKey(artifacts: readonly ReportedArtifact[]): string {
   return artifacts.map((a) => `${a.fingerprint}=${a.name}:${a.detailKey}`).join('\n');
 }
 
+/** What an environment remembers of its last report. */
+export interface PreviousReport {
+  /** The key of the last report taken (a hash of {@link reportKey}, or of its bytes); null: none yet. */
+  key: string | null;
+  /** The environment's latest snapshot number; 0: it has none yet. */
+  latestSnapshot: number;
+}
+
+/**
+ * Spec rule 2: a report whose key equals the last report's key changes nothing, and only the
+ * report time moves. An environment without a snapshot yet takes its first report even then.
+ * Both keys must be of one kind: hashes of the grouped report, or hashes of the request bytes.
+ */
+export function reportUnchanged(previous: PreviousReport, next: string): boolean {
+  return previous.latestSnapshot > 0 && previous.key === next;
+}
+
 /** What runs now, per fingerprint, as the live state remembers it. */
 export interface LiveArtifact {
   fingerprint: string;
@@ -151,8 +168,6 @@ export interface RuntimeDiff {
   redetailed: string[];
   /** True when the report makes a new snapshot. */
   snapshotDue: boolean;
-  /** True when the live state must be written at all (false: rule 2, nothing changed). */
-  liveChanged: boolean;
 }
 
 /**
@@ -182,14 +197,7 @@ export function diffRuntime(
   }
   const exited = live.filter((a) => !now.has(a.fingerprint)).map((a) => a.fingerprint);
   const snapshotDue = started.length > 0 || exited.length > 0;
-  return {
-    started,
-    exited,
-    scaled,
-    redetailed,
-    snapshotDue,
-    liveChanged: snapshotDue || scaled.length > 0 || redetailed.length > 0,
-  };
+  return { started, exited, scaled, redetailed, snapshotDue };
 }
 
 export type AnnotationType =

@@ -1,9 +1,8 @@
 /**
  * Environments and their reports (reference/cli-requests.md 3.5 and 3.6; spec endpoints 3, 7, 8
- * and 9; Terraform's PATCH). Every report type goes through one ingestion path.
+ * and 9; Terraform's PATCH). Reports are in reports.ts.
  */
-import { sha256 } from '../../sha256.js';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { OkString, OrgParams, errorResponses } from '../../../../shared/contract/common.js';
@@ -19,8 +18,6 @@ import {
   EnvironmentRename,
   PolicyNames,
 } from '../../../../shared/contract/environments.js';
-import { REPORT_SCHEMAS, type ReportType } from '../../../../shared/contract/environment-reports.js';
-import { RequestValidationError } from '../../errors.js';
 import { requireRole } from '../../plugins/auth.js';
 import {
   archiveEnvironment,
@@ -32,59 +29,24 @@ import {
   readEnvironment,
   renameEnvironment,
 } from '../../usecases/runtime/environments.js';
-import { receiveReport } from '../../usecases/runtime/report-receive.js';
 import { listEnvironments, presentEnvironments } from '../../usecases/runtime/environment-present.js';
 import { listEvents } from '../../usecases/runtime/environment-events.js';
 import { sendJsonString, sendOk } from '../reply.js';
 import { NoBody } from '../request-schemas.js';
 import { EnvParams } from '../params.js';
 import { orgScope } from '../request-context.js';
+import reports from './reports.js';
 
 const tags = ['environments'];
 
 const list = (v: string | string[] | undefined): string[] =>
   v === undefined ? [] : (Array.isArray(v) ? v : [v]).flatMap((x) => x.split(',')).filter((x) => x !== '');
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** sha256 of a JSON body's bytes (environment routes only). */
-    rawBodySha256?: string;
-  }
-}
-
-/** Reports validate their body in the handler, after the same-bytes check; the rest as usual. */
-const reportValidator: FastifySchemaCompiler<z.ZodType> =
-  ({ schema, httpPart }) =>
-  (data) => {
-    if (httpPart === 'body') {
-      return { value: data as unknown };
-    }
-    const result = schema.safeParse(data);
-    return result.success
-      ? { value: result.data }
-      : { error: new RequestValidationError(result.error.issues) };
-  };
-
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
 
-  // Same JSON handling as the app (null or nothing is null), remembering the bytes' hash so a
-  // report identical to the last one is recognised before it is parsed and grouped (rule 2).
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    request.rawBodySha256 = sha256(text);
-    if (text.trim() === '') {
-      done(null, null);
-      return;
-    }
-    try {
-      done(null, JSON.parse(text) as unknown);
-    } catch (err) {
-      (err as { statusCode?: number }).statusCode = 400;
-      done(err as Error, undefined);
-    }
-  });
+  // Reports: their own body handling (the bytes' hash), in their own context.
+  await app.register(reports);
 
   app.put(
     '/environments/:org',
@@ -258,39 +220,6 @@ const routes: FastifyPluginAsync = async (fastify) => {
         return sendJsonString(reply, mode === 'attach' ? 'Policies attached' : 'Policies detached');
       },
     });
-  }
-
-  for (const [type, schema] of Object.entries(REPORT_SCHEMAS) as Array<
-    [ReportType, (typeof REPORT_SCHEMAS)[ReportType]]
-  >) {
-    app.put(
-      `/environments/:org/:env_name/report/${type}`,
-      {
-        config: { auth: { permission: 'snapshot:report' } },
-        validatorCompiler: reportValidator as never,
-        schema: {
-          operationId: `report${type.replace(/(^|-)([a-zA-Z0-9])/g, (_m, _d, c: string) => c.toUpperCase())}`,
-          summary: `Report what runs in a ${type} environment (the full current state)`,
-          tags,
-          params: EnvParams,
-          body: schema,
-          response: { 200: OkString, ...errorResponses },
-        },
-      },
-      async (request, reply) => {
-        const rawHash = request.rawBodySha256;
-        const snapshot = await receiveReport(orgScope(app, request), {
-          envName: request.params.env_name,
-          type,
-          body: request.body,
-          ...(rawHash ? { rawHash } : {}),
-        });
-        return sendJsonString(
-          reply,
-          snapshot ? `Snapshot #${snapshot.index} created` : 'No new snapshots to create',
-        );
-      },
-    );
   }
 
   app.get(

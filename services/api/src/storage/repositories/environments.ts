@@ -116,26 +116,25 @@ export const environmentsRepository = {
   },
 
   /**
-   * Rule 2 in one statement: when the environment's last report had exactly these bytes, only
-   * its report time moves. Atomic on the row, so a report committed meanwhile makes it miss.
+   * Moves the report time of an environment whose last report still has the bytes' hash
+   * `previous.rawHash` and no later snapshot (the caller found the new report unchanged);
+   * false when another report changed the row meanwhile.
    */
   async touchIfSameReport(
     db: Db,
     orgId: string,
-    name: string,
-    type: string,
-    rawHash: string,
+    id: string,
+    previous: { rawHash: string; latestSnapshot: number },
     now: Date,
   ): Promise<boolean> {
     const row = await db
       .updateTable('environments')
       .set({ last_reported_at: now })
       .where('org_id', '=', orgId)
-      .where('name', '=', name)
-      .where('type', '=', type as EnvironmentType)
+      .where('id', '=', id)
       .where('archived', '=', false)
-      .where('latest_snapshot', '>', 0)
-      .where('last_report_raw_hash', '=', rawHash)
+      .where('latest_snapshot', '=', previous.latestSnapshot)
+      .where('last_report_raw_hash', '=', previous.rawHash)
       .returning('id')
       .executeTakeFirst();
     return row !== undefined;

@@ -15,7 +15,7 @@ import {
   type PolicyVersion,
 } from '../../domain/policy-evaluation.js';
 import type { ParsedPolicy } from '../../domain/policy.js';
-import { diffRuntime, SLICE, type ReportEntry } from '../../domain/snapshot-diff.js';
+import { diffRuntime, reportUnchanged, SLICE, type ReportEntry } from '../../domain/snapshot-diff.js';
 import { scaledNotifications, snapshotNotifications } from '../../domain/snapshot-notifications.js';
 import {
   planReevaluation,
@@ -274,7 +274,7 @@ export async function ingestReport(scope: OrgScope, input: ReportInput): Promise
       input.type,
     );
     // Rule 2 at once: the same report as last time changes nothing but the report time.
-    if (env.last_report_hash === reportHash && env.latest_snapshot > 0) {
+    if (reportUnchanged({ key: env.last_report_hash, latestSnapshot: env.latest_snapshot }, reportHash)) {
       await environmentsRepository.update(tx, org.id, env.id, {
         last_reported_at: now,
         last_report_raw_hash: input.rawHash ?? null,

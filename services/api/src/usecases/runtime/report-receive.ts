@@ -5,6 +5,7 @@
  */
 import { REPORT_SCHEMAS, type ReportType } from '../../../../shared/contract/environment-reports.js';
 import { ApiError, RequestValidationError } from '../../errors.js';
+import { reportUnchanged } from '../../domain/snapshot-diff.js';
 import { environmentsRepository } from '../../storage/repositories/environments.js';
 import type { OrgScope } from '../scope/org-scope.js';
 import { announce, ingestReport, type SnapshotMade } from './report-ingest.js';
@@ -22,13 +23,24 @@ export interface ArrivingReport {
 /**
  * Rule 2 before a report is even parsed: when the environment's last report had exactly these
  * bytes (their SHA-256), only its report time moves. True when that was all there was to do.
+ * The bytes' hash is a cache of the decision on the grouped report (report-ingest.ts): equal
+ * bytes group equally. An environment that would refuse the report is left to ingestion.
  */
-export function reportedAgain(
+export async function reportedAgain(
   scope: OrgScope,
   report: { envName: string; type: string; rawHash: string },
 ): Promise<boolean> {
   const { envName, type, rawHash } = report;
-  return environmentsRepository.touchIfSameReport(scope.db, scope.org.id, envName, type, rawHash, scope.now);
+  const env = await environmentsRepository.findByName(scope.db, scope.org.id, envName);
+  if (!env || env.archived || env.type !== type) {
+    return false;
+  }
+  const latestSnapshot = env.latest_snapshot;
+  if (!reportUnchanged({ key: env.last_report_raw_hash, latestSnapshot }, rawHash)) {
+    return false;
+  }
+  const since = { rawHash, latestSnapshot };
+  return environmentsRepository.touchIfSameReport(scope.db, scope.org.id, env.id, since, scope.now);
 }
 
 /** Applies a report; returns the snapshot it made, or null when none was due. */

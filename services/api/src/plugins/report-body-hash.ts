@@ -1,0 +1,41 @@
+/**
+ * The sha256 of an environment report's bytes, kept on the request as `rawBodySha256`: a cache
+ * of spec rule 2 (domain/snapshot-diff.ts `reportUnchanged`). When the environment's last report
+ * had the same bytes, the report use case moves only the report time, without parsing,
+ * validating or grouping the report again (docs/decisions/0004). JSON is handled as the app
+ * handles it otherwise: an empty body is null, malformed JSON a 400.
+ *
+ * Registered by the report routes alone: the parser replaces the app's in the context that
+ * registers this plugin, and nowhere else.
+ */
+import fp from 'fastify-plugin';
+import { sha256 } from '../sha256.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** sha256 of a JSON body's bytes (environment report routes only). */
+    rawBodySha256?: string;
+  }
+}
+
+export default fp(
+  (fastify, _opts, done) => {
+    fastify.removeContentTypeParser('application/json');
+    fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, parsed) => {
+      const text = typeof body === 'string' ? body : body.toString('utf8');
+      request.rawBodySha256 = sha256(text);
+      if (text.trim() === '') {
+        parsed(null, null);
+        return;
+      }
+      try {
+        parsed(null, JSON.parse(text) as unknown);
+      } catch (err) {
+        (err as { statusCode?: number }).statusCode = 400;
+        parsed(err as Error, undefined);
+      }
+    });
+    done();
+  },
+  { name: 'report-body-hash' },
+);
