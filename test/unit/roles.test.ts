@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   PERMISSIONS,
   ROLES,
+  canChangeEnvironment,
   canGrant,
   roleAllows,
   type Permission,
@@ -65,4 +66,27 @@ describe('canGrant', () => {
     it(`${ok ? 'lets' : 'does not let'} a ${granter} grant ${privilege}`, () =>
       expect(canGrant(granter, privilege)).toBe(ok));
   }
+});
+
+describe('canChangeEnvironment: the snapshotter field rule (section 2)', () => {
+  const fields = [
+    'type',
+    'description',
+    'require_provenance',
+    'archived',
+    'included_environments',
+    'policies',
+  ] as const;
+  it('a snapshotter may create an environment but not change its policies, description, type, flags or members', () => {
+    for (const field of fields) {
+      expect(canChangeEnvironment('snapshotter', [field]), field).toBe(false);
+      expect(canChangeEnvironment('member', [field]), field).toBe(true);
+      expect(canChangeEnvironment('admin', [field]), field).toBe(true);
+    }
+  });
+  it('a PUT that changes nothing is allowed to every role', () => {
+    for (const role of ROLES) {
+      expect(canChangeEnvironment(role, []), role).toBe(true);
+    }
+  });
 });

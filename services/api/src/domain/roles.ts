@@ -69,3 +69,17 @@ export function canGrant(granter: Role, privilege: Role): boolean {
 export function isReadMethod(method: string): boolean {
   return method === 'GET' || method === 'HEAD';
 }
+
+/** A field of an existing environment that a `PUT /environments/{org}` would change. */
+export type EnvironmentChange =
+  'type' | 'description' | 'require_provenance' | 'archived' | 'included_environments' | 'policies';
+
+/**
+ * The snapshotter field rule (section 2): `environment:create` lets a reporter create the
+ * environment it reports to, never change what exists. Changing an environment's policies,
+ * description, type, flags or members needs `environment:write` (Member or Admin); attaching
+ * policies does even on a create. No change at all is allowed to every role that may create.
+ */
+export function canChangeEnvironment(role: Role, changes: readonly EnvironmentChange[]): boolean {
+  return changes.length === 0 || roleAllows(role, 'environment:write');
+}

@@ -6,7 +6,7 @@
 import type { EnvironmentPut } from '../../../../shared/contract/environments.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
-import { roleAllows, type Role } from '../../domain/roles.js';
+import { canChangeEnvironment, roleAllows, type EnvironmentChange, type Role } from '../../domain/roles.js';
 import type { Db } from '../../storage/database.js';
 import { actionsRepository } from '../../storage/repositories/actions.js';
 import { allowlistsRepository } from '../../storage/repositories/allowlists.js';
@@ -129,8 +129,13 @@ const sameSet = (a: readonly string[], b: readonly string[]): boolean => {
 };
 
 /** The fields a `PUT /environments/{org}` would change on an existing environment (none: empty). */
-async function changesOf(db: Db, org: OrgRef, env: EnvironmentRow, body: EnvironmentPut): Promise<string[]> {
-  const changes: string[] = [];
+async function changesOf(
+  db: Db,
+  org: OrgRef,
+  env: EnvironmentRow,
+  body: EnvironmentPut,
+): Promise<EnvironmentChange[]> {
+  const changes: EnvironmentChange[] = [];
   if (env.type !== body.type) {
     changes.push('type');
   }
@@ -172,8 +177,7 @@ async function putEnvironmentLocked(
   role: Role,
 ): Promise<{ created: boolean; outcome: ReportOutcome | null }> {
   const { org, now } = scope;
-  const canWrite = roleAllows(role, 'environment:write');
-  if (body.policies && body.policies.length > 0 && !canWrite) {
+  if (body.policies && body.policies.length > 0 && !canChangeEnvironment(role, ['policies'])) {
     throw new ForbiddenError('Attaching policies needs the environment:write permission (Member or Admin)');
   }
   if (body.included_environments && body.included_environments.length > 0 && body.type !== 'logical') {
@@ -209,10 +213,10 @@ async function putEnvironmentLocked(
       env = inserted;
       created = true;
     } else {
-      if (!canWrite) {
-        // environment:create lets a reporter create what it reports to, not change what exists.
+      if (!roleAllows(role, 'environment:write')) {
+        // What the PUT would change matters only to a role that may not change everything.
         const changes = await changesOf(tx, org, env, body);
-        if (changes.length > 0) {
+        if (!canChangeEnvironment(role, changes)) {
           throw new ForbiddenError(
             `Environment '${env.name}' exists; changing its ${changes.join(', ')} needs the environment:write permission (Member or Admin)`,
           );
