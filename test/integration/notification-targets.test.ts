@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, createTestApp, type TestApp } from '../helpers/app.js';
 import { TestClock } from '../helpers/clock.js';
 import { deployment, fp } from '../helpers/runtime.js';
-import { signWebhook } from '../../services/api/src/notify/notifier.js';
+import { signWebhook } from '../../services/api/src/domain/webhook-signing.js';
 import { outboxRepository } from '../../services/api/src/storage/repositories/actions.js';
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 

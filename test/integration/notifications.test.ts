@@ -9,7 +9,7 @@ import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, createTestApp, type TestApp } from '../helpers/app.js';
 import { deployment, fp } from '../helpers/runtime.js';
-import { signWebhook } from '../../services/api/src/notify/notifier.js';
+import { signWebhook } from '../../services/api/src/domain/webhook-signing.js';
 import { outboxRepository } from '../../services/api/src/storage/repositories/actions.js';
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 import { enqueueNotifications } from '../../services/api/src/usecases/notifications/notifications.js';

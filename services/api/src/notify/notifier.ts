@@ -8,7 +8,6 @@
  * organization, and a slot that frees is refilled at once, so a slow or hostile receiver holds
  * only its own deliveries. A row whose target was replaced or removed is dropped, not sent.
  */
-import { createHmac } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import type { Transporter } from 'nodemailer';
 import type { FastifyBaseLogger } from 'fastify';
@@ -27,7 +26,8 @@ import {
   type ActionTargetRow,
   type OutboxRow,
 } from '../storage/repositories/actions.js';
-import { activeSigningKeys, orgSigningKey } from '../usecases/notifications/webhook-signing.js';
+import { signingKeySource, signingKeysFor, signWebhook } from '../domain/webhook-signing.js';
+import { orgSigningKey } from '../usecases/notifications/webhook-signing.js';
 import { postJson, RefusedError, withDeadline } from './outbound.js';
 
 export interface NotifierOptions {
@@ -52,17 +52,6 @@ export interface NotifierOptions {
 /** Header names of a signed webhook. The signature is HMAC-SHA256 over `<timestamp>.<body>`. */
 export const SIGNATURE_HEADER = 'x-verity-signature';
 export const TIMESTAMP_HEADER = 'x-verity-timestamp';
-
-/**
- * The signature header value for a body sent at `timestamp` (epoch seconds); with several keys
- * (during a key rotation) one `sha256=` signature per key, comma-separated.
- */
-export function signWebhook(secret: string | readonly string[], timestamp: string, body: string): string {
-  const keys = typeof secret === 'string' ? [secret] : secret;
-  return keys
-    .map((k) => `sha256=${createHmac('sha256', k).update(`${timestamp}.${body}`).digest('hex')}`)
-    .join(',');
-}
 
 export class Notifier {
   private mailer: Transporter | undefined;
@@ -99,16 +88,15 @@ export class Notifier {
     return this.mailer;
   }
 
-  /** The keys that sign a webhook to `target`: its own, else the server-wide one, else the org's. */
+  /** The keys that sign a webhook to `target` (domain/webhook-signing.ts decides which). */
   private async signingKeys(orgId: string, target: ActionTargetRow): Promise<string[]> {
-    if (target.secret) {
-      return [target.secret];
-    }
-    if (this.o.webhookSecret) {
-      return [this.o.webhookSecret];
-    }
     const now = this.o.clock();
-    return activeSigningKeys(await orgSigningKey({ db: this.o.db, org: { id: orgId }, now }), now);
+    const secret = this.o.webhookSecret;
+    const orgKey =
+      signingKeySource(target, secret) === 'organization'
+        ? await orgSigningKey({ db: this.o.db, org: { id: orgId }, now })
+        : undefined;
+    return signingKeysFor(target, secret, orgKey, now);
   }
 
   private async send(row: OutboxRow, target: ActionTargetRow): Promise<void> {
