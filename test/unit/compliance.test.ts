@@ -1,6 +1,7 @@
 /** Compliance rules of semantics.md section 4, one table per rule (domain/compliance.ts). */
 import { describe, expect, it } from 'vitest';
 import {
+  artifactState,
   bindAttestation,
   combineStates,
   effectiveOf,
@@ -172,6 +173,18 @@ describe('rule 4.6: artifact state NON-COMPLIANT > INCOMPLETE > COMPLIANT, trail
       evaluatedAt: 1,
     });
     expect(e.byArtifactId[a.id]!.status).toBe(state);
+  });
+});
+
+describe('rule 4.6: an artifact evaluated as MISSING shows the state INCOMPLETE', () => {
+  it.each([
+    { status: 'MISSING', state: 'INCOMPLETE' },
+    { status: undefined, state: 'INCOMPLETE' },
+    { status: 'INCOMPLETE', state: 'INCOMPLETE' },
+    { status: 'NON-COMPLIANT', state: 'NON-COMPLIANT' },
+    { status: 'COMPLIANT', state: 'COMPLIANT' },
+  ] as const)('$status -> $state', ({ status, state }) => {
+    expect(artifactState(status)).toBe(state);
   });
 });
 

@@ -210,6 +210,15 @@ export function combineStates(
   return 'COMPLIANT';
 }
 
+/**
+ * Rules 4.6 and 4.7: the state an artifact record shows (COMPLIANT, NON-COMPLIANT or INCOMPLETE)
+ * from its evaluated status. An expected artifact evaluated as MISSING shows INCOMPLETE, and so
+ * does one not evaluated yet.
+ */
+export function artifactState(status: ComplianceState | 'MISSING' | undefined): ComplianceState {
+  return status === undefined || status === 'MISSING' ? 'INCOMPLETE' : status;
+}
+
 /** Binds every attestation (rule 4.4): to the trail, to artifacts, or to nothing (unbound). */
 function bindAll(attestations: readonly AttestationFact[], artifacts: readonly ArtifactFact[]) {
   const trailReports: AttestationFact[] = [];

@@ -4,6 +4,7 @@
  * stored values out; usecases/evidence/evaluation.ts reads and stores them.
  */
 import {
+  artifactState,
   evaluateTrail,
   type AttestationFact,
   type ComplianceState,
@@ -308,7 +309,7 @@ function artifactChanges(
     if (!next) {
       continue;
     }
-    const state = next.status === 'MISSING' ? 'INCOMPLETE' : next.status;
+    const state = artifactState(next.status);
     const changed = state !== a.state || !sameEvaluation(next, a.compliance);
     if (changed || trailDiffers()) {
       changedFingerprints.push(a.fingerprint);

@@ -1,6 +1,6 @@
 /** Artifacts: report into a trail, resolve by fingerprint prefix, present with evidence and history. */
 import type { ArtifactRecord, CreateArtifact } from '../../../../shared/contract/artifacts.js';
-import type { ArtifactStatusRecord } from '../../domain/compliance.js';
+import { artifactState, type ArtifactStatusRecord } from '../../domain/compliance.js';
 import { resolveFingerprintPrefix } from '../../domain/fingerprint-prefix.js';
 import { runtimePlaces } from '../../domain/runtime-status.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
@@ -68,7 +68,6 @@ export async function recordArtifact(
     trail,
     now: scope.now,
   });
-  const status = evaluation.byArtifactId[artifactId]?.status ?? 'INCOMPLETE';
   const changed = [...new Set([...changedFingerprints, ...(existing ? [] : [input.fingerprint])])];
   await scope.events.publish(scope.db, [
     {
@@ -82,7 +81,7 @@ export async function recordArtifact(
       gitCommit: fields.git_commit,
       commitUrl: input.commit_url ?? null,
       buildUrl: input.build_url ?? null,
-      state: status === 'MISSING' ? 'INCOMPLETE' : status,
+      state: artifactState(evaluation.byArtifactId[artifactId]?.status),
       at: scope.now,
     },
     ...(changed.length > 0
