@@ -60,7 +60,7 @@ export default tseslint.config(
     // Size: a file holds one idea and a function one step (an exception is named and justified
     // inline, next to its eslint-disable comment). Comments and blank lines do not count:
     // they explain, and nobody should delete them to pass. Migrations are frozen history.
-    files: ['services/**/*.{ts,tsx}'],
+    files: ['services/**/*.{ts,tsx}', 'services/api/src/workers/*.mjs'],
     ignores: ['services/api/src/storage/migrations/**'],
     rules: {
       'max-lines': ['error', { max: 400, skipBlankLines: true, skipComments: true }],
@@ -141,7 +141,7 @@ export default tseslint.config(
   })),
   {
     // Worker pools run tenant programs off the event loop: they know no use case, table or HTTP.
-    files: ['services/api/src/workers/**/*.ts'],
+    files: ['services/api/src/workers/**/*.{ts,mjs}'],
     rules: {
       'no-restricted-imports': forbid(
         ['routes', 'plugins', 'usecases', 'storage', 'notify'],

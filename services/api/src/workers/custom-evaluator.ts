@@ -5,7 +5,6 @@
  * evaluation: a worker that overruns is terminated and replaced, and the evaluation fails with a
  * clear reason. Organizations queue apart and are served in turn.
  */
-import { createRequire } from 'node:module';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 import { TooManyRequestsError } from '../errors.js';
 
@@ -39,101 +38,8 @@ export interface EvaluatorLimits {
 /** Raised when an evaluation exceeds its time or memory bound. */
 export class EvaluationLimitError extends Error {}
 
-// Runs inside the worker. Our own constant source: no user text is evaluated as code here;
-// user schemas go to ajv and user jq programs to the jq interpreter.
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-// Answers go back on a port of their own, which the pool can also read when a time bound expires.
-const answers = workerData.answers;
-const jq = require(workerData.jqPath);
-const Ajv2020 = require(workerData.ajv2020Path).default;
-const Ajv07 = require(workerData.ajvPath).default;
-const errText = (e) => String((e && e.message) || e).split('\\n').filter(Boolean).slice(0, 3).join(' ');
-// Compiling a schema costs far more than using it: keep the recent ones.
-const compiled = new Map();
-function compile(schema) {
-  const key = JSON.stringify(schema);
-  const hit = compiled.get(key);
-  if (hit) return hit;
-  const validate = compileNew(schema);
-  if (compiled.size >= 100) compiled.delete(compiled.keys().next().value);
-  compiled.set(key, validate);
-  return validate;
-}
-function compileNew(schema) {
-  const draft = typeof schema.$schema === 'string' && /draft-0[467]/.test(schema.$schema);
-  const ajv = draft ? new Ajv07({ allErrors: true, strict: false }) : new Ajv2020({ allErrors: true, strict: false });
-  return ajv.compile(schema);
-}
-// Every program given here has one output (or none, when only compiled); jq.json lists them.
-async function runJq(data, expr) {
-  const outputs = await jq.json(data, expr, ['-c']);
-  return outputs[0];
-}
-// Load jq's WebAssembly and ajv before reporting ready, so the time bound covers evaluation only.
-compileNew({ type: 'object' });
-compileNew({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' });
-jq.json({}, '.').then(() => answers.postMessage({ ready: true }), () => answers.postMessage({ ready: true }));
-parentPort.on('message', async (msg) => {
-  try {
-    if (msg.op === 'check') {
-      const res = { schema: null, rules: [], summary: [] };
-      if (msg.schema) { try { compile(msg.schema); } catch (e) { res.schema = errText(e); } }
-      // 'empty | (...)' compiles the program without running it: a rule that loops still checks.
-      const compileOnly = (p) => 'empty | (\\n' + p + '\\n)';
-      const all = [...msg.rules, ...msg.summary.map((x) => x.expression)];
-      let allCompile = all.length === 0;
-      if (!allCompile) {
-        try { await runJq({}, all.map(compileOnly).join(', ')); allCompile = true; } catch (e) { allCompile = false; }
-      }
-      if (allCompile) { answers.postMessage({ id: msg.id, ok: true, value: res }); return; }
-      for (const [i, r] of msg.rules.entries()) {
-        try { await runJq({}, compileOnly(r)); } catch (e) { if (/compile error/.test(String(e && e.message))) res.rules.push({ index: i, error: errText(e) }); }
-      }
-      for (const [i, s] of msg.summary.entries()) {
-        try { await runJq({}, compileOnly(s.expression)); } catch (e) { if (/compile error/.test(String(e && e.message))) res.summary.push({ index: i, error: errText(e) }); }
-      }
-      answers.postMessage({ id: msg.id, ok: true, value: res });
-      return;
-    }
-    const res = { schemaErrors: [], ruleResults: [], summary: [] };
-    if (msg.schema) {
-      const validate = compile(msg.schema);
-      if (!validate(msg.data)) {
-        res.schemaErrors = (validate.errors || []).slice(0, 20).map((e) => ((e.instancePath || '(root)') + ' ' + e.message));
-      }
-    }
-    // One jq run for every rule and summary row (each jq run costs tens of milliseconds);
-    // each program is caught on its own, so one failing rule does not hide the others.
-    const wrap = (p) => '(try ([(\\n' + p + '\\n)]) catch {"__jq_error": (. | tostring)})';
-    const programs = [...msg.rules, ...msg.summary.map((r) => r.expression)];
-    const outcome = (v) => (v && typeof v === 'object' && !Array.isArray(v) && '__jq_error' in v)
-      ? { value: null, error: String(v.__jq_error) }
-      : { value: v.length === 0 ? null : v.length === 1 ? v[0] : v, error: null };
-    let outcomes;
-    if (programs.length > 0) {
-      try {
-        const all = await runJq(msg.data, '[' + programs.map(wrap).join(', ') + ']');
-        outcomes = all.map(outcome);
-      } catch (e) {
-        outcomes = [];
-        for (const p of programs) {
-          try { outcomes.push(outcome(await runJq(msg.data, '[' + wrap(p) + '] | .[0]'))); }
-          catch (err) { outcomes.push({ value: null, error: errText(err) }); }
-        }
-      }
-    } else outcomes = [];
-    msg.rules.forEach((rule, i) => res.ruleResults.push({ rule, result: outcomes[i].value, error: outcomes[i].error }));
-    msg.summary.forEach((row, i) => {
-      const o = outcomes[msg.rules.length + i];
-      res.summary.push({ name: row.name, value: o.value, error: o.error });
-    });
-    answers.postMessage({ id: msg.id, ok: true, value: res });
-  } catch (e) {
-    answers.postMessage({ id: msg.id, ok: false, error: errText(e) });
-  }
-});
-`;
+/** The worker thread's code: plain JavaScript, run as it is from the sources and from the build. */
+const WORKER_FILE = new URL('./custom-evaluator.worker.mjs', import.meta.url);
 
 interface Job {
   id: number;
@@ -176,15 +82,8 @@ export class CustomEvaluator {
   private readonly perOrgRunning: number;
   private nextId = 1;
   private closed = false;
-  private readonly paths: { jqPath: string; ajvPath: string; ajv2020Path: string };
 
   constructor(private readonly limits: EvaluatorLimits) {
-    const require = createRequire(import.meta.url);
-    this.paths = {
-      jqPath: require.resolve('jq-wasm'),
-      ajvPath: require.resolve('ajv'),
-      ajv2020Path: require.resolve('ajv/dist/2020'),
-    };
     const workers = Math.max(1, limits.workers ?? 1);
     this.slots = Array.from({ length: workers }, () => ({
       worker: null,
@@ -280,9 +179,8 @@ export class CustomEvaluator {
 
   private spawn(slot: Slot): Worker {
     const { port1: answers, port2 } = new MessageChannel();
-    const w = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: { ...this.paths, answers: port2 },
+    const w = new Worker(WORKER_FILE, {
+      workerData: { answers: port2 },
       transferList: [port2],
       resourceLimits: { maxOldGenerationSizeMb: this.limits.maxHeapMb, maxYoungGenerationSizeMb: 16 },
     });
