@@ -4,6 +4,11 @@
  * bound's timer ran (under load, a timer can run before the message that would cancel it), and a
  * rule that loops is still stopped at the bound.
  */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CustomEvaluator, EvaluationLimitError } from '../../services/api/src/workers/custom-evaluator.js';
 
@@ -72,4 +77,38 @@ describe('the time bound of a custom-type evaluation', () => {
     }
     expect(failures).toEqual([]);
   }, 60_000);
+});
+
+describe('a process that waits for an evaluation', () => {
+  it('stays alive until the answer comes, and then exits', () => {
+    // Nothing else holds this process open: the pool itself must, while a job waits for its worker.
+    const module = pathToFileURL(
+      join(process.cwd(), 'services', 'api', 'src', 'workers', 'custom-evaluator.ts'),
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'verity-evaluator-'));
+    const script = join(dir, 'evaluate-once.mjs');
+    writeFileSync(
+      script,
+      `const { CustomEvaluator } = await import(${JSON.stringify(module.href)});
+      const e = new CustomEvaluator({ timeoutMs: 2000, maxHeapMb: 64, workers: 1, queuePerOrg: 5 });
+      const r = await e.evaluate({ schema: null, rules: ['.a == 1'], summary: [] }, { a: 1 }, 'o');
+      console.log(JSON.stringify(r));
+      await e.close();`,
+    );
+    try {
+      const run = spawnSync(process.execPath, ['--import', 'tsx', script], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      expect(run.stderr).toBe('');
+      expect(run.status).toBe(0);
+      expect(JSON.parse(run.stdout)).toEqual({
+        schemaErrors: [],
+        ruleResults: [{ rule: '.a == 1', result: true, error: null }],
+        summary: [],
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

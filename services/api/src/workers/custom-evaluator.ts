@@ -184,7 +184,8 @@ export class CustomEvaluator {
       transferList: [port2],
       resourceLimits: { maxOldGenerationSizeMb: this.limits.maxHeapMb, maxYoungGenerationSizeMb: 16 },
     });
-    w.unref();
+    // A starting worker has a job waiting for it, and holds the process open until it is ready
+    // (then the job's time bound does); a ready worker does not keep an idle process alive.
     slot.answers = answers;
     answers.on('message', (msg: Answer) => this.answered(slot, w, msg));
     answers.unref();
@@ -199,6 +200,7 @@ export class CustomEvaluator {
       return;
     }
     if (msg.ready) {
+      w.unref();
       slot.ready = true;
       this.pump();
       return;
