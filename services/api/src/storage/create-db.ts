@@ -13,6 +13,7 @@ import { setImmediate as turn } from 'node:timers/promises';
 import { listenPglite, listenPostgres, type ChangeHandlers, type ChangeListener } from './change-listener.js';
 import type { Database } from './database.js';
 import { DatabaseTimeoutError } from './errors.js';
+import { deallocateAll } from './pg-replan.js';
 
 export type DialectName = 'pglite' | 'postgres';
 
@@ -105,12 +106,7 @@ function preparePlans(client: pg.PoolClient, now: () => number = Date.now): void
       now() - plannedAt >= REPLAN_AFTER_MS[Math.min(step, REPLAN_AFTER_MS.length - 1)]!);
   /** Forgets every prepared statement, on the server and in the driver's own record of them. */
   const replan = async () => {
-    await (query('deallocate all') as Promise<unknown>);
-    const connection = (client as unknown as { connection?: Record<string, unknown> }).connection;
-    if (connection) {
-      connection.parsedStatements = {};
-      connection.submittedNamedStatements = {};
-    }
+    await deallocateAll(client, (text) => query(text) as Promise<unknown>);
     names.clear();
     executions = 0;
     step += 1;
