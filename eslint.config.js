@@ -70,7 +70,6 @@ export default tseslint.config(
   {
     // Grouping by copying the group on every item is quadratic in the group's size.
     files: ['services/**/*.{ts,tsx}'],
-    ignores: ['services/api/src/usecases/evidence/exposure.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',
