@@ -60,7 +60,7 @@ const controlTarget: TagTarget = {
   permission: 'control:write',
   async apply(ctx, org, id, change) {
     assertControlsEnabled(org);
-    const control = await getControl(ctx.db, ctx.org.id, ctx.org.name, id);
+    const control = await getControl(ctx, id);
     // Tags do not make a new version of a control.
     await controlsRepository.update(ctx.db, ctx.org.id, control.id, retagged(control.tags, change, ctx.now));
   },

@@ -23,7 +23,7 @@ import {
   readArtifactByFingerprint,
 } from '../../usecases/evidence/artifact-reads.js';
 import { recordArtifact } from '../../usecases/evidence/artifacts.js';
-import { inTransaction } from '../../usecases/scope/org-scope.js';
+import { transact } from '../../usecases/scope/org-scope.js';
 import { FingerprintParam, FlowParams } from '../params.js';
 import { paging } from '../paging.js';
 import { orgScope } from '../request-context.js';
@@ -49,9 +49,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
     async (request, reply) => {
       const scope = orgScope(app, request);
-      const { created } = await app.db
-        .transaction()
-        .execute((trx) => recordArtifact(inTransaction(scope, trx), request.params.flow, request.body));
+      const { created } = await transact(scope, (s) => recordArtifact(s, request.params.flow, request.body));
       return reply.code(created ? 201 : 200).send({ message: 'OK' });
     },
   );

@@ -23,7 +23,7 @@ import {
   readAttestationType,
   saveAttestationType,
 } from '../../usecases/evidence/attestation-types.js';
-import { inTransaction } from '../../usecases/scope/org-scope.js';
+import { transact } from '../../usecases/scope/org-scope.js';
 import { orgScope, parseJsonPart } from '../request-context.js';
 import { sendJsonString, sendOk } from '../reply.js';
 import { NoBody } from '../request-schemas.js';
@@ -74,9 +74,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         schema = parsed as Record<string, unknown>;
       }
       await checkDefinition(app.services.evaluator, ctx.org.id, input, schema);
-      await app.db
-        .transaction()
-        .execute((trx) => saveAttestationType(inTransaction(ctx, trx), input, schema));
+      await transact(ctx, (s) => saveAttestationType(s, input, schema));
       // Before the answer: the next attestation here evaluates the new version.
       app.caches.config.bump(ctx.org.id);
       // Every accepted POST creates something: the type, or a new version of it. Clients rely on

@@ -27,7 +27,7 @@ import {
   setControlArchived,
   updateControl,
 } from '../../usecases/evidence/controls.js';
-import { inTransaction } from '../../usecases/scope/org-scope.js';
+import { transact } from '../../usecases/scope/org-scope.js';
 import { sortedPage } from '../paging.js';
 import { Repeated, tagFilters } from '../params.js';
 import { orgScope } from '../request-context.js';
@@ -47,8 +47,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
 
   const current = async (request: FastifyRequest, identifier: string) => {
     const ctx = orgScope(app, request);
-    const control = await getControl(app.db, ctx.org.id, ctx.org.name, identifier);
-    const [presented] = await presentControls(app.db, ctx.org.id, [control]);
+    const control = await getControl(ctx, identifier);
+    const [presented] = await presentControls(ctx, [control]);
     return presented!;
   };
 
@@ -67,7 +67,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
     async (request, reply) => {
       const ctx = orgScope(app, request);
-      await app.db.transaction().execute((trx) => createControl(inTransaction(ctx, trx), request.body));
+      await transact(ctx, (s) => createControl(s, request.body));
       return reply.code(201).send(await current(request, request.body.identifier));
     },
   );
@@ -95,8 +95,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     async (request) => {
       const q = request.query;
       return listControls(
-        app.db,
-        requireOrg(request).id,
+        orgScope(app, request),
         { archived: q.archived, search: q.search, tags: tagFilters(q.tag) },
         sortedPage(q),
       );
@@ -133,9 +132,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
     async (request) => {
       const ctx = orgScope(app, request);
-      await app.db
-        .transaction()
-        .execute((trx) => updateControl(inTransaction(ctx, trx), request.params.identifier, request.body));
+      await transact(ctx, (s) => updateControl(s, request.params.identifier, request.body));
       return current(request, request.params.identifier);
     },
   );
@@ -156,11 +153,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
       async (request) => {
         const ctx = orgScope(app, request);
-        await app.db
-          .transaction()
-          .execute((trx) =>
-            setControlArchived(inTransaction(ctx, trx), request.params.identifier, action === 'archive'),
-          );
+        await transact(ctx, (s) => setControlArchived(s, request.params.identifier, action === 'archive'));
         return current(request, request.params.identifier);
       },
     );
@@ -181,7 +174,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
     async (request) => {
       const { identifier, version_number } = request.params;
-      return readControlVersion(app.db, requireOrg(request), identifier, version_number);
+      return readControlVersion(orgScope(app, request), identifier, version_number);
     },
   );
 };

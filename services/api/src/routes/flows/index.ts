@@ -18,7 +18,7 @@ import {
   RenameInput,
 } from '../../../../shared/contract/flows.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
-import { inTransaction } from '../../usecases/scope/org-scope.js';
+import { transact } from '../../usecases/scope/org-scope.js';
 import {
   archiveFlow,
   listFlows,
@@ -97,8 +97,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
     async (request, reply) => {
       const scope = orgScope(app, request);
       const b = request.body;
-      const { created } = await app.db.transaction().execute((trx) =>
-        upsertFlow(inTransaction(scope, trx), {
+      const { created } = await transact(scope, (s) =>
+        upsertFlow(s, {
           name: b.name,
           description: b.description,
           visibility: b.visibility,
@@ -136,8 +136,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
       const file = parts.get('template_file') ?? parts.get('template_file.0');
       const yaml = file ? file.data.toString('utf8') : null;
       const template = yaml !== null ? templateFromYaml(yaml, file!.name) : null;
-      const { created } = await app.db.transaction().execute((trx) =>
-        upsertFlow(inTransaction(scope, trx), {
+      const { created } = await transact(scope, (s) =>
+        upsertFlow(s, {
           name: data.name,
           description: data.description,
           visibility: data.visibility,
@@ -183,9 +183,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
     async (request, reply) => {
       const scope = orgScope(app, request);
-      await app.db
-        .transaction()
-        .execute((trx) => renameFlow(inTransaction(scope, trx), request.params.flow, request.body.new_name));
+      await transact(scope, (s) => renameFlow(s, request.params.flow, request.body.new_name));
       return sendOk(reply);
     },
   );

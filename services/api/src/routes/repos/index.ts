@@ -1,5 +1,5 @@
 /** Repos and tags (reference/cli-requests.md 3.10; spec endpoint 15). */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import {
@@ -14,7 +14,7 @@ import { Repo, RepoPage, RepoTagChoices } from '../../../../shared/contract/repo
 import { roleAllows } from '../../domain/roles.js';
 import { BadRequestError, ForbiddenError } from '../../errors.js';
 import { requireOrg, requireRole } from '../../plugins/auth.js';
-import { inTransaction } from '../../usecases/scope/org-scope.js';
+import { transact } from '../../usecases/scope/org-scope.js';
 import { findRepo, listRepos, repoTagChoices } from '../../usecases/evidence/repos.js';
 import { TAG_TARGETS } from '../../usecases/tags.js';
 import { sortedPage } from '../paging.js';
@@ -26,10 +26,6 @@ const tags = ['repos'];
 
 const routes: FastifyPluginAsync = async (fastify) => {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
-  const linkBase = (request: FastifyRequest) => ({
-    publicUrl: app.config.publicUrl,
-    org: requireOrg(request),
-  });
 
   app.get(
     '/repos/:org',
@@ -58,8 +54,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     async (request) => {
       const q = request.query;
       return listRepos(
-        app.db,
-        linkBase(request),
+        orgScope(app, request),
         {
           name: q.name,
           search: q.search,
@@ -85,7 +80,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         response: { 200: RepoTagChoices, ...errorResponses },
       },
     },
-    async (request) => repoTagChoices(app.db, linkBase(request)),
+    async (request) => repoTagChoices(orgScope(app, request)),
   );
 
   app.get(
@@ -106,7 +101,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
     async (request) => {
       const { id, provider } = request.query;
-      return findRepo(app.db, requireOrg(request).id, { id, name: request.params['*'], provider });
+      return findRepo(orgScope(app, request), { id, name: request.params['*'], provider });
     },
   );
 
@@ -139,11 +134,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       }
       const ctx = orgScope(app, request);
       const change = { set: request.body.set_tags ?? {}, remove: request.body.remove_tags ?? [] };
-      await app.db
-        .transaction()
-        .execute((trx) =>
-          target.apply(inTransaction(ctx, trx), requireOrg(request), request.params.id, change),
-        );
+      await transact(ctx, (s) => target.apply(s, requireOrg(request), request.params.id, change));
       return sendOk(reply);
     },
   );

@@ -11,7 +11,7 @@ import {
   TrailPage,
 } from '../../../../shared/contract/trails.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
-import { inTransaction } from '../../usecases/scope/org-scope.js';
+import { transact } from '../../usecases/scope/org-scope.js';
 import { resolveFlow, templateFromYaml } from '../../usecases/evidence/flows.js';
 import { beginTrail, listFlowTrails, listTrails, readTrail } from '../../usecases/evidence/trails.js';
 import { pagination, paging } from '../paging.js';
@@ -66,11 +66,9 @@ const routes: FastifyPluginAsync = async (fastify) => {
       } else {
         input = parseJsonBody(request.body, CreateTrail);
       }
-      const { created } = await app.db.transaction().execute(async (trx) => {
-        const trxScope = inTransaction(scope, trx);
-        const flow = await resolveFlow(trxScope, request.params.flow);
-        return beginTrail(trxScope, flow, input, template);
-      });
+      const { created } = await transact(scope, async (s) =>
+        beginTrail(s, await resolveFlow(s, request.params.flow), input, template),
+      );
       return sendOk(reply, created);
     },
   );

@@ -13,7 +13,6 @@ import type {
 import { ConflictError, ForbiddenError, NotFoundError } from '../../errors.js';
 import { newId } from '../../ids.js';
 import { epochSeconds } from '../../time.js';
-import type { Db } from '../../storage/database.js';
 import {
   controlsRepository,
   type ControlRow,
@@ -32,13 +31,10 @@ export function assertControlsEnabled(org: RequestOrg): void {
 }
 
 /** The control by identifier; 404 otherwise. */
-export async function getControl(
-  db: Db,
-  orgId: string,
-  orgName: string,
-  identifier: string,
-  lock = false,
-): Promise<ControlRow> {
+export async function getControl(scope: OrgScope, identifier: string, lock = false): Promise<ControlRow> {
+  const { db } = scope;
+  const orgId = scope.org.id;
+  const orgName = scope.org.name;
   const row = await controlsRepository.find(db, orgId, identifier, lock);
   if (!row) {
     throw new NotFoundError(
@@ -93,7 +89,7 @@ export async function updateControl(
   identifier: string,
   input: z.infer<typeof UpdateControl>,
 ): Promise<void> {
-  const control = await getControl(ctx.db, ctx.org.id, ctx.org.name, identifier, true);
+  const control = await getControl(ctx, identifier, true);
   const [latest] = await controlsRepository.latestVersions(ctx.db, ctx.org.id, [control.id]);
   const next = {
     name: input.name ?? latest!.name,
@@ -130,7 +126,7 @@ export async function setControlArchived(
   identifier: string,
   archived: boolean,
 ): Promise<void> {
-  const control = await getControl(ctx.db, ctx.org.id, ctx.org.name, identifier, true);
+  const control = await getControl(ctx, identifier, true);
   if (control.archived === archived) {
     return;
   }
@@ -176,10 +172,11 @@ export function presentControl(control: ControlRow, latest: ControlVersionRow): 
 
 /** The wire form of controls, with one query for their latest versions. */
 export async function presentControls(
-  db: Db,
-  orgId: string,
+  scope: OrgScope,
   controls: ControlRow[],
 ): Promise<Array<z.infer<typeof Control>>> {
+  const { db } = scope;
+  const orgId = scope.org.id;
   const latest = await controlsRepository.latestVersions(
     db,
     orgId,
@@ -198,20 +195,19 @@ export interface ControlFilter {
 
 /** One page of controls (page-number paging), ordered by identifier. */
 export async function listControls(
-  db: Db,
-  orgId: string,
+  scope: OrgScope,
   filter: ControlFilter,
   page: { page: number; perPage: number; direction: 'asc' | 'desc' },
 ): Promise<z.infer<typeof ControlPage>> {
   const { rows, total } = await controlsRepository.list(
-    db,
-    orgId,
+    scope.db,
+    scope.org.id,
     filter,
     { limit: page.perPage, offset: (page.page - 1) * page.perPage },
     page.direction,
   );
   return {
-    controls: await presentControls(db, orgId, rows),
+    controls: await presentControls(scope, rows),
     page: page.page,
     per_page: page.perPage,
     total_pages: Math.ceil(total / page.perPage),
@@ -221,12 +217,12 @@ export async function listControls(
 
 /** One version of a control; NotFoundError when the control or the version does not exist. */
 export async function readControlVersion(
-  db: Db,
-  org: { id: string; name: string },
+  scope: OrgScope,
   identifier: string,
   versionNumber: number,
 ): Promise<z.infer<typeof ControlVersion>> {
-  const control = await getControl(db, org.id, org.name, identifier);
+  const { db, org } = scope;
+  const control = await getControl(scope, identifier);
   const version = await controlsRepository.version(db, org.id, control.id, versionNumber);
   if (!version) {
     throw new NotFoundError(`Control '${control.identifier}' has no version ${versionNumber}`);

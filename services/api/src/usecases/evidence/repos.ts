@@ -7,8 +7,9 @@ import { newId } from '../../ids.js';
 import { epochSeconds } from '../../time.js';
 import type { Db } from '../../storage/database.js';
 import { reposRepository, type RepoRow } from '../../storage/repositories/repos.js';
-import { apiUrl, type LinkBase } from '../scope/links.js';
+import { apiUrl } from '../scope/links.js';
 import { cachedView, viewKey, type ViewCache } from '../scope/view-cache.js';
+import type { OrgScope } from '../scope/org-scope.js';
 
 /** Records the repo a trail, artifact or attestation names; returns its id (null without one). */
 export async function captureRepo(
@@ -126,8 +127,7 @@ export interface RepoFilter {
 
 /** One page of the organization's repos (page-number paging), with its `self` link. */
 export async function listRepos(
-  db: Db,
-  base: LinkBase & { org: { id: string } },
+  base: OrgScope,
   filter: RepoFilter,
   page: { page: number; perPage: number; direction: 'asc' | 'desc' },
 ): Promise<z.infer<typeof RepoPage>> {
@@ -137,7 +137,7 @@ export async function listRepos(
     });
   }
   const { rows, total } = await reposRepository.list(
-    db,
+    base.db,
     base.org.id,
     filter,
     { limit: page.perPage, offset: (page.page - 1) * page.perPage },
@@ -155,22 +155,20 @@ export async function listRepos(
 }
 
 /** The distinct tag key/value pairs of the organization's repos, with their `self` link. */
-export async function repoTagChoices(
-  db: Db,
-  base: LinkBase & { org: { id: string } },
-): Promise<z.infer<typeof RepoTagChoices>> {
+export async function repoTagChoices(base: OrgScope): Promise<z.infer<typeof RepoTagChoices>> {
   return {
-    tag_choices: await reposRepository.tagChoices(db, base.org.id),
+    tag_choices: await reposRepository.tagChoices(base.db, base.org.id),
     _links: { self: { href: apiUrl(base, 'repos', 'tags') } },
   };
 }
 
 /** A repo by its id, or by name (and provider when the name is ambiguous). */
 export async function findRepo(
-  db: Db,
-  orgId: string,
+  scope: OrgScope,
   by: { id?: string | undefined; name: string; provider?: string | undefined },
 ): Promise<z.infer<typeof Repo>> {
+  const { db } = scope;
+  const orgId = scope.org.id;
   if (by.id) {
     const byId = await reposRepository.findById(db, orgId, by.id);
     if (!byId) {

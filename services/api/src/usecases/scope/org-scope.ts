@@ -50,3 +50,8 @@ export function scopeFor(app: AppScope, org: OrgRef, now: Date, actor: string): 
     actor,
   };
 }
+
+/** Runs `work` in one transaction, with the scope bound to it. */
+export function transact<T>(scope: OrgScope, work: (scope: OrgScope) => Promise<T>): Promise<T> {
+  return scope.db.transaction().execute((trx) => work(inTransaction(scope, trx)));
+}
