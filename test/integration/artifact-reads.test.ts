@@ -2,7 +2,8 @@
  * Reads of one artifact's evidence as a client sees them, on an artifact whose trail holds many
  * reports of a few names: every read (by fingerprint, by artifact id, in the flow's listing, by
  * commit) answers with the latest report of each name, built here from the full list of reports,
- * and with the whole history, in report order. A flow's attestations, page by page, are its
+ * and with its whole history (fewer events than an answer's bound), in report order, counted in
+ * `history_total`. A flow's attestations, page by page, are its
  * reports newest first, each once, with the total on every page.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -94,6 +95,7 @@ interface ArtifactAnswer {
   state_info: string | null;
   evidence: Evidence;
   history: Array<{ event: string; timestamp: number }>;
+  history_total: number;
 }
 
 /** Every report of `name` on the artifact, newest first, as the API lists them. */
@@ -129,6 +131,7 @@ describe('reads of an artifact with many reports of a few names', () => {
         (p) => `Attestation '${p.name}' (generic) reported: ${p.compliant ? 'compliant' : 'non-compliant'}`,
       ),
     ]);
+    expect(answer.history_total).toBe(1 + mine.length);
   });
 
   it('answers the same, byte for byte, on every path that reads it', async () => {
@@ -160,6 +163,7 @@ describe('reads of an artifact with many reports of a few names', () => {
     expect(Object.keys(answer.evidence)).toEqual(['unit']);
     expect(answer.evidence.unit).toMatchObject({ is_compliant: latest.compliant, build_url: latest.origin });
     expect(answer.history).toHaveLength(1 + ROUNDS);
+    expect(answer.history_total).toBe(1 + ROUNDS);
   });
 });
 

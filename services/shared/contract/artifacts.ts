@@ -74,6 +74,14 @@ export const HistoryEntry = z
   .meta({ id: 'HistoryEntry' });
 
 /**
+ * An artifact's history as an answer carries it: its first event (its report to the trail) and
+ * its 100 most recent, oldest first; all of them when there are no more than 101.
+ */
+export const ArtifactHistory = z.array(HistoryEntry);
+/** The events of an artifact's history in all, shown or not. */
+export const ArtifactHistoryTotal = z.number().int();
+
+/**
  * The artifact record (spec: Artifact record). `created_at` and `last_modified_at` are strings as
  * the spec types them, holding epoch seconds, which is what the CLI parses.
  */
@@ -104,7 +112,8 @@ export const ArtifactRecord = z
     state_info: z.string().nullable(),
     running: z.array(RuntimePlace),
     exited: z.array(RuntimePlace),
-    history: z.array(HistoryEntry),
+    history: ArtifactHistory,
+    history_total: ArtifactHistoryTotal,
     commit_lead_times: z.record(z.string(), z.unknown()),
     build_lead_times: z.record(z.string(), z.unknown()),
   })

@@ -1,7 +1,7 @@
 /** Search by fingerprint or commit, and asserts (reference/cli-requests.md 3.3). */
 import { z } from 'zod';
 import { AttestationStatus } from './trails.js';
-import { HistoryEntry } from './artifacts.js';
+import { ArtifactHistory, ArtifactHistoryTotal } from './artifacts.js';
 
 const Resolved = z.object({ type: z.string(), count: z.number().int(), matches: z.array(z.string()) });
 
@@ -23,7 +23,8 @@ export const SearchArtifact = z
     compliance_state: z.string(),
     running_in: z.array(z.string()),
     exited_from: z.array(z.string()),
-    history: z.array(HistoryEntry),
+    history: ArtifactHistory,
+    history_total: ArtifactHistoryTotal,
   })
   .meta({ id: 'SearchArtifact' });
 

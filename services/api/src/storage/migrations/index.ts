@@ -23,6 +23,7 @@ import * as m0371 from './0371_catalog_notifications.js';
 import * as m0372 from './0372_evidence_file_age.js';
 import * as m0380 from './0380_hot_evidence_rows.js';
 import * as m0381 from './0381_trail_reference_check_planned_per_statement.js';
+import * as m0382 from './0382_trail_events_runtime.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
@@ -43,4 +44,5 @@ export const migrations: Record<string, Migration> = {
   '0372_evidence_file_age': m0372,
   '0380_hot_evidence_rows': m0380,
   '0381_trail_reference_check_planned_per_statement': m0381,
+  '0382_trail_events_runtime': m0382,
 };

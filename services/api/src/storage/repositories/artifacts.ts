@@ -4,11 +4,15 @@ import type { SlotStatus } from '../../domain/compliance.js';
 import type { Db } from '../database.js';
 import type { ArtifactsTable, AttestationsTable, TrailEventsTable } from '../tables/evidence.js';
 import { withDates } from './json-rows.js';
-import { historyData, type HistoryEventRow } from './trail-events.js';
+import {
+  artifactHistoryColumns,
+  fromHistoryColumns,
+  type ArtifactHistoryRows,
+  type HistoryColumns,
+} from './trail-events.js';
 
 export type ArtifactRow = Selectable<ArtifactsTable>;
 export type ArtifactRowWithNames = ArtifactRow & { trail_name: string; flow_name: string };
-type TrailEventRow = Selectable<TrailEventsTable>;
 
 /** The payload keys an artifact's evidence shows (usecases/evidence/artifacts.ts `presentEvidence`). */
 export const EVIDENCE_PAYLOAD_KEYS = [
@@ -86,7 +90,8 @@ const latestInEachFlow = (db: Db, orgId: string, fingerprints: readonly string[]
 export const artifactsRepository = {
   /**
    * The artifact of endpoint 1 in one round trip: the flow by its current name, the artifact in
-   * its latest trail (or the named one), its effective attestations and its trail events.
+   * its latest trail (or the named one), its effective attestations and its history as its
+   * answer shows it (`artifactHistoryColumns`).
    * Undefined when not found (old flow names and errors take the general path).
    */
   async readWithEvidence(
@@ -96,10 +101,10 @@ export const artifactsRepository = {
     fingerprint: string,
     trailName: string | undefined,
   ): Promise<
-    | { artifact: ArtifactRowWithNames; attestations: EvidenceAttestation[]; events: HistoryEventRow[] }
+    | { artifact: ArtifactRowWithNames; attestations: EvidenceAttestation[]; history: ArtifactHistoryRows }
     | undefined
   > {
-    const result = await sql<ArtifactRowWithNames & { evidence_rows: unknown[]; event_rows: unknown[] }>`
+    const result = await sql<ArtifactRowWithNames & HistoryColumns & { evidence_rows: unknown[] }>`
       select a.*, t.name as trail_name, f.name as flow_name,
         (select coalesce(json_agg(x order by x.seq), '[]'::json) from (
           -- What an artifact's evidence shows of each attestation (\`EvidenceAttestation\`), not
@@ -115,11 +120,7 @@ export const artifactsRepository = {
               from jsonb_array_elements(coalesce(a.compliance -> 'attestations_statuses', '[]'::jsonb)) s
             )
         ) x) as evidence_rows,
-        -- Its history: an event per attestation reported to it, each cut to what a history reads.
-        (select coalesce(json_agg(e order by e.seq), '[]'::json) from (
-          select e.seq, e.type, e.occurred_at, ${historyData('e')} as data from trail_events e
-          where e.org_id = a.org_id and e.trail_id = a.trail_id and e.fingerprint = a.fingerprint
-        ) e) as event_rows
+        ${artifactHistoryColumns(sql.ref('a.org_id'), sql.ref('a.trail_id'), sql.ref('a.fingerprint'))}
       from flows f
       join artifacts a on a.org_id = f.org_id and a.flow_id = f.id and a.fingerprint = ${fingerprint}
       join trails t on t.org_id = a.org_id and t.id = a.trail_id
@@ -131,11 +132,11 @@ export const artifactsRepository = {
     if (!row) {
       return undefined;
     }
-    const { evidence_rows, event_rows, ...artifact } = row;
+    const { evidence_rows, event_rows, place_rows, event_total, ...artifact } = row;
     return {
       artifact,
       attestations: (evidence_rows as EvidenceAttestation[]).map((a) => withDates(a, ['created_at'])),
-      events: (event_rows as HistoryEventRow[]).map((e) => withDates(e, ['occurred_at'])),
+      history: fromHistoryColumns({ event_rows, place_rows, event_total }),
     };
   },
 

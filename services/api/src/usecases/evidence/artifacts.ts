@@ -15,7 +15,11 @@ import {
 import { attestationsRepository } from '../../storage/repositories/attestations.js';
 import type { FlowRow } from '../../storage/repositories/flows.js';
 import { toJson } from '../../storage/repositories/json.js';
-import { trailEventsRepository, type HistoryEventRow } from '../../storage/repositories/trail-events.js';
+import {
+  trailEventsRepository,
+  type ArtifactHistoryRows,
+  type HistoryEventRow,
+} from '../../storage/repositories/trail-events.js';
 import { reevaluateTrail } from './evaluation.js';
 import type { OrgScope } from '../scope/org-scope.js';
 import { attestationDownloadUrl } from './attestation-present.js';
@@ -243,16 +247,14 @@ export function historyLine(e: HistoryEventRow): { event: string; timestamp: num
   }
 }
 
-type Runtime = {
-  running: ArtifactRecord['running'];
-  exited: ArtifactRecord['exited'];
-  history: ArtifactRecord['history'];
-};
+type Runtime = Pick<ArtifactRecord, 'running' | 'exited' | 'history' | 'history_total'>;
 
-/** Running, exited and history of one artifact from its events in its trail's log. */
-export function runtimeFromEvents(events: readonly HistoryEventRow[]): Runtime {
+const NO_HISTORY: ArtifactHistoryRows = { events: [], places: [], total: 0 };
+
+/** Running, exited and history of one artifact from its history rows. */
+export function runtimeFromHistory(h: ArtifactHistoryRows): Runtime {
   const places = runtimePlaces(
-    events.map((e) => ({
+    h.places.map((e) => ({
       type: e.type,
       environmentName: typeof e.data.environment_name === 'string' ? e.data.environment_name : '',
       snapshotIndex: Number(e.data.snapshot_index ?? 0),
@@ -261,7 +263,8 @@ export function runtimeFromEvents(events: readonly HistoryEventRow[]): Runtime {
   );
   return {
     ...places,
-    history: events.map(historyLine).filter((h): h is { event: string; timestamp: number } => h !== null),
+    history: h.events.map(historyLine).filter((l): l is { event: string; timestamp: number } => l !== null),
+    history_total: h.total,
   };
 }
 
@@ -271,26 +274,16 @@ export async function runtimeOf(
   orgId: string,
   artifacts: ReadonlyArray<{ trail_id: string; fingerprint: string }>,
 ): Promise<Map<string, Runtime>> {
-  const events = await trailEventsRepository.forArtifacts(
+  const histories = await trailEventsRepository.forArtifacts(
     db,
     orgId,
     artifacts.map((a) => ({ trailId: a.trail_id, fingerprint: a.fingerprint })),
   );
-  // Grouped once (events arrive in seq order, kept per group): not each artifact filtering all events.
-  const byArtifact = new Map<string, HistoryEventRow[]>();
-  for (const e of events) {
-    const key = `${e.trail_id}:${e.fingerprint}`;
-    const group = byArtifact.get(key);
-    if (group) {
-      group.push(e);
-    } else {
-      byArtifact.set(key, [e]);
-    }
-  }
+  const byArtifact = new Map(histories.map((h) => [`${h.trail_id}:${h.fingerprint}`, h.history]));
   const out = new Map<string, Runtime>();
   for (const a of artifacts) {
     const key = `${a.trail_id}:${a.fingerprint}`;
-    out.set(key, runtimeFromEvents(byArtifact.get(key) ?? []));
+    out.set(key, runtimeFromHistory(byArtifact.get(key) ?? NO_HISTORY));
   }
   return out;
 }
@@ -320,7 +313,7 @@ export async function presentArtifacts(
       scope,
       row,
       byId,
-      runtime.get(`${row.trail_id}:${row.fingerprint}`) ?? runtimeFromEvents([]),
+      runtime.get(`${row.trail_id}:${row.fingerprint}`) ?? runtimeFromHistory(NO_HISTORY),
     ),
   );
 }
@@ -349,7 +342,7 @@ export async function readArtifactRecord(
     scope,
     found.artifact,
     new Map(found.attestations.map((a) => [a.id, a])),
-    runtimeFromEvents(found.events),
+    runtimeFromHistory(found.history),
   );
 }
 
@@ -393,6 +386,7 @@ function presentArtifact(
     running: runtime.running,
     exited: runtime.exited,
     history: runtime.history,
+    history_total: runtime.history_total,
     commit_lead_times: {},
     build_lead_times: {},
   };

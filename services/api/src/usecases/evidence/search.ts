@@ -41,7 +41,12 @@ export async function search(ctx: OrgScope, value: string): Promise<z.infer<type
       commits: { type: 'commit', count: commits.length, matches: commits },
     },
     artifacts: rows.map((r) => {
-      const rt = runtime.get(`${r.trail_id}:${r.fingerprint}`) ?? { running: [], exited: [], history: [] };
+      const rt = runtime.get(`${r.trail_id}:${r.fingerprint}`) ?? {
+        running: [],
+        exited: [],
+        history: [],
+        history_total: 0,
+      };
       return {
         fingerprint: r.fingerprint,
         name: r.filename,
@@ -58,6 +63,7 @@ export async function search(ctx: OrgScope, value: string): Promise<z.infer<type
         running_in: rt.running.map((p) => p.environment_name),
         exited_from: rt.exited.map((p) => p.environment_name),
         history: rt.history,
+        history_total: rt.history_total,
       };
     }),
   };
