@@ -98,12 +98,22 @@ export const componentsRepository = {
         v: c.version,
         p: c.purl,
       }));
-      await sql`insert into sbom_components (org_id, attestation_id, ord, trail_id, fingerprint,
-          purl_type, purl_namespace, purl_name, purl_version, purl)
-        select ${at.orgId}, ${at.attestationId}, r.o, ${at.trailId}, ${at.fingerprint}, r.t, r.s, r.n, r.v, r.p
-        from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as r(o int, t text, s text, n text, v text, p text)`.execute(
-        db,
-      );
+      // The components and their counts per package (migration 0383) in one statement.
+      await sql`with r as (
+          select * from jsonb_to_recordset(${JSON.stringify(records)}::jsonb)
+            as r(o int, t text, s text, n text, v text, p text)
+        ), c as (
+          insert into sbom_components (org_id, attestation_id, ord, trail_id, fingerprint,
+            purl_type, purl_namespace, purl_name, purl_version, purl)
+          select ${at.orgId}, ${at.attestationId}, r.o, ${at.trailId}, ${at.fingerprint}, r.t, r.s, r.n, r.v, r.p
+          from r
+        )
+        insert into sbom_packages as k (org_id, purl_type, purl_name, purl_namespace, attestation_id,
+          trail_id, fingerprint, components)
+        select ${at.orgId}, r.t, r.n, r.s, ${at.attestationId}, ${at.trailId}, ${at.fingerprint}, count(*)::int
+        from r group by r.t, r.n, r.s
+        on conflict (org_id, purl_type, purl_name, purl_namespace, attestation_id)
+          do update set components = k.components + excluded.components`.execute(db);
     }
   },
 
@@ -111,7 +121,9 @@ export const componentsRepository = {
    * The artifacts whose matching (artifact, component) rows fall in `[offset, offset + count)`,
    * newest first, each with its number of matching rows `n` and the rows before it `before`;
    * and the rows in all. Counts are taken per (trail, fingerprint) key, never by joining the
-   * components to every artifact of a trail.
+   * components to every artifact of a trail; for a package without a version, from its counts
+   * per attestation (`sbom_packages`), so a page reads a row per attestation holding it, not
+   * one per matching version.
    */
   async purlPageArtifacts(
     db: Db,
@@ -120,11 +132,16 @@ export const componentsRepository = {
     offset: number,
     count: number,
   ): Promise<{ artifacts: PagedArtifactRow[]; total: number }> {
-    const keyed = sql`k as (
-        select c.trail_id, c.fingerprint, count(*)::int as n from sbom_components c
-        where c.org_id = ${orgId} and ${purlMatch(key)}
-        group by c.trail_id, c.fingerprint
-      ), per as (
+    const counted =
+      key.version === undefined
+        ? sql`select p.trail_id, p.fingerprint, sum(p.components)::int as n from sbom_packages p
+            where p.org_id = ${orgId} and p.purl_type = ${key.type} and p.purl_name = ${key.name}
+              and p.purl_namespace = ${key.namespace}
+            group by p.trail_id, p.fingerprint`
+        : sql`select c.trail_id, c.fingerprint, count(*)::int as n from sbom_components c
+            where c.org_id = ${orgId} and ${purlMatch(key)}
+            group by c.trail_id, c.fingerprint`;
+    const keyed = sql`k as (${counted}), per as (
         select a.id, a.fingerprint, a.filename, a.git_commit, a.trail_id, a.flow_id, a.created_at, a.seq,
           coalesce(d.n, 0) + coalesce(l.n, 0) as n
         from artifacts a
@@ -155,7 +172,8 @@ export const componentsRepository = {
 
   /**
    * The matching components of each artifact from position `skip`, at most `take`: ordered by
-   * purl, then attestation; each artifact's rows cut in SQL (`offset`/`limit` in a lateral).
+   * purl, then attestation; each artifact's rows cut in SQL (`offset`/`limit` in a lateral),
+   * read in that order from the trail's index (migration 0383), never sorted.
    */
   async purlPageComponents(
     db: Db,

@@ -1,4 +1,4 @@
-/** Table types of SBOM components indexed by package URL (migration 0350). */
+/** Table types of SBOM components indexed by package URL (migrations 0350, 0383). */
 
 export interface SbomComponentsTable {
   org_id: string;
@@ -18,6 +18,19 @@ export interface SbomComponentsTable {
   purl: string;
 }
 
+/** Per attestation and package: how many of its components are versions of it (migration 0383). */
+export interface SbomPackagesTable {
+  org_id: string;
+  purl_type: string;
+  purl_name: string;
+  purl_namespace: string;
+  attestation_id: string;
+  trail_id: string;
+  fingerprint: string | null;
+  components: number;
+}
+
 export interface SbomTables {
   sbom_components: SbomComponentsTable;
+  sbom_packages: SbomPackagesTable;
 }
