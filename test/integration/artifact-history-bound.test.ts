@@ -4,6 +4,7 @@
  * first, with `history_total` counting them all. Where it runs and ran (`running`, `exited`) still
  * comes from every environment's latest runtime event, however old, and every path that shows the
  * artifact (by fingerprint, by id, in the flow's listing, by commit, in a search) shows the same.
+ * The whole history is offered page by page.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -150,5 +151,51 @@ describe("an artifact's history in its answer", () => {
     expect(hit.history).toEqual((byFingerprint.json as Answer).history);
     expect(hit.history_total).toBe(1 + 3 + ATTESTATIONS);
     expect(hit.running_in).toEqual(['prod']);
+  });
+});
+
+describe("an artifact's whole history, page by page", () => {
+  interface HistoryPage {
+    data: Array<{ event: string; timestamp: number }>;
+    pagination: { total: number; page: number; per_page: number; page_count: number };
+  }
+  const historyPage = async (query: string, fingerprint = FP) => {
+    const r = await cli.get(`/api/v2/artifacts/${ORG}/${FLOW}/fingerprint/${fingerprint}/history?${query}`);
+    expect(r.status, r.body).toBe(200);
+    return r.json as HistoryPage;
+  };
+
+  it('lists every line once, oldest first, with the total on each page', async () => {
+    const all: string[] = [];
+    const total = 1 + 3 + ATTESTATIONS;
+    for (let p = 1; p <= 4; p++) {
+      const page = await historyPage(`page=${p}&per_page=50`);
+      expect(page.pagination).toEqual({ total, page: p, per_page: 50, page_count: 4 });
+      all.push(...page.data.map((h) => h.event));
+    }
+    expect(all).toHaveLength(total);
+    expect(all[0]).toBe('Reported to trail by seed-admin-1');
+    expect(all.slice(1, 4)).toEqual([
+      'Started running in staging#1',
+      'Exited from staging#2',
+      'Started running in prod#1',
+    ]);
+    expect(all.slice(4)).toEqual(Array.from({ length: ATTESTATIONS }, (_, i) => line(i)));
+    // The answer's history is the first line and the last ones of the same list.
+    const answer = (await artifact(FP)).json as Answer;
+    expect(answer.history.map((h) => h.event)).toEqual([all[0], ...all.slice(-SHOWN_RECENT)]);
+  });
+
+  it('defaults to 100 lines a page, answers a page past the end empty, and 404 for an unknown artifact', async () => {
+    const first = await historyPage('');
+    expect(first.data).toHaveLength(100);
+    expect(first.pagination).toMatchObject({ page: 1, per_page: 100, page_count: 2 });
+    expect((await historyPage('page=9')).data).toEqual([]);
+    expect((await historyPage('', FEW)).data.map((h) => h.event)).toHaveLength(2);
+    const r = await cli.get(`/api/v2/artifacts/${ORG}/${FLOW}/fingerprint/${fp('99')}/history`);
+    expect(r.status).toBe(404);
+    expect(
+      (await cli.get(`/api/v2/artifacts/${ORG}/${FLOW}/fingerprint/${FP}/history?per_page=0`)).status,
+    ).toBe(400);
   });
 });

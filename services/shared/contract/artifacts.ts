@@ -1,6 +1,6 @@
 /** Artifacts (spec endpoint 1 and the artifact record; reference/cli-requests.md 3.3). */
 import { z } from 'zod';
-import { CommitSha, Fingerprint } from './common.js';
+import { CommitSha, Fingerprint, Pagination } from './common.js';
 import {
   Annotations,
   ExternalUrls,
@@ -80,6 +80,11 @@ export const HistoryEntry = z
 export const ArtifactHistory = z.array(HistoryEntry);
 /** The events of an artifact's history in all, shown or not. */
 export const ArtifactHistoryTotal = z.number().int();
+
+/** `GET /artifacts/{org}/{flow}/fingerprint/{fp}/history`: a page of the whole history, oldest first. */
+export const ArtifactHistoryPage = z
+  .object({ data: z.array(HistoryEntry), pagination: Pagination })
+  .meta({ id: 'ArtifactHistoryPage' });
 
 /**
  * The artifact record (spec: Artifact record). `created_at` and `last_modified_at` are strings as

@@ -10,6 +10,7 @@ import {
   errorResponses,
 } from '../../../../shared/contract/common.js';
 import {
+  ArtifactHistoryPage,
   ArtifactRecord,
   CreateArtifact,
   LatestCommit,
@@ -17,6 +18,7 @@ import {
 } from '../../../../shared/contract/artifacts.js';
 import { TrailName } from '../../../../shared/contract/evidence-common.js';
 import {
+  artifactHistoryPage,
   artifactsByCommit,
   latestArtifactCommit,
   listArtifacts,
@@ -25,7 +27,7 @@ import {
 import { recordArtifact } from '../../usecases/evidence/artifacts.js';
 import { transact } from '../../usecases/scope/org-scope.js';
 import { FingerprintParam, FlowParams } from '../params.js';
-import { paging } from '../paging.js';
+import { pagination, paging } from '../paging.js';
 import { orgScope } from '../request-context.js';
 import { sendSerialized } from '../reply.js';
 
@@ -124,6 +126,35 @@ const routes: FastifyPluginAsync = async (fastify) => {
         app.caches.evidence.set(scope.org.id, cacheKey, body, epoch);
       }
       return sendSerialized(reply, body);
+    },
+  );
+
+  app.get(
+    '/artifacts/:org/:flow/fingerprint/:fingerprint/history',
+    {
+      config: { auth: { permission: 'read' } },
+      schema: {
+        operationId: 'getArtifactHistory',
+        summary: "A page of an artifact's whole history, oldest first (in its latest trail unless ?trail=)",
+        tags,
+        params: FlowParams.extend({ fingerprint: FingerprintParam }),
+        querystring: z.strictObject({
+          trail: TrailName.optional(),
+          page: QueryInt(1, 100_000).optional().default(1),
+          per_page: QueryInt(1, 1000).optional().default(100),
+        }),
+        response: { 200: ArtifactHistoryPage, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const page = await artifactHistoryPage(
+        orgScope(app, request),
+        request.params,
+        q.trail,
+        paging(q.page, q.per_page),
+      );
+      return { data: page.data, pagination: pagination(page.total, q.page, q.per_page) };
     },
   );
 

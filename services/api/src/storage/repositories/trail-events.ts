@@ -147,4 +147,25 @@ export const trailEventsRepository = {
       history: fromHistoryColumns(r),
     }));
   },
+
+  /**
+   * A page of one artifact's whole history (a fingerprint in a trail), oldest first, read in
+   * order from the (org_id, trail_id, fingerprint, seq) index, and its events in all.
+   */
+  async historyPage(
+    db: Db,
+    orgId: string,
+    artifact: { trailId: string; fingerprint: string },
+    page: { limit: number; offset: number },
+  ): Promise<{ events: HistoryEventRow[]; total: number }> {
+    const key = sql`e.org_id = ${orgId} and e.trail_id = ${artifact.trailId}
+      and e.fingerprint = ${artifact.fingerprint}`;
+    const [events, total] = await Promise.all([
+      sql<HistoryEventRow>`select e.seq, e.type, e.occurred_at, ${historyData('e')} as data
+        from trail_events e where ${key}
+        order by e.seq limit ${page.limit} offset ${page.offset}`.execute(db),
+      sql<{ n: number }>`select count(*)::int as n from trail_events e where ${key}`.execute(db),
+    ]);
+    return { events: events.rows, total: total.rows[0]?.n ?? 0 };
+  },
 };

@@ -8,7 +8,8 @@ import { artifactsRepository } from '../../storage/repositories/artifacts.js';
 import { attestationsRepository } from '../../storage/repositories/attestations.js';
 import { flowsRepository } from '../../storage/repositories/flows.js';
 import { reposRepository } from '../../storage/repositories/repos.js';
-import { findArtifact, presentArtifacts, readArtifactRecord } from './artifacts.js';
+import { trailEventsRepository } from '../../storage/repositories/trail-events.js';
+import { findArtifact, historyLine, presentArtifacts, readArtifactRecord } from './artifacts.js';
 import { flowNotFound, resolveFlow } from './flows.js';
 import type { OrgScope } from '../scope/org-scope.js';
 
@@ -99,4 +100,28 @@ export async function latestArtifactCommit(
 ): Promise<string | null> {
   const flow = await flowsRepository.findByName(scope.db, scope.org.id, flowName);
   return flow ? artifactsRepository.latestCommit(scope.db, scope.org.id, flow.id, branch) : null;
+}
+
+/**
+ * A page of an artifact's whole history, oldest first (its answer carries only the first and
+ * the most recent lines), with its lines in all; the artifact found as endpoint 1 finds it.
+ */
+export async function artifactHistoryPage(
+  scope: OrgScope,
+  params: { flow: string; fingerprint: string },
+  trailName: string | undefined,
+  page: { limit: number; offset: number },
+): Promise<{ data: Array<{ event: string; timestamp: number }>; total: number }> {
+  const flow = await resolveFlow(scope, params.flow);
+  const row = await findArtifact(scope, flow, params.fingerprint, trailName);
+  const { events, total } = await trailEventsRepository.historyPage(
+    scope.db,
+    scope.org.id,
+    { trailId: row.trail_id, fingerprint: row.fingerprint },
+    page,
+  );
+  return {
+    data: events.map(historyLine).filter((l): l is { event: string; timestamp: number } => l !== null),
+    total,
+  };
 }
