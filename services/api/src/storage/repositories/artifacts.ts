@@ -2,7 +2,7 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { SlotStatus } from '../../domain/compliance.js';
 import type { Db } from '../database.js';
-import type { ArtifactsTable, AttestationsTable, TrailEventsTable } from '../tables/evidence.js';
+import type { ArtifactsTable, AttestationsTable } from '../tables/evidence.js';
 import { withDates } from './json-rows.js';
 import {
   artifactHistoryColumns,
