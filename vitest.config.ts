@@ -26,11 +26,11 @@ export default defineConfig({
       },
       {
         extends: true,
-        // PGlite compiles its WebAssembly once per process: reuse workers across files.
+        // A worker per file: reused workers kept each file's embedded database's memory and grew
+        // past the 2 GiB bound over a run.
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          isolate: false,
           globalSetup: database,
         },
       },

@@ -276,12 +276,13 @@ describe("an attestation stored under the trail's lock", () => {
           ? Object.assign(new Map<string, string>(), { marks: 0 })
           : insert(db, trails),
       );
-    const kick = vi.spyOn(t.app.runtime, 'kick');
+    const committed = vi.spyOn(t.app.domainEvents, 'committed');
     // Non-compliant: the artifact's compliance changes.
     expect((await onArtifact('locked', L, 'scan', cli, false)).status).toBe(201);
     expect(writes.mock.calls.filter(([, trails]) => trails[0]!.ifUnchanged === null)).toHaveLength(1);
     expect(await marks()).toEqual(['twins']);
-    expect(kick).toHaveBeenCalled();
+    // Announced after its commit, which wakes the re-evaluation worker.
+    expect(committed).toHaveBeenCalledWith([{ type: 'reevaluation.marked', count: 1 }]);
     vi.restoreAllMocks();
     await t.app.runtime.processMarks();
 
