@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { OrgParams, errorResponses } from '../../../../shared/contract/common.js';
 import { ExposureQuery, ExposureResult } from '../../../../shared/contract/exposure.js';
 import { BadRequestError } from '../../errors.js';
-import { requireOrg } from '../../plugins/auth.js';
+import { orgScope } from '../request-context.js';
 import { EXPOSURE_PER_PAGE, exposure, type ExposureSelector } from '../../usecases/evidence/exposure.js';
 
 const routes: FastifyPluginAsync = async (fastify) => {
@@ -41,7 +41,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
           : q.fingerprint !== undefined
             ? { fingerprint: q.fingerprint }
             : { commit: q.commit! };
-      return exposure(app.db, requireOrg(request).id, {
+      return exposure(orgScope(app, request), {
         selector,
         from: q.from,
         to: q.to,

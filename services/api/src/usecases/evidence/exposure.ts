@@ -10,6 +10,7 @@ import { parsePurl } from '../../domain/sbom.js';
 import { BadRequestError } from '../../errors.js';
 import { epochSeconds } from '../../time.js';
 import type { Db } from '../../storage/database.js';
+import type { OrgScope } from '../scope/org-scope.js';
 import { artifactsRepository } from '../../storage/repositories/artifacts.js';
 import {
   componentsRepository,
@@ -67,7 +68,9 @@ interface Shown {
  * matching (artifact, component) rows, newest artifact first, then by purl and attestation: every
  * statement reads at most what its page needs, whatever the number of versions indexed.
  */
-export async function exposure(db: Db, orgId: string, req: ExposureRequest): Promise<ExposureResult> {
+export async function exposure(scope: OrgScope, req: ExposureRequest): Promise<ExposureResult> {
+  const { db } = scope;
+  const orgId = scope.org.id;
   const { selector, from, to, limit } = req;
   if (from && to && from.getTime() > to.getTime()) {
     throw new BadRequestError('`from` is after `to`', { 'query.from': 'must not be after `to`' });
