@@ -15,7 +15,6 @@ import type {
   RuntimeSnapshotsTable,
   RuntimeStatesTable,
 } from '../tables/runtime.js';
-import { groupBy } from '../../group-by.js';
 
 export type { NewState };
 export type StateRow = Selectable<RuntimeStatesTable>;
@@ -43,6 +42,35 @@ export function chunks<T>(items: readonly T[]): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += CHUNK) {
     out.push(items.slice(i, i + CHUNK));
+  }
+  return out;
+}
+
+/**
+ * Parameter text one set-based statement carries at most. The writes of a report pass their rows
+ * as arrays (`unnest`), one statement per table whatever the row count, and split only so that no
+ * statement's parameters grow past this: a report at the cap (MAX_REPORT_ARTIFACTS) is one or a
+ * few statements per table.
+ */
+export const STATEMENT_BYTES = 8 * 1024 * 1024;
+
+/** Splits rows into runs whose estimated parameter text (`bytes` of each) stays under STATEMENT_BYTES. */
+export function batches<T>(items: readonly T[], bytes: (item: T) => number): T[][] {
+  const out: T[][] = [];
+  let current: T[] = [];
+  let size = 0;
+  for (const item of items) {
+    const b = bytes(item);
+    if (current.length > 0 && size + b > STATEMENT_BYTES) {
+      out.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(item);
+    size += b;
+  }
+  if (current.length > 0) {
+    out.push(current);
   }
   return out;
 }
@@ -76,6 +104,7 @@ export const runtimeRepository = {
     return new Map(rows.map((r) => [r.fingerprint, r]));
   },
 
+  /** Writes the live rows of these fingerprints, in one statement per STATEMENT_BYTES of rows. */
   async upsertLive(
     db: Db,
     orgId: string,
@@ -88,30 +117,26 @@ export const runtimeRepository = {
       detail: string;
     }>,
   ): Promise<void> {
-    for (const part of chunks(rows)) {
-      await db
-        .insertInto('runtime_live')
-        .values(part.map((r) => ({ ...r, org_id: orgId, environment_id: envId })))
-        .onConflict((oc) =>
-          oc.columns(['org_id', 'environment_id', 'fingerprint']).doUpdateSet((eb) => ({
-            name: eb.ref('excluded.name'),
-            instance_count: eb.ref('excluded.instance_count'),
-            detail_hash: eb.ref('excluded.detail_hash'),
-            detail: eb.ref('excluded.detail'),
-          })),
-        )
-        .execute();
+    for (const part of batches(rows, (r) => r.fingerprint.length + r.name.length + r.detail.length + 80)) {
+      await sql`insert into runtime_live (org_id, environment_id, fingerprint, name, instance_count, detail_hash, detail)
+        select ${orgId}, ${envId}, r.fingerprint, r.name, r.instance_count, r.detail_hash, r.detail::jsonb
+        from unnest(${part.map((r) => r.fingerprint)}::text[], ${part.map((r) => r.name)}::text[],
+          ${part.map((r) => r.instance_count)}::int[], ${part.map((r) => r.detail_hash)}::text[],
+          ${part.map((r) => r.detail)}::text[]) as r(fingerprint, name, instance_count, detail_hash, detail)
+        on conflict (org_id, environment_id, fingerprint) do update set name = excluded.name,
+          instance_count = excluded.instance_count, detail_hash = excluded.detail_hash, detail = excluded.detail`.execute(
+        db,
+      );
     }
   },
 
+  /** Deletes the live rows of these fingerprints: one statement, each fingerprint found by key. */
   async deleteLive(db: Db, orgId: string, envId: string, fingerprints: readonly string[]): Promise<void> {
-    for (const part of chunks(fingerprints)) {
-      await db
-        .deleteFrom('runtime_live')
-        .where('org_id', '=', orgId)
-        .where('environment_id', '=', envId)
-        .where('fingerprint', 'in', part)
-        .execute();
+    for (const part of batches(fingerprints, (f) => f.length + 4)) {
+      await sql`delete from runtime_live l using unnest(${part}::text[]) as x(fingerprint)
+        where l.org_id = ${orgId} and l.environment_id = ${envId} and l.fingerprint = x.fingerprint`.execute(
+        db,
+      );
     }
   },
 
@@ -136,33 +161,33 @@ export const runtimeRepository = {
     rows: ReadonlyArray<{ hash: string; detail: string }>,
   ): Promise<void> {
     const unique = [...new Map(rows.map((r) => [r.hash, r])).values()];
-    for (const part of chunks(unique)) {
-      await db
-        .insertInto('runtime_details')
-        .values(part.map((r) => ({ org_id: orgId, hash: r.hash, detail: r.detail })))
-        .onConflict((oc) => oc.doNothing())
-        .execute();
+    for (const part of batches(unique, (r) => r.hash.length + r.detail.length + 8)) {
+      await sql`insert into runtime_details (org_id, hash, detail)
+        select ${orgId}, r.hash, r.detail::jsonb
+        from unnest(${part.map((r) => r.hash)}::text[], ${part.map((r) => r.detail)}::text[]) as r(hash, detail)
+        on conflict do nothing`.execute(db);
     }
   },
 
   async insertVerdicts(db: Db, orgId: string, rows: readonly NewVerdict[]): Promise<void> {
-    const unique = [...new Map(rows.map((r) => [r.hash, r])).values()];
-    for (const part of chunks(unique)) {
-      await db
-        .insertInto('runtime_verdicts')
-        .values(
-          part.map((v) => ({
-            org_id: orgId,
-            hash: v.hash,
-            compliant: v.compliant,
-            provenance: JSON.stringify(v.provenance),
-            decisions: JSON.stringify(v.decisions),
-            reasons: JSON.stringify(v.reasons),
-            allowlisted: v.allowlisted,
-          })),
-        )
-        .onConflict((oc) => oc.doNothing())
-        .execute();
+    const unique = [...new Map(rows.map((r) => [r.hash, r])).values()].map((v) => ({
+      hash: v.hash,
+      compliant: v.compliant,
+      provenance: JSON.stringify(v.provenance),
+      decisions: JSON.stringify(v.decisions),
+      reasons: JSON.stringify(v.reasons),
+      allowlisted: v.allowlisted,
+    }));
+    const size = (v: (typeof unique)[number]) =>
+      v.hash.length + v.provenance.length + v.decisions.length + v.reasons.length + 24;
+    for (const part of batches(unique, size)) {
+      await sql`insert into runtime_verdicts (org_id, hash, compliant, provenance, decisions, reasons, allowlisted)
+        select ${orgId}, v.hash, v.compliant, v.provenance::jsonb, v.decisions::jsonb, v.reasons::jsonb, v.allowlisted
+        from unnest(${part.map((v) => v.hash)}::text[], ${part.map((v) => v.compliant)}::boolean[],
+          ${part.map((v) => v.provenance)}::text[], ${part.map((v) => v.decisions)}::text[],
+          ${part.map((v) => v.reasons)}::text[], ${part.map((v) => v.allowlisted)}::boolean[])
+          as v(hash, compliant, provenance, decisions, reasons, allowlisted)
+        on conflict do nothing`.execute(db);
     }
   },
 
@@ -185,7 +210,10 @@ export const runtimeRepository = {
       .execute();
   },
 
-  /** Ends the current states of fingerprints that stopped running at `toIndex`. */
+  /**
+   * Ends the current states of fingerprints that stopped running at `toIndex`, each with its
+   * last count: one statement, each fingerprint's states found by key.
+   */
   async closeExits(
     db: Db,
     orgId: string,
@@ -193,26 +221,16 @@ export const runtimeRepository = {
     exits: ReadonlyArray<{ fingerprint: string; count: number }>,
     toIndex: number,
   ): Promise<void> {
-    const byCount = groupBy(
-      exits,
-      (e) => e.count,
-      (e) => e.fingerprint,
-    );
-    // One statement per distinct count and 500 fingerprints: bounded by the exits of one report.
-    for (const [count, fingerprints] of byCount) {
-      for (const part of chunks(fingerprints)) {
-        await db
-          .updateTable('runtime_states')
-          .set({ to_index: toIndex, exited: true, exit_count: count })
-          .where('org_id', '=', orgId)
-          .where('environment_id', '=', envId)
-          .where('to_index', 'is', null)
-          .where('fingerprint', 'in', part)
-          .execute();
-      }
+    for (const part of batches(exits, (e) => e.fingerprint.length + 16)) {
+      await sql`update runtime_states s set to_index = ${toIndex}, exited = true, exit_count = x.count
+        from unnest(${part.map((e) => e.fingerprint)}::text[], ${part.map((e) => e.count)}::int[])
+          as x(fingerprint, count)
+        where s.org_id = ${orgId} and s.environment_id = ${envId} and s.fingerprint = x.fingerprint
+          and s.to_index is null`.execute(db);
     }
   },
 
+  /** Ends the current states of fingerprints that a new state replaces at `toIndex`. */
   async closeStates(
     db: Db,
     orgId: string,
@@ -220,26 +238,28 @@ export const runtimeRepository = {
     fingerprints: readonly string[],
     toIndex: number,
   ): Promise<void> {
-    for (const part of chunks(fingerprints)) {
-      await db
-        .updateTable('runtime_states')
-        .set({ to_index: toIndex })
-        .where('org_id', '=', orgId)
-        .where('environment_id', '=', envId)
-        .where('to_index', 'is', null)
-        .where('fingerprint', 'in', part)
-        .execute();
+    for (const part of batches(fingerprints, (f) => f.length + 4)) {
+      await sql`update runtime_states s set to_index = ${toIndex}
+        from unnest(${part}::text[]) as x(fingerprint)
+        where s.org_id = ${orgId} and s.environment_id = ${envId} and s.fingerprint = x.fingerprint
+          and s.to_index is null`.execute(db);
     }
   },
 
   async insertStates(db: Db, orgId: string, envId: string, rows: readonly NewState[]): Promise<void> {
-    for (const part of chunks(rows)) {
-      await db
-        .insertInto('runtime_states')
-        .values(
-          part.map((r): Insertable<RuntimeStatesTable> => ({ ...r, org_id: orgId, environment_id: envId })),
-        )
-        .execute();
+    const size = (r: NewState) =>
+      r.fingerprint.length + r.name.length + r.detail_hash.length + r.verdict_hash.length + 64;
+    for (const part of batches(rows, size)) {
+      const column = <K extends keyof NewState>(key: K) => part.map((r) => r[key]);
+      await sql`insert into runtime_states (org_id, environment_id, fingerprint, from_index, name, instance_count,
+          was_count, change, detail_hash, verdict_hash, run_start)
+        select ${orgId}, ${envId}, r.*
+        from unnest(${column('fingerprint')}::text[], ${column('from_index')}::int[], ${column('name')}::text[],
+          ${column('instance_count')}::int[], ${column('was_count')}::int[], ${column('change')}::text[],
+          ${column('detail_hash')}::text[], ${column('verdict_hash')}::text[], ${column('run_start')}::int[])
+          as r(fingerprint, from_index, name, instance_count, was_count, change, detail_hash, verdict_hash, run_start)`.execute(
+        db,
+      );
     }
   },
 
