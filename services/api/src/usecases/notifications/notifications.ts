@@ -10,22 +10,25 @@ import { actionsRepository, outboxRepository, type ActionRow } from '../../stora
 
 /**
  * Fans events out to the org's matching actions and targets; returns the rows written. `known`:
- * the org's actions when the caller already has them.
+ * the org's actions when the caller already has them. `events` may be a function making them,
+ * called only when the org has actions: a snapshot at the report cap is 100,000 events, which an
+ * org without actions need not build.
  */
 export async function enqueueNotifications(
   db: Db,
   orgId: string,
-  events: readonly NotificationEvent[],
+  eventsOrMake: readonly NotificationEvent[] | (() => readonly NotificationEvent[]),
   now: Date,
   known?: readonly ActionRow[],
 ): Promise<number> {
-  if (events.length === 0) {
+  if (Array.isArray(eventsOrMake) && eventsOrMake.length === 0) {
     return 0;
   }
   const actions = known ?? (await actionsRepository.list(db, orgId));
   if (actions.length === 0) {
     return 0;
   }
+  const events = typeof eventsOrMake === 'function' ? eventsOrMake() : eventsOrMake;
   const matched = events.map((event) => ({ event, actions: actionsFor(actions, event) }));
   const ids = [...new Set(matched.flatMap((m) => m.actions.map((a) => a.id)))];
   if (ids.length === 0) {

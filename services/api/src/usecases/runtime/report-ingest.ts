@@ -208,15 +208,17 @@ async function writeSnapshot(scope: OrgScope, plan: SnapshotWrite): Promise<Repo
   if (runtimeEvents.length > 0) {
     await scope.services.provenance.recordRuntimeEvents(db, org.id, runtimeEvents);
   }
-  const events = snapshotNotifications({
-    base: { org: org.name, timestamp: now.getTime() / 1000, environment: env.name },
-    snapshot: { index, ...snapshotUrls({ publicUrl, org }, env.name, index) },
-    compliance: { before: env.compliant, after: plan.complianceAfter },
-    started,
-    exits: plan.exits,
-    verdicts: plan.verdicts,
-    startedRecords: plan.startedRecords,
-  });
+  // Built only when the org has actions to match them against.
+  const events = () =>
+    snapshotNotifications({
+      base: { org: org.name, timestamp: now.getTime() / 1000, environment: env.name },
+      snapshot: { index, ...snapshotUrls({ publicUrl, org }, env.name, index) },
+      compliance: { before: env.compliant, after: plan.complianceAfter },
+      started,
+      exits: plan.exits,
+      verdicts: plan.verdicts,
+      startedRecords: plan.startedRecords,
+    });
   const notifications = await enqueueNotifications(db, org.id, events, now);
   return {
     snapshot: { environment: env.name, index, cause: plan.cause, compliant: plan.complianceAfter },
