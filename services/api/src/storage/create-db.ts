@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { Kysely, PostgresDialect } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { EMBEDDED_STATEMENT_BYTES, runtimeWrites } from './repositories/runtime.js';
 import pg from 'pg';
 import { setImmediate as turn } from 'node:timers/promises';
 import { listenPglite, listenPostgres, type ChangeHandlers, type ChangeListener } from './change-listener.js';
@@ -256,6 +257,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       parsers: { [pgliteTypes.INT8]: (v: string) => Number(v), [NUMERIC_OID]: (v: string) => Number(v) },
     });
     const db = new Kysely<Database>({ dialect: new PGliteDialect(yieldingEachStatement(client)) });
+    runtimeWrites.statementBytes = EMBEDDED_STATEMENT_BYTES;
     return {
       db,
       dialect: 'pglite',

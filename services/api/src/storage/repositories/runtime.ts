@@ -54,14 +54,24 @@ export function chunks<T>(items: readonly T[]): T[][] {
  */
 export const STATEMENT_BYTES = 8 * 1024 * 1024;
 
-/** Splits rows into runs whose estimated parameter text (`bytes` of each) stays under STATEMENT_BYTES. */
+/**
+ * The same bound on the embedded database, which runs each statement on the API's own thread:
+ * there one statement holds every other request for its whole run, so rows go in far smaller
+ * statements (set by create-db.ts when it opens PGlite; one database per process).
+ */
+export const EMBEDDED_STATEMENT_BYTES = 256 * 1024;
+
+/** What `batches` splits at in this process. */
+export const runtimeWrites = { statementBytes: STATEMENT_BYTES };
+
+/** Splits rows into runs whose estimated parameter text (`bytes` of each) stays under the bound. */
 export function batches<T>(items: readonly T[], bytes: (item: T) => number): T[][] {
   const out: T[][] = [];
   let current: T[] = [];
   let size = 0;
   for (const item of items) {
     const b = bytes(item);
-    if (current.length > 0 && size + b > STATEMENT_BYTES) {
+    if (current.length > 0 && size + b > runtimeWrites.statementBytes) {
       out.push(current);
       current = [];
       size = 0;
