@@ -18,12 +18,10 @@ import { ValidationError } from '../../errors.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
 import {
   archiveAttestationType,
-  checkDefinition,
+  createAttestationType,
   listAttestationTypes,
   readAttestationType,
-  saveAttestationType,
 } from '../../usecases/evidence/attestation-types.js';
-import { transact } from '../../usecases/scope/org-scope.js';
 import { orgScope, parseJsonPart } from '../request-context.js';
 import { sendJsonString, sendOk } from '../reply.js';
 import { NoBody } from '../request-schemas.js';
@@ -73,10 +71,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
         }
         schema = parsed as Record<string, unknown>;
       }
-      await checkDefinition(app.services.evaluator, ctx.org.id, input, schema);
-      await transact(ctx, (s) => saveAttestationType(s, input, schema));
-      // Before the answer: the next attestation here evaluates the new version.
-      app.caches.config.bump(ctx.org.id);
+      await createAttestationType(ctx, input, schema);
       // Every accepted POST creates something: the type, or a new version of it. Clients rely on
       // 201 for both (the Terraform provider accepts nothing else); the CLI accepts any 2xx.
       return sendJsonString(reply, 'OK', 201);

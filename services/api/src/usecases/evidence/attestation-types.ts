@@ -16,16 +16,16 @@ import {
   type AttestationTypeVersionRow,
 } from '../../storage/repositories/attestation-types.js';
 import { toJson } from '../../storage/repositories/json.js';
-import type { CustomEvaluator } from '../../workers/custom-evaluator.js';
-import type { OrgScope } from '../scope/org-scope.js';
+import { transact, type OrgScope } from '../scope/org-scope.js';
 
 /** Checks that the schema compiles and every jq program parses, naming each problem. */
 export async function checkDefinition(
-  evaluator: CustomEvaluator,
-  orgId: string,
+  scope: OrgScope,
   input: CreateAttestationType,
   schema: Record<string, unknown> | null,
 ): Promise<void> {
+  const { evaluator } = scope.services;
+  const orgId = scope.org.id;
   const rules = input.evaluator?.content_type === 'jq' ? input.evaluator.rules : [];
   const summary = input.summary ?? [];
   let problems;
@@ -182,4 +182,18 @@ export async function archiveAttestationType(ctx: OrgScope, name: string): Promi
     archived: true,
     last_modified_at: ctx.now,
   });
+}
+
+/**
+ * `POST /custom-attestation-types/{org}`: checks the definition, stores it as the type or its next
+ * version, and drops this replica's cached types at once (the next attestation evaluates it).
+ */
+export async function createAttestationType(
+  scope: OrgScope,
+  input: CreateAttestationType,
+  schema: Record<string, unknown> | null,
+): Promise<void> {
+  await checkDefinition(scope, input, schema);
+  await transact(scope, (s) => saveAttestationType(s, input, schema));
+  scope.services.catalog.bump(scope.org.id);
 }
