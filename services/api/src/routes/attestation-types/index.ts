@@ -128,9 +128,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const ctx = orgScope(app, request);
-      await archiveAttestationType(ctx, request.params.name);
-      app.caches.config.bump(ctx.org.id);
+      await archiveAttestationType(orgScope(app, request), request.params.name);
       return sendOk(reply);
     },
   );

@@ -270,14 +270,10 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const { attestation: att, content } = await attestationEvidence(
-        orgScope(app, request),
-        app.services.store,
-        {
-          ...request.params,
-          id: request.params.attestation_id,
-        },
-      );
+      const { attestation: att, content } = await attestationEvidence(orgScope(app, request), {
+        ...request.params,
+        id: request.params.attestation_id,
+      });
       return (
         reply
           .code(200)

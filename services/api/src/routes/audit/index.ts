@@ -52,14 +52,14 @@ const routes: FastifyPluginAsync = async (fastify) => {
     'getArtifactAuditPackage',
     'Download the audit package of an artifact (.tar.gz)',
     z.strictObject({ org: OrgName, flow: ResourceName, fingerprint: FingerprintParam }),
-    (ctx, params) => namedArtifactAuditPackage(ctx, app.services.store, params.flow, params.fingerprint),
+    (ctx, params) => namedArtifactAuditPackage(ctx, params.flow, params.fingerprint),
   );
   auditPackageRoute(
     '/trails/:org/:flow/:trail/audit_package',
     'getTrailAuditPackage',
     'Download the audit package of a trail (.tar.gz)',
     z.strictObject({ org: OrgName, flow: ResourceName, trail: TrailName }),
-    (ctx, params) => namedTrailAuditPackage(ctx, app.services.store, params.flow, params.trail),
+    (ctx, params) => namedTrailAuditPackage(ctx, params.flow, params.trail),
   );
 };
 

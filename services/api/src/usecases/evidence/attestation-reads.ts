@@ -7,7 +7,6 @@ import { flowsRepository } from '../../storage/repositories/flows.js';
 import { trailsRepository } from '../../storage/repositories/trails.js';
 import { findArtifact } from './artifacts.js';
 import { presentAttestation } from './attestation-present.js';
-import type { EvidenceStore } from '../scope/services.js';
 import { resolveFlow } from './flows.js';
 import { apiUrl } from '../scope/links.js';
 import type { OrgScope } from '../scope/org-scope.js';
@@ -125,9 +124,9 @@ export async function artifactAttestationsNamed(
 /** An attestation's evidence file and the row that names it; 404 when either is missing. */
 export async function attestationEvidence(
   scope: OrgScope,
-  store: EvidenceStore,
   where: { flow: string; trail: string; id: string },
 ): Promise<{ attestation: AttestationRow; content: Buffer }> {
+  const { store } = scope.services;
   const flow = await resolveFlow(scope, where.flow);
   const [att] = await attestationsRepository.findByIds(scope.db, scope.org.id, [where.id]);
   if (!att || att.flow_id !== flow.id || att.trail_name !== where.trail) {

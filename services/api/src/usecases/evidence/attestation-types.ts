@@ -182,6 +182,7 @@ export async function archiveAttestationType(ctx: OrgScope, name: string): Promi
     archived: true,
     last_modified_at: ctx.now,
   });
+  ctx.services.catalog.bump(ctx.org.id);
 }
 
 /**

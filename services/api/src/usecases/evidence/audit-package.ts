@@ -79,11 +79,8 @@ function pack(members: Member[], mtime: Date): Readable {
 }
 
 /** The audit package of an artifact: its record, compliance, its and its trail's attestations. */
-export async function artifactAuditPackage(
-  ctx: OrgScope,
-  store: EvidenceStore,
-  artifact: ArtifactRowWithNames,
-): Promise<Readable> {
+export async function artifactAuditPackage(ctx: OrgScope, artifact: ArtifactRowWithNames): Promise<Readable> {
+  const { store } = ctx.services;
   const [record] = await presentArtifacts(ctx, [artifact]);
   const [trail] = await trailsRepository.findByIds(ctx.db, ctx.org.id, [artifact.trail_id]);
   const siblings = await artifactsRepository.listForTrail(ctx.db, ctx.org.id, artifact.trail_id);
@@ -133,12 +130,8 @@ export async function artifactAuditPackage(
 }
 
 /** The audit package of a trail: its record with events, compliance, artifacts and attestations. */
-export async function trailAuditPackage(
-  ctx: OrgScope,
-  store: EvidenceStore,
-  flow: FlowRow,
-  trail: TrailRow,
-): Promise<Readable> {
+export async function trailAuditPackage(ctx: OrgScope, flow: FlowRow, trail: TrailRow): Promise<Readable> {
+  const { store } = ctx.services;
   const record = await presentTrail(ctx, flow, trail);
   const artifacts = await artifactsRepository.listForTrail(ctx.db, ctx.org.id, trail.id);
   const records = await presentArtifacts(
@@ -166,14 +159,13 @@ export interface AuditPackage {
 /** The audit package of an artifact named by its flow and fingerprint (or prefix). */
 export async function namedArtifactAuditPackage(
   ctx: OrgScope,
-  store: EvidenceStore,
   flowName: string,
   fingerprint: string,
 ): Promise<AuditPackage> {
   const flow = await resolveFlow(ctx, flowName);
   const artifact = await findArtifact(ctx, flow, fingerprint);
   return {
-    stream: await artifactAuditPackage(ctx, store, artifact),
+    stream: await artifactAuditPackage(ctx, artifact),
     fileName: `${flow.name}-${artifact.fingerprint.slice(0, 12)}-audit-package.tar.gz`,
   };
 }
@@ -181,7 +173,6 @@ export async function namedArtifactAuditPackage(
 /** The audit package of a trail named by its flow and name. */
 export async function namedTrailAuditPackage(
   ctx: OrgScope,
-  store: EvidenceStore,
   flowName: string,
   trailName: string,
 ): Promise<AuditPackage> {
@@ -191,7 +182,7 @@ export async function namedTrailAuditPackage(
     throw trailNotFound(trailName, flow.name, ctx.org.name);
   }
   return {
-    stream: await trailAuditPackage(ctx, store, flow, trail),
+    stream: await trailAuditPackage(ctx, flow, trail),
     fileName: `${flow.name}-${trail.name}-audit-package.tar.gz`,
   };
 }
