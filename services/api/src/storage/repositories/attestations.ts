@@ -2,7 +2,6 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { AttestationsTable } from '../tables/evidence.js';
-import { countRows } from './queries.js';
 
 export type AttestationRow = Selectable<AttestationsTable>;
 export type AttestationRowWithNames = AttestationRow & { trail_name: string; flow_name: string };
