@@ -14,7 +14,7 @@ import { Notifier } from '../notify/notifier.js';
 import { outboxRepository } from '../storage/repositories/actions.js';
 import { idleFor, onDomainEvents } from '../usecases/runtime/domain-event-subscriber.js';
 import { processReevaluationMarks } from '../usecases/runtime/reevaluation.js';
-import type { ReportOutcome } from '../usecases/runtime/report-ingest.js';
+import type { ReportOutcome } from '../usecases/runtime/snapshot-write.js';
 import type { CommitEffect } from '../usecases/scope/domain-events.js';
 
 export interface RuntimeService {

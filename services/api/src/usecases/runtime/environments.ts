@@ -9,12 +9,11 @@ import { newId } from '../../ids.js';
 import { canChangeEnvironment, roleAllows, type EnvironmentChange, type Role } from '../../domain/roles.js';
 import type { Db } from '../../storage/database.js';
 import { actionsRepository } from '../../storage/repositories/actions.js';
-import { allowlistsRepository } from '../../storage/repositories/allowlists.js';
 import { environmentsRepository, type EnvironmentRow } from '../../storage/repositories/environments.js';
 import { policiesRepository } from '../../storage/repositories/policies.js';
-import { enqueueNotifications } from '../notifications/notifications.js';
 import { inTransaction, type OrgRef, type OrgScope } from '../scope/org-scope.js';
-import { announce, reevaluateLocked, type ReportOutcome } from './report-ingest.js';
+import { reevaluateLocked } from './report-ingest.js';
+import { announce, type ReportOutcome } from './snapshot-write.js';
 
 /** The 404 every environment route answers for a missing environment (the CLI relies on it). */
 export function environmentNotFound(org: OrgRef, name: string): NotFoundError {
@@ -47,7 +46,9 @@ export async function readEnvironment(scope: OrgScope, name: string): Promise<En
   return env;
 }
 
-async function lockEnvironment(db: Db, org: OrgRef, name: string): Promise<EnvironmentRow> {
+/** The environment's row, locked for this transaction; 404 when it does not exist. */
+export async function lockEnvironment(scope: OrgScope, name: string): Promise<EnvironmentRow> {
+  const { db, org } = scope;
   const env = await environmentsRepository.lockByName(db, org.id, name);
   if (!env) {
     throw environmentNotFound(org, name);
@@ -258,7 +259,7 @@ export async function patchEnvironment(
 ): Promise<void> {
   const { org, now } = scope;
   const outcome = await scope.db.transaction().execute(async (tx) => {
-    const env = await lockEnvironment(tx, org, name);
+    const env = await lockEnvironment(inTransaction(scope, tx), name);
     if (patch.description !== undefined) {
       await environmentsRepository.update(tx, org.id, env.id, {
         description: patch.description,
@@ -298,7 +299,7 @@ export async function changePolicies(
 ): Promise<void> {
   const { org, now } = scope;
   const outcome = await scope.db.transaction().execute(async (tx) => {
-    const env = await lockEnvironment(tx, org, name);
+    const env = await lockEnvironment(inTransaction(scope, tx), name);
     const policies = await resolvePolicies(tx, org, names, 'body.policy_names');
     const ids = policies.map((p) => p.id);
     const n =
@@ -318,7 +319,7 @@ export async function changePolicies(
 export async function renameEnvironment(scope: OrgScope, name: string, newName: string): Promise<void> {
   const { org, now } = scope;
   await scope.db.transaction().execute(async (tx) => {
-    const env = await lockEnvironment(tx, org, name);
+    const env = await lockEnvironment(inTransaction(scope, tx), name);
     if (newName === name) {
       return;
     }
@@ -338,7 +339,7 @@ export async function renameEnvironment(scope: OrgScope, name: string, newName: 
 export async function archiveEnvironment(scope: OrgScope, name: string): Promise<void> {
   const { org, now } = scope;
   await scope.db.transaction().execute(async (tx) => {
-    const env = await lockEnvironment(tx, org, name);
+    const env = await lockEnvironment(inTransaction(scope, tx), name);
     await environmentsRepository.update(tx, org.id, env.id, { archived: true, last_modified_at: now });
   });
 }
@@ -347,7 +348,7 @@ export async function archiveEnvironment(scope: OrgScope, name: string): Promise
 export async function joinEnvironment(scope: OrgScope, logical: string, physical: string): Promise<void> {
   const { org, now } = scope;
   await scope.db.transaction().execute(async (tx) => {
-    const env = await lockEnvironment(tx, org, logical);
+    const env = await lockEnvironment(inTransaction(scope, tx), logical);
     if (env.type !== 'logical') {
       throw new BadRequestError(
         `Environment '${logical}' is not logical; only logical environments are joined`,
@@ -357,56 +358,4 @@ export async function joinEnvironment(scope: OrgScope, logical: string, physical
     await environmentsRepository.addMembers(tx, org.id, env.id, ids);
     await environmentsRepository.update(tx, org.id, env.id, { last_modified_at: now });
   });
-}
-
-/**
- * `PUT /allowlists/{org}/{env}`: the fingerprint counts as compliant there (section 8). Fires
- * ON_ALLOWED_ARTIFACT and re-evaluates, which may make a snapshot (became-compliant).
- */
-export async function allowArtifact(
-  scope: OrgScope,
-  envName: string,
-  entry: { fingerprint: string; artifactName: string; description: string },
-): Promise<boolean> {
-  const { org, now } = scope;
-  const who = scope.actor;
-  const { created, outcome, notifications } = await scope.db.transaction().execute(async (tx) => {
-    const env = await lockEnvironment(tx, org, envName);
-    if (env.type === 'logical') {
-      throw new BadRequestError(
-        `Environment '${envName}' is logical; allow-list in its physical environments`,
-      );
-    }
-    const created = await allowlistsRepository.upsert(tx, {
-      org_id: org.id,
-      id: newId(),
-      environment_id: env.id,
-      fingerprint: entry.fingerprint,
-      artifact_name: entry.artifactName,
-      description: entry.description,
-      created_by: who,
-      created_at: now,
-    });
-    const notifications = created
-      ? await enqueueNotifications(
-          tx,
-          org.id,
-          [
-            {
-              trigger: 'ON_ALLOWED_ARTIFACT',
-              org: org.name,
-              timestamp: now.getTime() / 1000,
-              environment: env.name,
-              description: `${entry.artifactName} was allow-listed: ${entry.description}`,
-              artifact: { name: entry.artifactName, fingerprint: entry.fingerprint },
-            },
-          ],
-          now,
-        )
-      : 0;
-    const outcome = await reevaluateLocked(inTransaction(scope, tx), env, 'allowlist', who);
-    return { created, outcome, notifications };
-  });
-  announce(scope, outcome, { snapshot: null, notifications });
-  return created;
 }

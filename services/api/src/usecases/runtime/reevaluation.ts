@@ -10,7 +10,8 @@ import { orgsRepository } from '../../storage/repositories/orgs.js';
 import { reevaluationMarksRepository } from '../../storage/repositories/reevaluation-marks.js';
 import { runtimeRepository } from '../../storage/repositories/runtime.js';
 import { scopeFor, type AppScope } from '../scope/org-scope.js';
-import { announce, reevaluateLocked, type ReportOutcome } from './report-ingest.js';
+import { reevaluateLocked } from './report-ingest.js';
+import { announce, type ReportOutcome } from './snapshot-write.js';
 
 /** Marks environments for re-evaluation without touching (or waiting for) their rows. */
 export async function markForReevaluation(

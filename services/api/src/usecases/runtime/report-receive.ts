@@ -8,7 +8,8 @@ import { ApiError, RequestValidationError } from '../../errors.js';
 import { reportUnchanged } from '../../domain/snapshot-diff.js';
 import { environmentsRepository } from '../../storage/repositories/environments.js';
 import type { OrgScope } from '../scope/org-scope.js';
-import { announce, ingestReport, type SnapshotMade } from './report-ingest.js';
+import { ingestReport } from './report-ingest.js';
+import { announce, type SnapshotMade } from './snapshot-write.js';
 import { parseReport } from './report-parse.js';
 
 export interface ArrivingReport {
