@@ -1,7 +1,7 @@
 /** The console reads where an artifact ran from the history lines the API writes. */
 import { describe, expect, it } from 'vitest';
 import { runsOf } from '../../services/console/src/features/flows/artifact-runs.js';
-import { historyLine } from '../../services/api/src/usecases/evidence/artifacts.js';
+import { historyLine } from '../../services/api/src/usecases/evidence/artifact-present.js';
 import type { TrailEventRow } from '../../services/api/src/storage/repositories/trail-events.js';
 
 const at = (s: number) => new Date(s * 1000);

@@ -9,7 +9,8 @@ import { attestationsRepository } from '../../storage/repositories/attestations.
 import { flowsRepository } from '../../storage/repositories/flows.js';
 import { reposRepository } from '../../storage/repositories/repos.js';
 import { trailEventsRepository } from '../../storage/repositories/trail-events.js';
-import { findArtifact, historyLine, presentArtifacts, readArtifactRecord } from './artifacts.js';
+import { historyLine, presentArtifacts, readArtifactRecord } from './artifact-present.js';
+import { findArtifact } from './artifacts.js';
 import { flowNotFound, resolveFlow } from './flows.js';
 import type { OrgScope } from '../scope/org-scope.js';
 

@@ -9,7 +9,7 @@ import { attestationsRepository } from '../../storage/repositories/attestations.
 import { artifactsRepository } from '../../storage/repositories/artifacts.js';
 import { trailEventsRepository } from '../../storage/repositories/trail-events.js';
 import type { ProvenanceAttestation, ProvenancePort, ProvenanceRecord } from '../scope/provenance.js';
-import { artifactRowUrls } from './artifacts.js';
+import { artifactRowUrls } from './artifact-present.js';
 import { pushTo } from '../../group-by.js';
 
 /** Fingerprints per query: well under PostgreSQL's parameter limit. */

@@ -5,7 +5,8 @@ import type { SlotStatus } from '../../domain/compliance.js';
 import { NotFoundError } from '../../errors.js';
 import { artifactsRepository } from '../../storage/repositories/artifacts.js';
 import { flowsRepository } from '../../storage/repositories/flows.js';
-import { artifactRowUrls, resolvePrefix, runtimeOf } from './artifacts.js';
+import { artifactRowUrls, runtimeOf } from './artifact-present.js';
+import { resolvePrefix } from './artifacts.js';
 import type { OrgScope } from '../scope/org-scope.js';
 import { flowNotFound } from './flows.js';
 
