@@ -26,7 +26,9 @@ describe('where an artifact ran', () => {
       line('artifact_stopped_running', 'staging', 9, 300),
       line('artifact_started_running', 'staging', 12, 400),
     ];
-    expect(runsOf({ history, running: [] })).toEqual([
+    expect(
+      runsOf({ history, running: [], exited: [{ environment_name: 'staging', snapshot_index: 9 }] }),
+    ).toEqual([
       { env: 'staging', from: { index: 3, at: 100 }, to: { index: 9, at: 300 } },
       { env: 'prod-eu.1', from: { index: 7, at: 200 }, to: null },
       { env: 'staging', from: { index: 12, at: 400 }, to: null },
@@ -34,8 +36,21 @@ describe('where an artifact ran', () => {
   });
 
   it('adds places the record says it runs in when their start is not in the history', () => {
-    expect(runsOf({ history: [], running: [{ environment_name: 'prod', snapshot_index: 4 }] })).toEqual([
-      { env: 'prod', from: { index: 4, at: 0 }, to: null },
+    expect(
+      runsOf({ history: [], running: [{ environment_name: 'prod', snapshot_index: 4 }], exited: [] }),
+    ).toEqual([{ env: 'prod', from: { index: 4, at: 0 }, to: null }]);
+  });
+
+  it('adds exits the record lists when their run is older than the history it carries', () => {
+    const history = [line('artifact_started_running', 'prod', 20, 500)];
+    const exited = [
+      { environment_name: 'prod', snapshot_index: 5 },
+      { environment_name: 'staging', snapshot_index: 8 },
+    ];
+    expect(runsOf({ history, running: [], exited })).toEqual([
+      { env: 'prod', from: { index: 20, at: 500 }, to: null },
+      { env: 'prod', from: null, to: { index: 5, at: 0 } },
+      { env: 'staging', from: null, to: { index: 8, at: 0 } },
     ]);
   });
 });

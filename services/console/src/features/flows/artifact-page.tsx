@@ -25,19 +25,25 @@ function WhereItRan({ org, a }: { org: string; a: ArtifactRecord }) {
       <ColumnHeads columns={['Environment', 'From', 'To']} />
       <tbody>
         {runs.map((r, i) => (
-          <tr key={`${r.env}-${r.from.index}-${i}`}>
+          <tr key={`${r.env}-${r.from?.index ?? r.to?.index}-${i}`}>
             <th scope="row">
               <Link to={paths.environment(org, r.env)}>{r.env}</Link>
             </th>
             <td>
-              <Link to={paths.snapshot(org, r.env, r.from.index)}>snapshot #{r.from.index}</Link>
-              {r.from.at > 0 && ` · ${formatTime(r.from.at)}`}
+              {r.from ? (
+                <>
+                  <Link to={paths.snapshot(org, r.env, r.from.index)}>snapshot #{r.from.index}</Link>
+                  {r.from.at > 0 && ` · ${formatTime(r.from.at)}`}
+                </>
+              ) : (
+                'Before the history shown'
+              )}
             </td>
             <td>
               {r.to ? (
                 <>
-                  <Link to={paths.snapshot(org, r.env, r.to.index)}>snapshot #{r.to.index}</Link> ·{' '}
-                  {formatTime(r.to.at)}
+                  <Link to={paths.snapshot(org, r.env, r.to.index)}>snapshot #{r.to.index}</Link>
+                  {r.to.at > 0 && ` · ${formatTime(r.to.at)}`}
                 </>
               ) : (
                 <Badge tone="ok">Still running</Badge>

@@ -3,7 +3,8 @@ import type { ArtifactRecord } from '../../lib/contract.js';
 
 export interface Run {
   env: string;
-  from: { index: number; at: number };
+  /** null: it started before the history the record carries (its first and latest events). */
+  from: { index: number; at: number } | null;
   /** null while it still runs. */
   to: { index: number; at: number } | null;
 }
@@ -12,7 +13,7 @@ const STARTED = /^Started running in (.+)#(\d+)$/;
 const EXITED = /^Exited from (.+)#(\d+)$/;
 
 /** Runs per environment from the artifact's history, oldest first; an open run is still running. */
-export function runsOf(a: Pick<ArtifactRecord, 'history' | 'running'>): Run[] {
+export function runsOf(a: Pick<ArtifactRecord, 'history' | 'running' | 'exited'>): Run[] {
   const runs: Run[] = [];
   const open = new Map<string, Run>();
   for (const h of [...a.history].sort((x, y) => x.timestamp - y.timestamp)) {
@@ -30,6 +31,12 @@ export function runsOf(a: Pick<ArtifactRecord, 'history' | 'running'>): Run[] {
         run.to = { index: Number(e[2]), at: h.timestamp };
         open.delete(e[1]);
       }
+    }
+  }
+  // Exits the record lists whose run is older than its history (it carries the latest events).
+  for (const x of a.exited) {
+    if (!runs.some((r) => r.env === x.environment_name && r.to?.index === x.snapshot_index)) {
+      runs.push({ env: x.environment_name, from: null, to: { index: x.snapshot_index, at: 0 } });
     }
   }
   // Places the record lists as running but whose start is older than its history.
