@@ -13,6 +13,7 @@ import { signWebhook } from '../../services/api/src/domain/webhook-signing.js';
 import { outboxRepository } from '../../services/api/src/storage/repositories/actions.js';
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 import { enqueueNotifications } from '../../services/api/src/usecases/notifications/notifications.js';
+import { sql } from 'kysely';
 import { until } from '../helpers/wait.js';
 
 const ORG = 'acme';
@@ -38,6 +39,14 @@ let api: ReturnType<typeof client>;
 async function settled(leased = false): Promise<void> {
   const org = await orgsRepository.findByName(t.db.db, ORG);
   await until(async () => {
+    // A re-evaluation still to run may yet write notifications: not settled until it has run.
+    const marks = await sql<{ n: number }>`select count(*)::int as n from reevaluation_marks`.execute(
+      t.db.db,
+    );
+    if (marks.rows[0]!.n > 0) {
+      t.app.runtime.kick();
+      return undefined;
+    }
     const now = t.clock.now();
     const busy = (await outboxRepository.forOrg(t.db.db, org!.id)).some(
       (r) =>
