@@ -161,17 +161,18 @@ describe('exposure by package name in pages', () => {
     expect(r.json.pagination).toMatchObject({ total: 2, page: 1 });
   });
 
-  it('answers a page of 100 rows at the start, middle and end within 250 ms', async () => {
+  // How fast a page answers is measured by `npx tsx bench/limits-exposure.ts`, not here.
+  it('answers a full page of 100 rows at the start, middle and end, none shared', async () => {
+    const seen = new Set<string>();
     for (const p of [1, VERSIONS / 200, VERSIONS / 100]) {
-      const times: number[] = [];
-      for (let i = 0; i < 3; i++) {
-        const start = performance.now();
-        const r = await page(`page=${p}&per_page=100`);
-        times.push(performance.now() - start);
-        expect(r.artifacts[0].components).toHaveLength(100);
-      }
-      // The median of three: one slow answer on a busy machine is not the page's cost.
-      expect([p, times.sort((a, b) => a - b)[1]! < 250]).toEqual([p, true]);
+      const r = await page(`page=${p}&per_page=100`);
+      const purls = r.artifacts.flatMap((a: any) =>
+        a.components.map((c: any) => `${a.fingerprint} ${c.purl}`),
+      );
+      expect(purls).toHaveLength(100);
+      expect(r.pagination.page).toBe(p);
+      expect(purls.filter((x: string) => seen.has(x))).toEqual([]);
+      purls.forEach((x: string) => seen.add(x));
     }
   });
 
