@@ -17,9 +17,8 @@
  */
 import { createHash } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
-import { createGzip } from 'node:zlib';
-import tar from 'tar-stream';
 import { startApi, type BenchFigure, type RunningApi } from './harness.js';
+import { tgz } from '../test/helpers/tar.js';
 
 const VERSIONS = 50_000;
 const DOCUMENTS = 20;
@@ -29,19 +28,6 @@ const PING_MS = 50;
 
 const cyclonedx = (purls: string[]) =>
   JSON.stringify({ bomFormat: 'CycloneDX', specVersion: '1.5', components: purls.map((purl) => ({ purl })) });
-
-async function tgz(files: Array<[string, string]>): Promise<Buffer> {
-  const pack = tar.pack();
-  for (const [name, content] of files) {
-    pack.entry({ name }, content);
-  }
-  pack.finalize();
-  const chunks: Buffer[] = [];
-  for await (const c of pack.pipe(createGzip())) {
-    chunks.push(c as Buffer);
-  }
-  return Buffer.concat(chunks);
-}
 
 interface Measured {
   ms: number;

@@ -1,4 +1,5 @@
-/** Reading tar archives in tests (audit packages). */
+/** Tar archives in tests and benches: reading audit packages, packing `evidence.tgz` as the CLI does. */
+import { createGzip } from 'node:zlib';
 import tar from 'tar-stream';
 
 /** The members of a tar archive, by name. */
@@ -19,4 +20,18 @@ export async function untar(buffer: Buffer): Promise<Map<string, Buffer>> {
     extract.end(buffer);
   });
   return files;
+}
+
+/** A gzipped tar of these members, as the CLI packs `evidence.tgz` from several attachments. */
+export async function tgz(files: Iterable<[string, Buffer | string]>): Promise<Buffer> {
+  const pack = tar.pack();
+  for (const [name, content] of files) {
+    pack.entry({ name }, content);
+  }
+  pack.finalize();
+  const chunks: Buffer[] = [];
+  for await (const c of pack.pipe(createGzip())) {
+    chunks.push(c as Buffer);
+  }
+  return Buffer.concat(chunks);
 }

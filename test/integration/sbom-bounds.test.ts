@@ -5,12 +5,11 @@
  * `sbom_index` what was left out; nested components of any size are walked without failing it.
  * Large documents are generated here and sent gzipped.
  */
-import { createGzip } from 'node:zlib';
-import tar from 'tar-stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { fp } from '../helpers/runtime.js';
+import { tgz } from '../helpers/tar.js';
 
 const ORG = 'acme';
 const FLOW = 'shop';
@@ -19,20 +18,6 @@ const A = fp('a1');
 
 const cyclonedx = (components: unknown[]) =>
   JSON.stringify({ bomFormat: 'CycloneDX', specVersion: '1.5', version: 1, components });
-
-/** A gzipped tar as the CLI builds `evidence.tgz` from several attachments. */
-async function tgz(files: Array<[string, string]>): Promise<Buffer> {
-  const pack = tar.pack();
-  for (const [name, content] of files) {
-    pack.entry({ name }, content);
-  }
-  pack.finalize();
-  const chunks: Buffer[] = [];
-  for await (const c of pack.pipe(createGzip())) {
-    chunks.push(c as Buffer);
-  }
-  return Buffer.concat(chunks);
-}
 
 let t: TestApp;
 let cli: ReturnType<typeof cliClient>;
