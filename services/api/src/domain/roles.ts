@@ -83,3 +83,25 @@ export type EnvironmentChange =
 export function canChangeEnvironment(role: Role, changes: readonly EnvironmentChange[]): boolean {
   return changes.length === 0 || roleAllows(role, 'environment:write');
 }
+
+/** `{"<group>": {"<organization>": "<role>"}}` as configured (VERITY_OIDC_GROUP_ROLES). */
+export type GroupRoleMap = Readonly<Record<string, Readonly<Record<string, Role>>>>;
+
+/**
+ * The role a person's groups give in each organization: the highest any of the groups gives.
+ * Bounded by the groups the provider sends (the caller caps them) times the organizations
+ * each configured group names.
+ */
+export function rolesFromGroups(mapping: GroupRoleMap, groups: readonly string[]): Map<string, Role> {
+  const roles = new Map<string, Role>();
+  for (const group of new Set(groups)) {
+    const orgs = Object.hasOwn(mapping, group) ? mapping[group] : undefined;
+    for (const [org, role] of Object.entries(orgs ?? {})) {
+      const held = roles.get(org);
+      if (held === undefined || roleRank(role) > roleRank(held)) {
+        roles.set(org, role);
+      }
+    }
+  }
+  return roles;
+}

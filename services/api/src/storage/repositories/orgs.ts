@@ -10,6 +10,14 @@ export const orgsRepository = {
     return db.selectFrom('orgs').selectAll().where('name', '=', name).executeTakeFirst();
   },
 
+  /** The organizations of these names that exist. */
+  async findByNames(db: Db, names: readonly string[]): Promise<OrgRow[]> {
+    if (names.length === 0) {
+      return [];
+    }
+    return db.selectFrom('orgs').selectAll().where('name', 'in', [...names]).execute();
+  },
+
   async findById(db: Db, id: string): Promise<OrgRow | undefined> {
     return db.selectFrom('orgs').selectAll().where('id', '=', id).executeTakeFirst();
   },

@@ -19,6 +19,12 @@ export interface UsersTable {
   email: string | null;
   default_org_id: string | null;
   created_at: Generated<Date>;
+  /** A person signed in through the identity provider: issuer and subject (migration 0384). */
+  oidc_issuer: string | null;
+  oidc_subject: string | null;
+  /** The person's name as the provider gives it; null shows `name`. */
+  display_name: string | null;
+  last_sign_in_at: Date | null;
 }
 
 export type Role = 'admin' | 'member' | 'snapshotter' | 'reader';
@@ -28,6 +34,8 @@ export interface MembershipsTable {
   user_id: string;
   role: Role;
   created_at: Generated<Date>;
+  /** `oidc`: from the person's groups, replaced at each sign-in; `admin`: set by an admin. */
+  source: Generated<'admin' | 'oidc'>;
 }
 
 export interface ServiceAccountsTable {
