@@ -11,10 +11,12 @@ import {
   readSecret,
   readTextFile,
   type LogLevel,
+  type Reading,
   type ReadFile,
   zodVar,
 } from '../../shared/config.js';
 import { OrgName } from '../../shared/contract/common.js';
+import { ROLES } from './domain/roles.js';
 import { parseOutboundAllowList, type OutboundAllowList } from './domain/outbound-address.js';
 import { readTrustProxy, type TrustProxy } from './trust-proxy.js';
 
@@ -99,9 +101,21 @@ const EnvSchema = z
       message: 'must be at least 16 characters',
     }),
     SMTP_URL: urlVar(['smtp:', 'smtps:']),
+    VERITY_OIDC_ISSUER: urlVar(['http:', 'https:']),
+    VERITY_OIDC_CLIENT_ID: optionalString,
+    VERITY_OIDC_CLIENT_SECRET: optionalString,
+    VERITY_OIDC_SCOPES: optionalString.transform((v) => v ?? 'openid profile email'),
+    VERITY_OIDC_GROUPS_CLAIM: optionalString.transform((v) => v ?? 'groups'),
+    VERITY_OIDC_PROVIDER_NAME: optionalString,
+    VERITY_OIDC_GROUP_ROLES: zodVar(readGroupRoles),
+    VERITY_OIDC_SESSION_IDLE_MINUTES: intVar(30, 1, 7 * 24 * 60),
+    VERITY_OIDC_SESSION_MAX_HOURS: intVar(12, 1, 24 * 90),
+    VERITY_OIDC_INSECURE_ISSUERS: optionalString.transform((v) => parseIssuerList(v)),
+    VERITY_API_KEY_SIGN_IN: boolVar(true),
     VERITY_EMAIL_FROM: optionalString.transform((v) => v ?? 'Verity <verity@localhost>'),
   })
   .superRefine((env, ctx) => {
+    checkOidc(env, ctx);
     if (env.VERITY_BOOTSTRAP_API_KEY && !env.VERITY_BOOTSTRAP_ORG) {
       ctx.addIssue({
         code: 'custom',
@@ -110,6 +124,73 @@ const EnvSchema = z
       });
     }
   });
+
+/** Issuer URLs as compared: no trailing slash. */
+function parseIssuerList(v: string | undefined): string[] {
+  return (v ?? '')
+    .split(',')
+    .map((s) => s.trim().replace(/\/+$/, ''))
+    .filter((s) => s.length > 0);
+}
+
+/** `{"<group>": {"<org>": "<role>"}}`: which role a group gives in which organization. */
+const GroupRoles = z.record(
+  z.string().min(1).max(256),
+  z.record(OrgName, z.enum(ROLES)).refine((m) => Object.keys(m).length > 0, 'names no organization'),
+);
+export type GroupRoles = z.infer<typeof GroupRoles>;
+
+function readGroupRoles(raw: string | undefined): Reading<GroupRoles> {
+  if (raw === undefined || raw.trim() === '') {
+    return { ok: true, value: {} };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch (err) {
+    return { ok: false, problem: `must be JSON: ${(err as Error).message}` };
+  }
+  const parsed = GroupRoles.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return {
+      ok: false,
+      problem:
+        `must map groups to {"<organization>": "<role>"} (roles: ${ROLES.join(', ')}): ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`.trim(),
+    };
+  }
+  return { ok: true, value: parsed.data };
+}
+
+/** Sign-in needs a client, and an https issuer unless the issuer is named as allowed over http. */
+function checkOidc(
+  env: {
+    VERITY_OIDC_ISSUER?: string;
+    VERITY_OIDC_CLIENT_ID?: string;
+    VERITY_OIDC_INSECURE_ISSUERS: string[];
+  },
+  ctx: z.RefinementCtx,
+): void {
+  const issuer = env.VERITY_OIDC_ISSUER;
+  if (issuer === undefined) {
+    return;
+  }
+  if (!env.VERITY_OIDC_CLIENT_ID) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['VERITY_OIDC_CLIENT_ID'],
+      message: 'is required with VERITY_OIDC_ISSUER',
+    });
+  }
+  const bare = issuer.replace(/\/+$/, '');
+  if (new URL(issuer).protocol !== 'https:' && !env.VERITY_OIDC_INSECURE_ISSUERS.includes(bare)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['VERITY_OIDC_ISSUER'],
+      message: 'must be https (name it in VERITY_OIDC_INSECURE_ISSUERS to allow http, for tests and labs)',
+    });
+  }
+}
 
 /** The organization a first start creates when none is configured (usecases/access/bootstrap.ts). */
 const DEFAULT_BACKUP_ORG = 'default';
@@ -191,6 +272,25 @@ export interface Config {
   webhookSecret: string | undefined;
   smtpUrl: string | undefined;
   emailFrom: string;
+  /** People's sign-in through an OpenID Provider; undefined when not configured. */
+  oidc: OidcConfig | undefined;
+  /** Issuers allowed over http (tests, air-gapped labs); exempt from the outbound address guard. */
+  oidcInsecureIssuers: string[];
+  /** The console's API-key form; API keys keep working for the API either way. */
+  apiKeySignIn: boolean;
+}
+
+export interface OidcConfig {
+  issuer: string;
+  clientId: string;
+  clientSecret: string | undefined;
+  scopes: string;
+  groupsClaim: string;
+  /** What the console's button says: "Sign in with <providerName>". */
+  providerName: string;
+  groupRoles: GroupRoles;
+  sessionIdleMs: number;
+  sessionMaxMs: number;
 }
 
 export { ConfigError };
@@ -202,6 +302,7 @@ const FILE_VARS = [
   'VERITY_WEBHOOK_SECRET',
   'SMTP_URL',
   'VERITY_METRICS_TOKEN',
+  'VERITY_OIDC_CLIENT_SECRET',
 ] as const;
 
 /** Every environment variable the API reads (and `<NAME>_FILE` for those above). */
@@ -209,6 +310,35 @@ export const CONFIG_VARIABLES: readonly string[] = [
   ...Object.keys(EnvSchema.shape),
   ...FILE_VARS.map((n) => `${n}_FILE`),
 ];
+
+/** How people sign in: through the identity provider, and with API keys in the console. */
+function peopleConfigOf(
+  e: z.infer<typeof EnvSchema>,
+): Pick<Config, 'oidc' | 'oidcInsecureIssuers' | 'apiKeySignIn'> {
+  return {
+    oidc: oidcConfigOf(e),
+    oidcInsecureIssuers: e.VERITY_OIDC_INSECURE_ISSUERS,
+    apiKeySignIn: e.VERITY_API_KEY_SIGN_IN,
+  };
+}
+
+/** People's sign-in, when an issuer and a client are configured. */
+function oidcConfigOf(e: z.infer<typeof EnvSchema>): OidcConfig | undefined {
+  if (!e.VERITY_OIDC_ISSUER || !e.VERITY_OIDC_CLIENT_ID) {
+    return undefined;
+  }
+  return {
+    issuer: e.VERITY_OIDC_ISSUER,
+    clientId: e.VERITY_OIDC_CLIENT_ID,
+    clientSecret: e.VERITY_OIDC_CLIENT_SECRET,
+    scopes: e.VERITY_OIDC_SCOPES,
+    groupsClaim: e.VERITY_OIDC_GROUPS_CLAIM,
+    providerName: e.VERITY_OIDC_PROVIDER_NAME ?? new URL(e.VERITY_OIDC_ISSUER).host,
+    groupRoles: e.VERITY_OIDC_GROUP_ROLES,
+    sessionIdleMs: e.VERITY_OIDC_SESSION_IDLE_MINUTES * 60_000,
+    sessionMaxMs: e.VERITY_OIDC_SESSION_MAX_HOURS * 3_600_000,
+  };
+}
 
 /** Parse the environment; throws {@link ConfigError} listing every bad variable. */
 export function loadConfig(
@@ -289,5 +419,6 @@ export function loadConfig(
     webhookSecret: e.VERITY_WEBHOOK_SECRET,
     smtpUrl: e.SMTP_URL,
     emailFrom: e.VERITY_EMAIL_FROM,
+    ...peopleConfigOf(e),
   };
 }
