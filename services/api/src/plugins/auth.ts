@@ -1,12 +1,13 @@
 /**
  * Authentication and authorization for every `/api/v2` route (semantics.md section 2).
- * Bearer keys everywhere; HTTP Basic only where a route allows it (endpoint 1). A route declares
+ * Bearer keys everywhere; HTTP Basic only where a route allows it (endpoint 1); a person's session
+ * cookie (plugins/people.ts) when no Authorization header is sent. A route declares
  * `config.auth`: `'public'` or the permission it needs; a route that declares nothing does not start.
  * A key never reaches another organization: such requests get 403 before any handler runs.
  */
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
-import { PERMISSIONS, roleAllows, type Permission, type Role } from '../domain/roles.js';
+import { isReadMethod, PERMISSIONS, roleAllows, type Permission, type Role } from '../domain/roles.js';
 import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../errors.js';
 import { isDatabaseUnavailable } from '../storage/errors.js';
 import { apiKeysRepository, type ApiKeyWithOwner } from '../storage/repositories/api-keys.js';
@@ -215,6 +216,28 @@ function principalOf(key: ApiKeyWithOwner): Principal {
   };
 }
 
+/**
+ * Who is calling: the holder of the presented key or, with no Authorization header, the person
+ * behind the session cookie. A write with the cookie must come from this origin (no CSRF).
+ */
+async function identify(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  allowBasic: boolean,
+  touches: Map<string, Promise<void>>,
+): Promise<Principal> {
+  if (request.headers.authorization === undefined) {
+    const person = await app.sessions.principal(request);
+    if (person) {
+      if (!isReadMethod(request.method)) {
+        app.sessions.checkOrigin(request);
+      }
+      return person;
+    }
+  }
+  return principalOf(await authenticate(app, request, allowBasic, touches));
+}
+
 /** Sets the request's organization and role, and returns the role; 403 for a non-member. */
 async function enterOrg(
   app: FastifyInstance,
@@ -259,7 +282,7 @@ export default fp(
       if (auth === undefined || auth === 'public') {
         return;
       }
-      const key = await authenticate(app, request, auth.basic === true, touches).catch(
+      const principal = await identify(app, request, auth.basic === true, touches).catch(
         async (err: unknown) => {
           // Guessing keys or flooding junk headers is limited per client address (rate-limit.ts).
           if (err instanceof UnauthorizedError && app.hasDecorator('countFailedAuthentication')) {
@@ -268,7 +291,6 @@ export default fp(
           throw err;
         },
       );
-      const principal = principalOf(key);
       request.principal = principal;
 
       const orgName = (request.params as Record<string, string | undefined>).org;
@@ -282,5 +304,5 @@ export default fp(
     });
     done();
   },
-  { name: 'auth', dependencies: ['db', 'caches'] },
+  { name: 'auth', dependencies: ['db', 'caches', 'people'] },
 );

@@ -21,6 +21,7 @@ import policies from './policies/index.js';
 import snapshots from './snapshots/index.js';
 import exposure from './exposure/index.js';
 import admin from './admin/index.js';
+import people from './people/index.js';
 
 const routes: FastifyPluginAsync = async (app) => {
   await app.register(organizations);
@@ -41,6 +42,7 @@ const routes: FastifyPluginAsync = async (app) => {
   await app.register(actions);
   await app.register(exposure);
   await app.register(admin);
+  await app.register(people);
 };
 
 export default routes;

@@ -8,7 +8,12 @@ export interface Principal {
   id: string;
   /** Service account or user name, as `created_by` fields show it. */
   name: string;
+  /** The API key, or `session:<id>` for a person signed in through the identity provider. */
   keyId: string;
+  /** A person's e-mail, as the identity provider gave it. */
+  email?: string;
+  /** The subject of the CI token a federated service account acts with. */
+  subject?: string;
   /** Service accounts only: their organization and privilege. */
   homeOrg?: RequestOrg;
   privilege?: Role;

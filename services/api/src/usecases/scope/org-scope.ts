@@ -28,6 +28,16 @@ export interface OrgScope {
   actor: string;
   events: DomainEventBus;
   services: Services;
+  /** A write request's audit entry: `transact` writes it in the write's transaction. */
+  audit?: ScopeAudit;
+}
+
+/** The audit entry of a write, written once (usecases/access/audit-log.ts). */
+export interface ScopeAudit {
+  /** Writes the entry in the write's transaction, unless already written. */
+  writeIn(trx: Db): Promise<void>;
+  committed(): void;
+  rolledBack(): void;
 }
 
 /** The same scope bound to a transaction. */
@@ -52,6 +62,21 @@ export function scopeFor(app: AppScope, org: OrgRef, now: Date, actor: string): 
 }
 
 /** Runs `work` in one transaction, with the scope bound to it. */
-export function transact<T>(scope: OrgScope, work: (scope: OrgScope) => Promise<T>): Promise<T> {
-  return scope.db.transaction().execute((trx) => work(inTransaction(scope, trx)));
+export async function transact<T>(scope: OrgScope, work: (scope: OrgScope) => Promise<T>): Promise<T> {
+  const { audit } = scope;
+  if (!audit) {
+    return scope.db.transaction().execute((trx) => work(inTransaction(scope, trx)));
+  }
+  try {
+    const result = await scope.db.transaction().execute(async (trx) => {
+      const done = await work(inTransaction(scope, trx));
+      await audit.writeIn(trx);
+      return done;
+    });
+    audit.committed();
+    return result;
+  } catch (err) {
+    audit.rolledBack();
+    throw err;
+  }
 }
