@@ -10,7 +10,8 @@ export class CookieJar {
   private readonly cookies = new Map<string, string>();
 
   take(setCookie: string | string[] | undefined | null): void {
-    const list = setCookie === undefined || setCookie === null ? [] : Array.isArray(setCookie) ? setCookie : [setCookie];
+    const list =
+      setCookie === undefined || setCookie === null ? [] : Array.isArray(setCookie) ? setCookie : [setCookie];
     for (const line of list) {
       const [pair = ''] = line.split(';');
       const eq = pair.indexOf('=');
@@ -51,6 +52,8 @@ export interface SignInResult {
   body: string;
   /** The browser's Verity cookies afterwards. */
   verity: CookieJar;
+  /** The Set-Cookie lines of the callback's answer. */
+  setCookie: string[];
 }
 
 /**
@@ -61,7 +64,13 @@ export async function signInThroughProvider(
   app: FastifyInstance,
   provider: TestProvider,
   login: string,
-  options: { returnTo?: string; verity?: CookieJar; tamper?: (callback: URL) => URL } = {},
+  options: {
+    returnTo?: string;
+    verity?: CookieJar;
+    tamper?: (callback: URL) => URL;
+    /** The way back lands in another browser, without the cookies this one got. */
+    otherBrowser?: boolean;
+  } = {},
 ): Promise<SignInResult> {
   const verity = options.verity ?? new CookieJar();
   const idp = new CookieJar();
@@ -79,7 +88,11 @@ export async function signInThroughProvider(
   for (let hops = 0; hops < 10 && res.status >= 300 && res.status < 400; hops += 1) {
     const next = new URL(res.headers.get('location') ?? '', provider.issuer);
     if (next.origin !== provider.issuer) {
-      return callback(app, verity, options.tamper ? options.tamper(next) : next);
+      return callback(
+        app,
+        options.otherBrowser ? new CookieJar() : verity,
+        options.tamper ? options.tamper(next) : next,
+      );
     }
     res = await atProvider(idp, next.href);
     if (res.status === 200) {
@@ -105,7 +118,9 @@ async function callback(app: FastifyInstance, verity: CookieJar, url: URL): Prom
     headers: { cookie: verity.header() },
   });
   verity.take(res.headers['set-cookie']);
+  const set = res.headers['set-cookie'];
   return {
+    setCookie: set === undefined ? [] : Array.isArray(set) ? set : [set],
     status: res.statusCode,
     location: res.headers.location === undefined ? undefined : String(res.headers.location),
     body: res.body,
