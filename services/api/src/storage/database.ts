@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import type { EvidenceTables } from './tables/evidence.js';
 import type { IdentityTables } from './tables/identity.js';
 import type { PeopleTables } from './tables/people.js';
+import type { NotificationConfigTables } from './tables/notification-config.js';
 import type { RuntimeTables } from './tables/runtime.js';
 import type { SbomTables } from './tables/sbom.js';
 
@@ -13,7 +14,12 @@ export type { EvidenceTables } from './tables/evidence.js';
 export type { IdentityTables } from './tables/identity.js';
 export type { RuntimeTables } from './tables/runtime.js';
 
-export type Database = IdentityTables & PeopleTables & EvidenceTables & RuntimeTables & SbomTables;
+export type Database = IdentityTables &
+  PeopleTables &
+  EvidenceTables &
+  RuntimeTables &
+  SbomTables &
+  NotificationConfigTables;
 
 /** The database handle every repository takes; a transaction is one too. */
 export type Db = Kysely<Database>;

@@ -254,10 +254,19 @@ export const outboxRepository = {
     rows: ReadonlyArray<
       Omit<
         OutboxRow,
-        'attempts' | 'lease_until' | 'delivered_at' | 'failed_at' | 'last_error' | 'target' | 'payload'
+        | 'attempts'
+        | 'lease_until'
+        | 'delivered_at'
+        | 'failed_at'
+        | 'last_error'
+        | 'target'
+        | 'payload'
+        | 'source'
       > & {
         target: object;
         payload: object;
+        /** Where the target lives; an action's by default. */
+        source?: OutboxRow['source'];
       }
     >,
   ): Promise<void> {

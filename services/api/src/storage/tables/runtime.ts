@@ -225,6 +225,12 @@ export interface OutboxTable {
   target_position: number;
   /** The target (`action_targets.id`) the row is for; null on rows written before targets had one. */
   target_id: string | null;
+  /**
+   * Where the target lives (migration 0386): an action's targets, a notification config's
+   * (`action_id` then holds the notification type, `target_id` the config target), or the
+   * derived recipients in `target` itself.
+   */
+  source: Generated<'action' | 'notification_config' | 'notification_default'>;
   /** The target as it was when the event happened. */
   target: Json<{ type: 'SLACK' | 'WEBHOOK' | 'EMAIL'; webhook?: string | null; emails?: string[] | null }>;
   trigger: string;
