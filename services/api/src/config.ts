@@ -97,6 +97,12 @@ const EnvSchema = z
       return parsed.value;
     }),
     VERITY_OUTBOUND_TIMEOUT_MS: intVar(5000, 100, 120_000),
+    VERITY_OUTBOUND_CA: optionalString.refine(
+      (v) => v === undefined || v.includes('-----BEGIN CERTIFICATE-----'),
+      {
+        message: 'must hold PEM certificates (-----BEGIN CERTIFICATE-----)',
+      },
+    ),
     VERITY_WEBHOOK_SECRET: optionalString.refine((v) => v === undefined || v.length >= 16, {
       message: 'must be at least 16 characters',
     }),
@@ -268,6 +274,8 @@ export interface Config {
   /** Hosts and ranges notifications may reach despite being loopback or private. */
   outboundAllow: OutboundAllowList;
   outboundTimeoutMs: number;
+  /** PEM certificates webhook and Slack deliveries trust besides the system's authorities. */
+  outboundCa: string | undefined;
   /** Key of the HMAC-SHA256 signature on webhook deliveries. */
   webhookSecret: string | undefined;
   smtpUrl: string | undefined;
@@ -303,6 +311,7 @@ const FILE_VARS = [
   'SMTP_URL',
   'VERITY_METRICS_TOKEN',
   'VERITY_OIDC_CLIENT_SECRET',
+  'VERITY_OUTBOUND_CA',
 ] as const;
 
 /** Every environment variable the API reads (and `<NAME>_FILE` for those above). */
@@ -340,11 +349,11 @@ function oidcConfigOf(e: z.infer<typeof EnvSchema>): OidcConfig | undefined {
   };
 }
 
-/** Parse the environment; throws {@link ConfigError} listing every bad variable. */
-export function loadConfig(
-  env: Record<string, string | undefined> = process.env,
-  readFile: ReadFile = readTextFile,
-): Config {
+/** The environment with each `<NAME>_FILE` read into `<NAME>`, and the files that could not be read. */
+function withFileVariables(
+  env: Record<string, string | undefined>,
+  readFile: ReadFile,
+): { merged: Record<string, string | undefined>; problems: string[] } {
   const problems: string[] = [];
   const merged: Record<string, string | undefined> = { ...env };
   for (const name of FILE_VARS) {
@@ -355,6 +364,15 @@ export function loadConfig(
       merged[name] = read.content;
     }
   }
+  return { merged, problems };
+}
+
+/** Parse the environment; throws {@link ConfigError} listing every bad variable. */
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  readFile: ReadFile = readTextFile,
+): Config {
+  const { merged, problems } = withFileVariables(env, readFile);
   const parsed = EnvSchema.safeParse(merged);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
@@ -416,6 +434,7 @@ export function loadConfig(
     readCacheBytes: e.VERITY_READ_CACHE_BYTES,
     outboundAllow: e.VERITY_OUTBOUND_ALLOW,
     outboundTimeoutMs: e.VERITY_OUTBOUND_TIMEOUT_MS,
+    outboundCa: e.VERITY_OUTBOUND_CA,
     webhookSecret: e.VERITY_WEBHOOK_SECRET,
     smtpUrl: e.SMTP_URL,
     emailFrom: e.VERITY_EMAIL_FROM,

@@ -8,6 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
+import tls from 'node:tls';
 import { refusedAddress, type OutboundAllowList } from '../domain/outbound-address.js';
 
 /** A delivery that must not be attempted again as it is (bad URL, refused address). */
@@ -85,13 +86,18 @@ function pinnedLookup(pinned: Address): LookupFunction {
   };
 }
 
+/** Authorities https deliveries trust: the system's, and the operator's own (`VERITY_OUTBOUND_CA`). */
+function trusted(extraCa: string | undefined): { ca?: string[] } {
+  return extraCa ? { ca: [...tls.rootCertificates, extraCa] } : {};
+}
+
 /** One POST over a connection pinned to `pinned`, settled by the status within `remaining` ms. */
 function post(
   target: URL,
   pinned: Address,
   body: string,
   headers: Record<string, string>,
-  limits: { remaining: number; maxResponseBytes: number; late: () => Error },
+  limits: { remaining: number; maxResponseBytes: number; late: () => Error; ca?: string },
 ): Promise<void> {
   const client = target.protocol === 'https:' ? https : http;
   return new Promise<void>((resolve, reject) => {
@@ -114,6 +120,7 @@ function post(
         lookup: pinnedLookup(pinned),
         // One connection per delivery: a pinned address must not be reused for another host.
         agent: false,
+        ...(target.protocol === 'https:' ? trusted(limits.ca) : {}),
         headers: {
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(body),
@@ -169,6 +176,7 @@ export async function postJson(
   allow: OutboundAllowList,
   timeoutMs: number,
   maxResponseBytes = MAX_RESPONSE_BYTES,
+  ca?: string,
 ): Promise<void> {
   const started = Date.now();
   const target = httpTarget(url);
@@ -179,5 +187,5 @@ export async function postJson(
   if (remaining <= 0) {
     throw late();
   }
-  await post(target, pinned, body, headers, { remaining, maxResponseBytes, late });
+  await post(target, pinned, body, headers, { remaining, maxResponseBytes, late, ca });
 }
