@@ -18,3 +18,4 @@ export * from './policies.js';
 export * from './allowlists.js';
 export * from './actions.js';
 export * from './exposure.js';
+export * from './notification-config.js';

@@ -15,6 +15,7 @@ import search from './search/index.js';
 import serviceAccounts from './service-accounts/index.js';
 import trails from './trails/index.js';
 import actions from './actions/index.js';
+import notificationConfig from './notification-config/index.js';
 import allowlists from './allowlists/index.js';
 import environments from './environments/index.js';
 import policies from './policies/index.js';
@@ -40,6 +41,7 @@ const routes: FastifyPluginAsync = async (app) => {
   await app.register(policies);
   await app.register(allowlists);
   await app.register(actions);
+  await app.register(notificationConfig);
   await app.register(exposure);
   await app.register(admin);
   await app.register(people);
