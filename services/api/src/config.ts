@@ -103,6 +103,7 @@ const EnvSchema = z
         message: 'must hold PEM certificates (-----BEGIN CERTIFICATE-----)',
       },
     ),
+    VERITY_KEY_EXPIRY_SWEEP_MS: intVar(600_000, 1_000, 86_400_000),
     VERITY_WEBHOOK_SECRET: optionalString.refine((v) => v === undefined || v.length >= 16, {
       message: 'must be at least 16 characters',
     }),
@@ -276,6 +277,8 @@ export interface Config {
   outboundTimeoutMs: number;
   /** PEM certificates webhook and Slack deliveries trust besides the system's authorities. */
   outboundCa: string | undefined;
+  /** How often the API-key expiry sweep runs. */
+  keyExpirySweepMs: number;
   /** Key of the HMAC-SHA256 signature on webhook deliveries. */
   webhookSecret: string | undefined;
   smtpUrl: string | undefined;
@@ -435,6 +438,7 @@ export function loadConfig(
     outboundAllow: e.VERITY_OUTBOUND_ALLOW,
     outboundTimeoutMs: e.VERITY_OUTBOUND_TIMEOUT_MS,
     outboundCa: e.VERITY_OUTBOUND_CA,
+    keyExpirySweepMs: e.VERITY_KEY_EXPIRY_SWEEP_MS,
     webhookSecret: e.VERITY_WEBHOOK_SECRET,
     smtpUrl: e.SMTP_URL,
     emailFrom: e.VERITY_EMAIL_FROM,

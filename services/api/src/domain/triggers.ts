@@ -10,9 +10,16 @@ export { ENV_TRIGGERS, FLOW_TRIGGERS };
 export type EnvTrigger = (typeof ENV_TRIGGERS)[number];
 export type FlowTrigger = (typeof FLOW_TRIGGERS)[number];
 export type Trigger = EnvTrigger | FlowTrigger;
+/**
+ * What Verity raises itself, for notification configs (never an action's trigger): a
+ * service-account key about to expire, or expired.
+ */
+export type KeyExpiryTrigger = 'ON_API_KEY_EXPIRING' | 'ON_API_KEY_EXPIRED';
+/** Every trigger an event may carry. */
+export type EventTrigger = Trigger | KeyExpiryTrigger;
 
 /** The `event_type` of webhook payloads for each trigger. */
-export const EVENT_TYPES: Record<Trigger, string> = {
+export const EVENT_TYPES: Record<EventTrigger, string> = {
   ON_STARTED_ARTIFACT: 'ARTIFACT_STARTED',
   ON_EXITED_ARTIFACT: 'ARTIFACT_EXITED',
   ON_SCALED_ARTIFACT: 'ARTIFACT_SCALED',
@@ -24,6 +31,8 @@ export const EVENT_TYPES: Record<Trigger, string> = {
   ON_ATTESTATION: 'ATTESTATION_REPORTED',
   ON_APPROVAL: 'APPROVAL_REPORTED',
   ON_RELEASE: 'ARTIFACT_RELEASED',
+  ON_API_KEY_EXPIRING: 'API_KEY_EXPIRING',
+  ON_API_KEY_EXPIRED: 'API_KEY_EXPIRED',
 };
 
 /** Triggers not allowed for an action type (section 7: triggers are validated against the type). */
@@ -45,7 +54,7 @@ export function complianceTrigger(before: boolean | null, after: boolean | null)
 
 /** A change worth telling someone about, before it is fanned out to actions and targets. */
 export interface NotificationEvent {
-  trigger: Trigger;
+  trigger: EventTrigger;
   org: string;
   /** Epoch seconds. */
   timestamp: number;
@@ -73,6 +82,17 @@ export interface NotificationEvent {
     } | null;
   };
   attestation?: { name: string; type: string; is_compliant: boolean | null };
+  /** Key-expiry warnings: the key (never its secret) and the threshold crossed (0: expired). */
+  api_key?: {
+    id: string;
+    description: string;
+    service_account: string;
+    /** Epoch seconds. */
+    expires_at: number;
+    /** The same moment in ISO 8601 UTC, for people. */
+    expires_at_utc: string;
+    days_before_expiry: number;
+  };
 }
 
 /** An action as trigger matching sees it. */
@@ -117,10 +137,14 @@ export function webhookPayload(event: NotificationEvent): Record<string, unknown
     ...(event.snapshot ? { snapshot: { ...event.snapshot, index: String(event.snapshot.index) } } : {}),
     ...(event.artifact ? { artifact: event.artifact } : {}),
     ...(event.attestation ? { attestation: event.attestation } : {}),
+    ...(event.api_key ? { api_key: event.api_key } : {}),
   };
 }
 
 function headline(event: NotificationEvent): string {
+  if (event.api_key) {
+    return `${EVENT_TYPES[event.trigger]}: service account ${event.api_key.service_account} (${event.org})`;
+  }
   const where = event.environment ? `environment ${event.environment}` : `flow ${event.flow ?? ''}`;
   return `${EVENT_TYPES[event.trigger]} in ${where} (${event.org})`;
 }
@@ -141,6 +165,13 @@ function facts(event: NotificationEvent): Array<[string, string]> {
   }
   if (event.snapshot) {
     out.push(['Snapshot', `#${event.snapshot.index} (${event.snapshot.status})`]);
+  }
+  if (event.api_key) {
+    out.push(
+      ['Service account', event.api_key.service_account],
+      ['Key', `${event.api_key.description} (${event.api_key.id})`],
+      ['Expires at', event.api_key.expires_at_utc],
+    );
   }
   return out;
 }

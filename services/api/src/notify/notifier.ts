@@ -26,6 +26,7 @@ import {
   type ActionTargetRow,
   type OutboxRow,
 } from '../storage/repositories/actions.js';
+import { notificationConfigsRepository } from '../storage/repositories/notification-configs.js';
 import { signingKeySource, signingKeysFor, signWebhook } from '../domain/webhook-signing.js';
 import { orgSigningKey } from '../usecases/notifications/webhook-signing.js';
 import { postJson, RefusedError, withDeadline } from './outbound.js';
@@ -40,6 +41,8 @@ export interface NotifierOptions {
   smtpUrl: string | undefined;
   emailFrom: string;
   timeoutMs: number;
+  /** PEM certificates https deliveries trust besides the system's authorities. */
+  outboundCa?: string;
   maxAttempts: number;
   leaseMs?: number;
   /** Deliveries in flight at most on this replica. */
@@ -47,6 +50,16 @@ export interface NotifierOptions {
   random?: () => number;
   /** Called once per delivery attempt, for metrics. */
   onResult?: (targetType: string, result: 'success' | 'failure' | 'refused') => void;
+}
+
+/** What a delivery needs of its target. */
+type DeliveryTarget = Pick<ActionTargetRow, 'type' | 'webhook' | 'emails' | 'secret'>;
+type DeliveryResult = { ok: true; at: Date } | { ok: false; at: Date; error: string };
+
+/** A row's target and where its delivery result is recorded. */
+interface Destination {
+  target: DeliveryTarget;
+  record(result: DeliveryResult): Promise<void>;
 }
 
 /** Header names of a signed webhook. The signature is HMAC-SHA256 over `<timestamp>.<body>`. */
@@ -89,7 +102,7 @@ export class Notifier {
   }
 
   /** The keys that sign a webhook to `target` (domain/webhook-signing.ts decides which). */
-  private async signingKeys(orgId: string, target: ActionTargetRow): Promise<string[]> {
+  private async signingKeys(orgId: string, target: DeliveryTarget): Promise<string[]> {
     const now = this.o.clock();
     const secret = this.o.webhookSecret;
     const orgKey =
@@ -99,7 +112,7 @@ export class Notifier {
     return signingKeysFor(target, secret, orgKey, now);
   }
 
-  private async send(row: OutboxRow, target: ActionTargetRow): Promise<void> {
+  private async send(row: OutboxRow, target: DeliveryTarget): Promise<void> {
     const event = row.payload as unknown as NotificationEvent;
     const timeout = this.o.timeoutMs;
     if (target.type === 'EMAIL') {
@@ -121,7 +134,8 @@ export class Notifier {
       throw new RefusedError('target has no URL');
     }
     if (target.type === 'SLACK') {
-      await postJson(target.webhook, JSON.stringify(slackMessage(event)), {}, this.o.allow, timeout);
+      const slack = JSON.stringify(slackMessage(event));
+      await postJson(target.webhook, slack, {}, this.o.allow, timeout, undefined, this.o.outboundCa);
       return;
     }
     const body = JSON.stringify(webhookPayload(event));
@@ -131,7 +145,7 @@ export class Notifier {
       'x-verity-event': event.trigger,
       [SIGNATURE_HEADER]: signWebhook(await this.signingKeys(row.org_id, target), timestamp, body),
     };
-    await postJson(target.webhook, body, headers, this.o.allow, timeout);
+    await postJson(target.webhook, body, headers, this.o.allow, timeout, undefined, this.o.outboundCa);
   }
 
   /**
@@ -185,23 +199,49 @@ export class Notifier {
     this.inFlight.set(row.id, done);
   }
 
-  private async deliver(row: OutboxRow): Promise<void> {
-    const target = row.target_id
-      ? await actionsRepository.findTarget(this.o.db, row.org_id, row.action_id, row.target_id)
+  /**
+   * The row's target, as its source keeps it: an action's or a notification config's target
+   * (undefined when it went away since the event), or the derived recipients on the row itself.
+   */
+  private async destination(row: OutboxRow): Promise<Destination | undefined> {
+    const { db } = this.o;
+    const { org_id: orgId, action_id: owner, target_id: targetId } = row;
+    if (row.source === 'notification_default') {
+      const t = row.target;
+      const target = { type: t.type, webhook: t.webhook ?? null, emails: t.emails ?? null, secret: null };
+      return { target, record: async () => undefined };
+    }
+    if (!targetId) {
+      return undefined;
+    }
+    if (row.source === 'notification_config') {
+      const target = await notificationConfigsRepository.findTarget(db, orgId, owner, targetId);
+      return target
+        ? {
+            target: { ...target, secret: null },
+            record: (r) => notificationConfigsRepository.recordDelivery(db, orgId, owner, targetId, r),
+          }
+        : undefined;
+    }
+    const target = await actionsRepository.findTarget(db, orgId, owner, targetId);
+    return target
+      ? { target, record: (r) => actionsRepository.recordDelivery(db, orgId, owner, targetId, r) }
       : undefined;
-    if (!target) {
-      // The action's targets changed (or the action went) since the event: nothing to send to.
+  }
+
+  private async deliver(row: OutboxRow): Promise<void> {
+    const destination = await this.destination(row);
+    if (!destination) {
+      // The targets changed (or the action or config went) since the event: nothing to send to.
       await outboxRepository.drop(this.o.db, row);
       return;
     }
+    const { target } = destination;
     try {
       await this.send(row, target);
       const at = this.o.clock();
       await outboxRepository.markDelivered(this.o.db, row, at);
-      await actionsRepository.recordDelivery(this.o.db, row.org_id, row.action_id, target.id, {
-        ok: true,
-        at,
-      });
+      await destination.record({ ok: true, at });
       this.o.onResult?.(target.type, 'success');
     } catch (err) {
       const at = this.o.clock();
@@ -212,11 +252,7 @@ export class Notifier {
         ? null
         : new Date(at.getTime() + retryDelayMs(row.attempts, (this.o.random ?? Math.random)()));
       await outboxRepository.markFailed(this.o.db, row, message, retryAt, at);
-      await actionsRepository.recordDelivery(this.o.db, row.org_id, row.action_id, target.id, {
-        ok: false,
-        at,
-        error: message,
-      });
+      await destination.record({ ok: false, at, error: message });
       this.o.onResult?.(target.type, refused ? 'refused' : 'failure');
       this.o.log.warn(
         { outbox: row.id, attempts: row.attempts, err: message, final: last },

@@ -14,6 +14,7 @@ import { Notifier } from '../notify/notifier.js';
 import { outboxRepository } from '../storage/repositories/actions.js';
 import { idleFor, onDomainEvents } from '../usecases/runtime/domain-event-subscriber.js';
 import { processReevaluationMarks } from '../usecases/runtime/reevaluation.js';
+import { sweepKeyExpiry, type KeyExpiryWarning } from '../usecases/notifications/key-expiry.js';
 import type { ReportOutcome } from '../usecases/runtime/snapshot-write.js';
 import type { CommitEffect } from '../usecases/scope/domain-events.js';
 
@@ -25,6 +26,8 @@ export interface RuntimeService {
   kick(): void;
   /** Deletes notifications finished longer ago than the retention; returns how many. */
   purgeNotifications(): Promise<number>;
+  /** Writes the API-key expiry warnings due now; returns them. */
+  sweepKeyExpiry(): Promise<KeyExpiryWarning[]>;
 }
 
 declare module 'fastify' {
@@ -33,7 +36,10 @@ declare module 'fastify' {
   }
 }
 
-/** The runtime's counters: snapshots by cause, reports by result, deliveries by target and result. */
+/**
+ * The runtime's counters: snapshots by cause, reports by result, deliveries by target and
+ * result, key-expiry warnings by threshold and recipients.
+ */
 function runtimeCounters(registry: Registry) {
   const snapshots = new Counter({
     name: 'verity_snapshots_created_total',
@@ -53,7 +59,13 @@ function runtimeCounters(registry: Registry) {
     labelNames: ['target_type', 'result'] as const,
     registers: [registry],
   });
-  return { snapshots, reports, notifications };
+  const keyExpiryWarnings = new Counter({
+    name: 'verity_api_key_expiry_warnings_total',
+    help: 'API-key expiry warnings written, by threshold (days before expiry; 0: expired) and recipients (configured, admins, none)',
+    labelNames: ['threshold_days', 'recipients'] as const,
+    registers: [registry],
+  });
+  return { snapshots, reports, notifications, keyExpiryWarnings };
 }
 
 /** Deletes notifications finished more than `retentionMs` ago (0: keep them); returns how many. */
@@ -127,6 +139,12 @@ function listen(
         case 'reevaluation.marked':
           loops.reevaluation.kick();
           break;
+        case 'key-expiry.warned':
+          counters.keyExpiryWarnings.inc({
+            threshold_days: String(e.thresholdDays),
+            recipients: e.recipients,
+          });
+          break;
       }
     }
   });
@@ -146,6 +164,7 @@ export default fp(
       smtpUrl: config.smtpUrl,
       emailFrom: config.emailFrom,
       timeoutMs: config.outboundTimeoutMs,
+      outboundCa: config.outboundCa,
       maxAttempts: config.notifierMaxAttempts,
       leaseMs: config.notifierLeaseMs,
       onResult: (target_type, result) => notifications.inc({ target_type, result }),
@@ -166,10 +185,23 @@ export default fp(
     const purgeNotifications = () => purgeFinished(app, retentionMs);
     const retentionLoop = new Loop('notification-retention', purgeNotifications, 3_600_000, app.log);
 
+    const sweep = async (): Promise<KeyExpiryWarning[]> => {
+      const warnings = await sweepKeyExpiry(scope, app.clock, { emailEnabled: config.smtpUrl !== undefined });
+      for (const w of warnings.filter((x) => x.recipients === 'none')) {
+        app.log.warn(
+          { org: w.org, service_account: w.serviceAccount, key: w.keyId, threshold_days: w.thresholdDays },
+          'API key expiry: nobody to warn (no notification config, no admin e-mail address or no SMTP_URL)',
+        );
+      }
+      return warnings;
+    };
+    const keyExpiryLoop = new Loop('api-key-expiry', sweep, config.keyExpirySweepMs, app.log);
+
     app.decorate('runtime', {
       notifier,
       processMarks,
       purgeNotifications,
+      sweepKeyExpiry: sweep,
       kick: () => {
         reevaluationLoop.kick();
         notifyLoop.kick();
@@ -186,12 +218,14 @@ export default fp(
         if (retentionMs > 0) {
           retentionLoop.start();
         }
+        keyExpiryLoop.start();
       });
     }
     app.addHook('onClose', async () => {
       await notifyLoop.stop();
       await reevaluationLoop.stop();
       await retentionLoop.stop();
+      await keyExpiryLoop.stop();
       await notifier.close();
     });
   },

@@ -53,6 +53,12 @@ export type CommitEffect =
   | { type: 'snapshot.created'; cause: string }
   | { type: 'notifications.enqueued'; count: number }
   | { type: 'reevaluation.marked'; count: number }
+  | {
+      /** A key-expiry warning was written (to the outbox, unless nobody was there to warn). */
+      type: 'key-expiry.warned';
+      thresholdDays: number;
+      recipients: 'configured' | 'admins' | 'none';
+    }
   | { type: 'report.received'; result: 'snapshot' | 'unchanged' | 'rejected' | 'error' };
 
 export type CommitListener = (effects: readonly CommitEffect[]) => void;
