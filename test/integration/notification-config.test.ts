@@ -426,6 +426,19 @@ describe('API-key expiry warnings in other organizations', () => {
     });
   });
 
+  it('does not warn of a key replaced by a rotation, though its grace period ends soon', async () => {
+    const admin = terraformClient(app, await t.seedKey('epsilon', 'admin'));
+    const id = await accountKey('epsilon', 'rotator', 20, admin);
+    const rotated = await admin.post(`/service-accounts/epsilon/rotator/api-keys/${id}/rotate`, {
+      grace_period_hours: 24,
+    });
+    expect(rotated.status).toBe(201);
+    expect(await sweep()).toEqual([]);
+    t.clock.advance(DAY + 1000);
+    expect(await sweep()).toEqual([]);
+    expect(warningsFor(id)).toEqual([]);
+  });
+
   it("without a config, e-mails the organization's admins who have an address", async () => {
     const org = (await orgsRepository.ensure(t.db.db, { id: newId(), name: 'gamma', display_name: 'gamma' }))
       .org;
