@@ -15,6 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../services/api/src/app.js';
 import { signWebhook } from '../../services/api/src/domain/webhook-signing.js';
 import { newId } from '../../services/api/src/ids.js';
+import { createServer as createTcpServer } from 'node:net';
+import { openDatabase } from '../../services/api/src/storage/create-db.js';
+import { isDatabaseUnavailable } from '../../services/api/src/storage/errors.js';
 import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 import { usersRepository } from '../../services/api/src/storage/repositories/users.js';
 import { createTestApp, testConfig, type TestApp } from '../helpers/app.js';
@@ -469,5 +472,42 @@ describe('API-key expiry warnings in other organizations', () => {
     expect(metrics).toMatch(
       /verity_api_key_expiry_warnings_total\{threshold_days="3",recipients="none"\} 1\n/,
     );
+  });
+});
+
+describe('with the database unreachable', () => {
+  it('answers 503 to the config routes, and the sweep fails without harm', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const srv = createTcpServer().listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as AddressInfo).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    const handle = await openDatabase({
+      databaseUrl: `postgres://postgres@127.0.0.1:${port}/verity`,
+      connectTimeoutMs: 1_000,
+    });
+    const down = await buildApp({ config: testConfig(env), database: handle, logger: false });
+    try {
+      await down.ready();
+      const api = terraformClient(down, 'vty_anything-at-all-0123456789');
+      for (const res of [
+        await api.get(URL_PATH('api_key_expiry')),
+        await api.put(URL_PATH('api_key_expiry'), {
+          targets: [{ type: 'EMAIL', emails: ['a@example.com'] }],
+        }),
+      ]) {
+        expect(res.status).toBe(503);
+        expect(res.json.message).toMatch(/database/i);
+      }
+      const failed = await down.runtime.sweepKeyExpiry().then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(isDatabaseUnavailable(failed)).toBe(true);
+    } finally {
+      await down.close();
+      await handle.close();
+    }
   });
 });
