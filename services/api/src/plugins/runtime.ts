@@ -3,8 +3,9 @@
  * process hears of committed changes: the subscription of usecases/runtime/domain-event-subscriber.ts
  * to the evidence's domain events, and the one after-commit listener (`onCommitted`) that counts
  * what use cases announce and wakes the workers (the gauges are in runtime-metrics.ts). The notification and
- * re-evaluation workers run in this process when `VERITY_NOTIFIER_ENABLED` is on, and stop when
- * the app closes; several replicas may run them side by side.
+ * re-evaluation workers, and the API-key expiry sweep, run in this process when
+ * `VERITY_NOTIFIER_ENABLED` is on, and stop when the app closes; several replicas may run them
+ * side by side.
  */
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
