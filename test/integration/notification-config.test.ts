@@ -173,15 +173,10 @@ describe('notification config, as Terraform sends it', () => {
     expect((await tf.get(URL_PATH('api_key_expiry'))).json.targets).toEqual(stored);
   });
 
-  it('masks webhook and Slack addresses below admin, and lets only admins change or delete', async () => {
-    const read = await reader.get(URL_PATH('api_key_expiry'));
-    expect(read.status).toBe(200);
-    expect(read.json.targets).toEqual([
-      { type: 'EMAIL', emails: ['Platform@example.com', 'security@example.com'] },
-      { type: 'SLACK', webhook: 'https://hooks.slack.com' },
-      { type: 'WEBHOOK', webhook: base, payload_version: '1.0' },
-    ]);
-    expect(read.body).not.toContain('secret');
+  it('lets only admins read, change or delete the configuration', async () => {
+    for (const api of [member, reader]) {
+      expect((await api.get(URL_PATH('api_key_expiry'))).status).toBe(403);
+    }
     const body = { targets: [{ type: 'EMAIL', emails: ['x@example.com'] }] };
     for (const api of [member, reader]) {
       expect((await api.put(URL_PATH('api_key_expiry'), body)).status).toBe(403);

@@ -42,7 +42,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
   app.get(
     url,
     {
-      config: { auth: { permission: 'read' } },
+      config: { auth: { permission: PERMISSION } },
       schema: {
         operationId: 'getNotificationConfig',
         summary: 'The recipients of a notification type; empty targets when Verity derives them',
