@@ -26,6 +26,7 @@ import * as m0381 from './0381_trail_reference_check_planned_per_statement.js';
 import * as m0382 from './0382_trail_events_runtime.js';
 import * as m0383 from './0383_sbom_components_paging.js';
 import * as m0384 from './0384_people.js';
+import * as m0385 from './0385_oidc_trusts.js';
 import * as m0386 from './0386_notification_config.js';
 
 export const migrations: Record<string, Migration> = {
@@ -50,5 +51,6 @@ export const migrations: Record<string, Migration> = {
   '0382_trail_events_runtime': m0382,
   '0383_sbom_components_paging': m0383,
   '0384_people': m0384,
+  '0385_oidc_trusts': m0385,
   '0386_notification_config': m0386,
 };

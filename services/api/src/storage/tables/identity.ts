@@ -3,7 +3,7 @@
  * Users and API keys are the only tables without a leading org_id: a personal key spans
  * the orgs its user belongs to, so it is found by its hash before any org is known.
  */
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 export interface OrgsTable {
   id: string;
@@ -70,10 +70,26 @@ export interface ApiKeysTable {
   rotated_from: string | null;
 }
 
+/** An OIDC ID-token issuer a service account trusts (migration 0385). */
+export interface OidcTrustsTable {
+  org_id: string;
+  service_account_id: string;
+  name: string;
+  /** Compared with the token's `iss` exactly. */
+  issuer: string;
+  audience: string;
+  /** Claim name to pattern: the exact value, or a prefix ending in `*`. */
+  claims: ColumnType<Record<string, string>, string, string>;
+  created_by_name: string;
+  created_at: Generated<Date>;
+  updated_at: Generated<Date>;
+}
+
 export interface IdentityTables {
   orgs: OrgsTable;
   users: UsersTable;
   memberships: MembershipsTable;
   service_accounts: ServiceAccountsTable;
   api_keys: ApiKeysTable;
+  oidc_trusts: OidcTrustsTable;
 }
