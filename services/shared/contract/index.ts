@@ -2,6 +2,7 @@
 export * from './common.js';
 export * from './organizations.js';
 export * from './service-accounts.js';
+export * from './oidc-trusts.js';
 export * from './environment-reports.js';
 export * from './evidence-common.js';
 export * from './flows.js';

@@ -13,6 +13,7 @@ import organizations from './organizations/index.js';
 import repos from './repos/index.js';
 import search from './search/index.js';
 import serviceAccounts from './service-accounts/index.js';
+import oidcTrusts from './oidc-trusts/index.js';
 import trails from './trails/index.js';
 import actions from './actions/index.js';
 import notificationConfig from './notification-config/index.js';
@@ -27,6 +28,7 @@ import people from './people/index.js';
 const routes: FastifyPluginAsync = async (app) => {
   await app.register(organizations);
   await app.register(serviceAccounts);
+  await app.register(oidcTrusts);
   await app.register(flows);
   await app.register(trails);
   await app.register(artifacts);
