@@ -38,7 +38,7 @@ export async function withDeadline<T>(promise: Promise<T>, ms: number, late: () 
 }
 
 /** The URL as a target; RefusedError unless it is an http(s) URL. */
-function httpTarget(url: string): URL {
+export function httpTarget(url: string): URL {
   let target: URL;
   try {
     target = new URL(url);
@@ -51,10 +51,10 @@ function httpTarget(url: string): URL {
   return target;
 }
 
-type Address = { address: string; family: number };
+export type Address = { address: string; family: number };
 
 /** The address to connect to; RefusedError when any address the host resolves to is refused. */
-async function checkedAddress(
+export async function checkedAddress(
   host: string,
   allow: OutboundAllowList,
   timeoutMs: number,
@@ -76,7 +76,7 @@ async function checkedAddress(
 }
 
 /** A lookup that answers every name with the one checked address. */
-function pinnedLookup(pinned: Address): LookupFunction {
+export function pinnedLookup(pinned: Address): LookupFunction {
   return (_hostname, options, callback) => {
     if ((options as { all?: boolean }).all) {
       (callback as unknown as (e: null, a: Address[]) => void)(null, [pinned]);
