@@ -25,6 +25,7 @@ import servicesPlugin from './plugins/services.js';
 import healthPlugin from './plugins/health.js';
 import metricsPlugin from './plugins/metrics.js';
 import multipartPlugin from './plugins/multipart.js';
+import oidcFederationPlugin from './plugins/oidc-federation.js';
 import openapiPlugin from './plugins/openapi.js';
 import peoplePlugin from './plugins/people.js';
 import provenancePlugin from './plugins/provenance.js';
@@ -118,6 +119,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(runtimeMetricsPlugin);
   await app.register(openapiPlugin);
   await app.register(peoplePlugin);
+  await app.register(oidcFederationPlugin);
   await app.register(authPlugin);
   await app.register(auditPlugin);
   await app.register(rateLimitPlugin);

@@ -166,13 +166,18 @@ async function recordUse(
   found.last_used_at = now;
 }
 
-/** The valid key the request presents; UnauthorizedError when there is none. */
+/** Who the request's valid key or CI ID token is; UnauthorizedError when it presents neither. */
 async function authenticate(
   app: FastifyInstance,
   request: FastifyRequest,
   allowBasic: boolean,
   touches: Map<string, Promise<void>>,
-): Promise<ApiKeyWithOwner> {
+): Promise<Principal> {
+  // Keyless CI: a JWT bearer value is an OIDC ID token a service account may trust.
+  const idToken = app.hasDecorator('oidcFederation') ? app.oidcFederation.idTokenOf(request) : undefined;
+  if (idToken !== undefined) {
+    return app.oidcFederation.authenticate(request, idToken);
+  }
   const candidates = presentedKeys(request.headers.authorization, allowBasic);
   if (candidates.length === 0) {
     throw new UnauthorizedError("Missing API key: send the header 'Authorization: Bearer <API key>'");
@@ -194,7 +199,7 @@ async function authenticate(
     throw new UnauthorizedError('API key has expired');
   }
   await recordUse(app, request, found, now, touches);
-  return found;
+  return principalOf(found);
 }
 
 /** Who holds a key: its service account (with its home organization) or its user. */
@@ -235,7 +240,7 @@ async function identify(
       return person;
     }
   }
-  return principalOf(await authenticate(app, request, allowBasic, touches));
+  return authenticate(app, request, allowBasic, touches);
 }
 
 /** Sets the request's organization and role, and returns the role; 403 for a non-member. */

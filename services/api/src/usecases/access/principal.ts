@@ -1,4 +1,4 @@
-/** Who is calling, as the auth plugin resolved it from the API key. */
+/** Who is calling, as the auth plugin resolved it from the API key or a CI job's OIDC ID token. */
 import type { Role } from '../../domain/roles.js';
 import type { RequestOrg } from '../scope/org-scope.js';
 
@@ -12,11 +12,13 @@ export interface Principal {
   keyId: string;
   /** A person's e-mail, as the identity provider gave it. */
   email?: string;
-  /** The subject of the CI token a federated service account acts with. */
-  subject?: string;
   /** Service accounts only: their organization and privilege. */
   homeOrg?: RequestOrg;
   privilege?: Role;
+  /** A service account acting through an OIDC ID token: the token's `sub`. */
+  subject?: string;
+  /** A service account acting through an OIDC ID token: the name of the trust it matched. */
+  trust?: string;
 }
 
 /** The stable reference stored in `created_by_principal` columns. */
