@@ -135,7 +135,7 @@ export function claimsProblem(claims: Record<string, string>): string | null {
   return null;
 }
 
-/** The URL of an issuer's discovery document (OpenID Connect Discovery 1.0, section 4). */
+/** The URL of an issuer's discovery document: the issuer plus the well-known path of OpenID Connect Discovery. */
 export function discoveryUrl(issuer: string): string {
   return `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
 }

@@ -89,7 +89,8 @@ export default fp(
             bearerAuth: {
               type: 'http',
               scheme: 'bearer',
-              description: 'An API key: `Authorization: Bearer <key>`',
+              description:
+                "An API key, or a CI job's OIDC ID token that a service account trusts: `Authorization: Bearer <key or token>`",
             },
             basicAuth: { type: 'http', scheme: 'basic', description: 'The API key as username or password' },
           },
