@@ -4,7 +4,7 @@
  * each. Keys are kept for `MAX_AGE_MS`; a token whose key id they lack fetches them again, but
  * never more than once per `REFRESH_FLOOR_MS` per issuer, so tokens with made-up key ids cannot
  * make Verity hammer an issuer. A failed fetch is remembered for the floor too; keys held before
- * it serve on while the issuer is away. Issuers the operator lists in
+ * it serve on while the issuer is away, for a day at most. Issuers the operator lists in
  * VERITY_OIDC_INSECURE_ISSUERS are exempt from the guard (their own host only).
  */
 import { createLocalJWKSet, type JWK, type JWTVerifyGetKey } from 'jose';
@@ -19,6 +19,8 @@ import type { IssuerKeySource } from '../usecases/access/oidc-federation.js';
 
 /** How long fetched keys are used before they are fetched again. */
 export const MAX_AGE_MS = 10 * 60_000;
+/** Keys older than this are not used even while the issuer cannot be reached. */
+export const MAX_STALE_MS = 24 * 3600_000;
 /** The least time between two fetches of one issuer's keys, whatever the tokens ask. */
 export const REFRESH_FLOOR_MS = 60_000;
 /** Largest discovery document or key set read. */
@@ -55,7 +57,14 @@ export class IssuerKeys implements IssuerKeySource {
   constructor(private readonly options: IssuerKeysOptions) {}
 
   cached(issuer: string): JWTVerifyGetKey | undefined {
-    return this.entries.get(issuer)?.keys;
+    return this.usable(this.entries.get(issuer));
+  }
+
+  /** The entry's keys unless they are older than MAX_STALE_MS. */
+  private usable(entry: Entry | undefined): JWTVerifyGetKey | undefined {
+    return entry?.keys && this.options.clock().getTime() - entry.fetchedAt < MAX_STALE_MS
+      ? entry.keys
+      : undefined;
   }
 
   async keys(issuer: string): Promise<JWTVerifyGetKey> {
@@ -65,8 +74,9 @@ export class IssuerKeys implements IssuerKeySource {
       return entry.keys;
     }
     if (entry && !entry.inflight && now - entry.attemptedAt < REFRESH_FLOOR_MS) {
-      if (entry.keys) {
-        return entry.keys;
+      const held = this.usable(entry);
+      if (held) {
+        return held;
       }
       throw this.unavailable(issuer, entry.failure);
     }
@@ -111,8 +121,9 @@ export class IssuerKeys implements IssuerKeySource {
       .catch((err: unknown) => {
         entry.failure = err instanceof FetchFailure ? err.message : 'the issuer could not be reached';
         this.options.log.warn({ err, issuer }, 'could not fetch the keys of an OIDC issuer');
-        if (entry.keys) {
-          return entry.keys;
+        const held = this.usable(entry);
+        if (held) {
+          return held;
         }
         throw this.unavailable(issuer, entry.failure);
       })
