@@ -7,7 +7,7 @@ import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
-import { startIssuer, type TestIssuer } from '../helpers/oidc-issuer.js';
+import { startIssuer, type IssuerFault, type TestIssuer } from '../helpers/oidc-issuer.js';
 
 const ORG = 'acme';
 const ACCOUNTS = `/api/v2/service-accounts/${ORG}`;
@@ -20,8 +20,8 @@ let unlisted: TestIssuer;
 let admin: ReturnType<typeof client>;
 
 /** The claims of a GitHub Actions ID token for a push to main of acme/payments, issued now. */
-function ghaClaims(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  const now = Math.floor(t.clock.seconds());
+function ghaClaims(overrides: Record<string, unknown> = {}, clock = t.clock): Record<string, unknown> {
+  const now = Math.floor(clock.seconds());
   return {
     sub: 'repo:acme/payments:ref:refs/heads/main',
     aud: 'verity',
@@ -465,5 +465,65 @@ describe('the failed-authentication limit', () => {
     ]).toEqual([401, 401, 401]);
     expect((await from(bad)).statusCode).toBe(429);
     expect((await from(good)).statusCode).toBe(200);
+  });
+});
+
+describe('an issuer that fails', () => {
+  let app: TestApp;
+  let flaky: TestIssuer;
+  beforeAll(async () => {
+    flaky = await startIssuer();
+    app = await createTestApp({
+      env: { VERITY_OIDC_INSECURE_ISSUERS: flaky.url, VERITY_OUTBOUND_TIMEOUT_MS: '300' },
+    });
+    const a = client(app.app, await app.seedKey(ORG, 'admin'));
+    await a.post(ACCOUNTS, { name: 'ci-bot', privilege: 'member' });
+    expect((await a.put(`${ACCOUNTS}/ci-bot/oidc-trusts/main`, { issuer: flaky.url, ...TRUST })).status).toBe(
+      201,
+    );
+  });
+  afterAll(async () => {
+    await app?.close();
+    await flaky?.close();
+  });
+
+  const attempt = async () =>
+    client(app.app, await flaky.sign(ghaClaims({}, app.clock))).get(`/api/v2/flows/${ORG}`);
+  const unavailable = (why: string) => ({
+    message: `Keys of OIDC issuer '${flaky.url}' could not be fetched: ${why}`,
+  });
+
+  it.each<[IssuerFault, string]>([
+    ['down', 'its discovery document answered HTTP 503'],
+    ['not-json', 'its discovery document is not JSON'],
+    ['other-issuer', 'its discovery document names another issuer'],
+    ['ftp-jwks', 'its discovery document has no https jwks_uri'],
+    ['jwks-elsewhere', 'its key set address is not allowed for outbound calls (VERITY_OUTBOUND_ALLOW)'],
+    ['no-keys', 'its key set has no keys'],
+    ['huge', 'its discovery document could not be read'],
+    ['hang', 'its discovery document could not be read'],
+  ])('refuses tokens when it is %s, and asks it again only after a minute', async (fault, why) => {
+    flaky.fault = fault;
+    app.clock.advance(61_000);
+    const res = await attempt();
+    expect([res.status, res.json]).toEqual([401, unavailable(why)]);
+    const asked = flaky.requests.length;
+    expect((await attempt()).json).toEqual(unavailable(why));
+    expect(flaky.requests.length).toBe(asked);
+  });
+
+  it('serves the keys it holds while the issuer is away, for a day at most', async () => {
+    flaky.fault = undefined;
+    app.clock.advance(61_000);
+    expect((await attempt()).status).toBe(200);
+    flaky.fault = 'down';
+    // Past the ten minutes keys are kept: fetched again, the issuer fails, the held keys serve.
+    app.clock.advance(11 * 60_000);
+    const asked = flaky.requests.length;
+    expect((await attempt()).status).toBe(200);
+    expect(flaky.requests.slice(asked)).toEqual(['/.well-known/openid-configuration']);
+    app.clock.advance(25 * 3600_000);
+    const res = await attempt();
+    expect([res.status, res.json]).toEqual([401, unavailable('its discovery document answered HTTP 503')]);
   });
 });
