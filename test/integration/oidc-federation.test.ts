@@ -3,9 +3,13 @@
  * issuer runs on 127.0.0.1 (listed in VERITY_OIDC_INSECURE_ISSUERS), signs GitHub Actions-shaped
  * tokens, and the CLI's requests go through with them as the account would with a key.
  */
+import { createServer } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client, createTestApp, type TestApp } from '../helpers/app.js';
+import { buildApp } from '../../services/api/src/app.js';
+import { openDatabase, type DatabaseHandle } from '../../services/api/src/storage/create-db.js';
+import { client, createTestApp, testConfig, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { startIssuer, type IssuerFault, type TestIssuer } from '../helpers/oidc-issuer.js';
 
@@ -525,5 +529,45 @@ describe('an issuer that fails', () => {
     app.clock.advance(25 * 3600_000);
     const res = await attempt();
     expect([res.status, res.json]).toEqual([401, unavailable('its discovery document answered HTTP 503')]);
+  });
+});
+
+describe('with the database away', () => {
+  let handle: DatabaseHandle;
+  let away: FastifyInstance;
+  let own: TestIssuer;
+  beforeAll(async () => {
+    own = await startIssuer();
+    const port = await new Promise<number>((resolve) => {
+      const srv = createServer().listen(0, '127.0.0.1', () => {
+        const p = (srv.address() as { port: number }).port;
+        srv.close(() => resolve(p));
+      });
+    });
+    handle = await openDatabase({
+      databaseUrl: `postgres://postgres@127.0.0.1:${port}/verity`,
+      connectTimeoutMs: 1_000,
+    });
+    away = await buildApp({
+      config: testConfig({ VERITY_OIDC_INSECURE_ISSUERS: own.url }),
+      database: handle,
+      logger: false,
+    });
+    await away.ready();
+  });
+  afterAll(async () => {
+    await away?.close();
+    await handle?.close();
+    await own?.close();
+  });
+
+  it('answers a token 503 with Retry-After, not 401, and fetches no keys', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const bearer = await own.sign({ aud: 'verity', repository: 'acme/payments', iat: now, exp: now + 300 });
+    const res = await client(away, bearer).get(`/api/v2/flows/${ORG}`);
+    expect(res.status).toBe(503);
+    expect(res.json).toEqual({ message: expect.stringMatching(/database/i) });
+    expect(res.headers['retry-after']).toBe('5');
+    expect(own.requests).toEqual([]);
   });
 });
