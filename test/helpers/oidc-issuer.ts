@@ -10,7 +10,15 @@ import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWT
 
 /** How the issuer misbehaves, when it does. */
 export type IssuerFault =
-  'down' | 'not-json' | 'other-issuer' | 'ftp-jwks' | 'jwks-elsewhere' | 'no-keys' | 'huge' | 'hang';
+  | 'down'
+  | 'not-json'
+  | 'other-issuer'
+  | 'ftp-jwks'
+  | 'jwks-elsewhere'
+  | 'no-keys'
+  | 'bad-key'
+  | 'huge'
+  | 'hang';
 
 export interface TestIssuer {
   /** `http://127.0.0.1:<port>`: the `iss` of its tokens. */
@@ -64,9 +72,10 @@ export async function startIssuer(): Promise<TestIssuer> {
     } else if (req.url === '/.well-known/openid-configuration') {
       send(discovery(issuer.url, fault));
     } else if (req.url === '/.well-known/jwks') {
-      send(
-        fault === 'no-keys' ? {} : { keys: [...keys.values()].filter((k) => k.published).map((k) => k.jwk) },
-      );
+      const published = [...keys.values()].filter((k) => k.published).map((k) => k.jwk);
+      // 'AQAB' is no RSA modulus WebCrypto imports.
+      const broken = published.map((jwk) => ({ ...jwk, n: 'AQAB' }));
+      send(fault === 'no-keys' ? {} : { keys: fault === 'bad-key' ? broken : published });
     } else {
       res.writeHead(404).end();
     }

@@ -530,6 +530,16 @@ describe('an issuer that fails', () => {
     const res = await attempt();
     expect([res.status, res.json]).toEqual([401, unavailable('its discovery document answered HTTP 503')]);
   });
+
+  it('refuses tokens, never a 500, when it publishes a key that cannot be imported', async () => {
+    flaky.fault = 'bad-key';
+    app.clock.advance(61_000);
+    const res = await attempt();
+    expect([res.status, res.json]).toEqual([
+      401,
+      { message: "OIDC token could not be verified with its issuer's keys" },
+    ]);
+  });
 });
 
 describe('with the database away', () => {

@@ -72,7 +72,7 @@ function readToken(token: string): { alg: string; kid: string | undefined; paylo
   return { alg, kid: typeof header.kid === 'string' ? header.kid : undefined, payload };
 }
 
-/** The 401 for a failed jose check; rethrows what is not about the token. */
+/** The 401 for a failed check of the token, whatever failed: jose, or the key's import. */
 function verificationFailure(err: unknown): UnauthorizedError {
   if (err instanceof errors.JWTExpired) {
     return refuse(
@@ -99,7 +99,8 @@ function verificationFailure(err: unknown): UnauthorizedError {
   if (err instanceof errors.JOSEError) {
     return refuse(`OIDC token could not be verified: ${err.code}`);
   }
-  throw err;
+  // An issuer's key WebCrypto will not import (malformed, or RSA under 2048 bits).
+  return refuse("OIDC token could not be verified with its issuer's keys");
 }
 
 async function verifyWith(
