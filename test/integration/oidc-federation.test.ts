@@ -82,6 +82,19 @@ describe('a CI job with an ID token', () => {
     expect(read.status).toBe(200);
     expect(read.json.created_by).toBe('ci-bot');
     expect(issuer.requests).toEqual(['/.well-known/openid-configuration', '/.well-known/jwks']);
+    // The audit log names the account and the token's subject for each write.
+    const log = await admin.get(`/api/v2/audit-log/${ORG}?actor=ci-bot`);
+    expect(log.status).toBe(200);
+    const entries = (log.json as { entries: { action: string; actor: unknown }[] }).entries;
+    expect(entries.map((e) => e.action)).toEqual(['postGenericAttestation', 'beginTrail', 'putFlowLegacy']);
+    for (const entry of entries) {
+      expect(entry.actor).toEqual({
+        kind: 'service_account',
+        name: 'ci-bot',
+        email: null,
+        subject: 'repo:acme/payments:ref:refs/heads/main',
+      });
+    }
   });
 
   it('accepts an expiry within the clock skew allowance, and refuses one past it', async () => {
