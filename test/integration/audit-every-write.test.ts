@@ -115,6 +115,7 @@ const SAMPLES: Array<[string, Sample]> = [
       send: (p) => cli.json('PUT', p, { experimental_features_enabled: true }),
     },
   ],
+  // A service account has no default organization to keep: the answer is 200 all the same.
   ['PUT /api/v2/user/:org', { path: () => `/api/v2/user/${ORG}`, send: (p) => cli.json('PUT', p, null) }],
   [
     'POST /api/v2/organizations/:org/webhook-signing-key/rotate',
@@ -705,7 +706,7 @@ interface Entry {
   ip: string | null;
 }
 
-/** The audit log's entries since `from` (epoch seconds), all pages, as an admin reads them. */
+/** The audit log's entries since `from` (epoch seconds), as an admin reads them: one page, the last. */
 async function entriesSince(from: number, filters: Record<string, string> = {}): Promise<Entry[]> {
   const query = new URLSearchParams({ from: String(from), per_page: '100', ...filters });
   const res = await api.get(`/api/v2/audit-log/${ORG}?${query.toString()}`);
@@ -776,5 +777,331 @@ describe('every write route leaves one audit entry naming its actor', () => {
     expect(entry!.ip).toBe('127.0.0.1');
     // The action filter finds it under the route's operationId and the actor's name.
     expect(await entriesSince(from, { action: action!, actor: actorName })).toEqual([entry]);
+  });
+});
+
+describe('a write that fails leaves no entry', () => {
+  // An organization of its own, so these run alone too.
+  const ORG2 = 'refusals';
+  let admin: ReturnType<typeof cliClient>;
+  let adminApi: ReturnType<typeof client>;
+  let reader: ReturnType<typeof cliClient>;
+  let stranger: ReturnType<typeof cliClient>;
+  beforeAll(async () => {
+    const key = await t.seedKey(ORG2, 'admin');
+    admin = cliClient(t.app, key);
+    adminApi = client(t.app, key);
+    reader = cliClient(t.app, await t.seedKey(ORG2, 'reader'));
+    stranger = cliClient(t.app, await t.seedKey('elsewhere', 'admin'));
+    await needs(
+      admin.json('PUT', `/api/v2/organizations/${ORG2}/experimental_features`, {
+        experimental_features_enabled: true,
+      }),
+    );
+    await needs(admin.json('POST', `/api/v2/controls/${ORG2}`, { identifier: 'CTL-1', name: 'One' }));
+    await needs(admin.json('PUT', `/api/v2/flows/${ORG2}`, { name: 'one', description: '' }));
+    await needs(admin.json('PUT', `/api/v2/flows/${ORG2}`, { name: 'two', description: '' }));
+    await needs(admin.json('PUT', `/api/v2/trails/${ORG2}/one`, { name: 't1' }));
+    await needs(
+      admin.json('POST', `/api/v2/service-accounts/${ORG2}`, {
+        name: 'taken',
+        description: '',
+        privilege: 'reader',
+      }),
+    );
+  });
+
+  /** Each: what is refused, the status it must answer, what its body must say, and the request. */
+  const failures: Array<[string, number, RegExp, () => Promise<Reply>]> = [
+    [
+      'an environment of an unknown type',
+      400,
+      /"body\.type"/,
+      () => admin.json('PUT', `/api/v2/environments/${ORG2}`, { name: 'bad', type: 'K9S', description: '' }),
+    ],
+    [
+      'an attestation of an unknown kind',
+      400,
+      /Unknown attestation type 'quantum'/,
+      () =>
+        admin.multipart('POST', `/api/v2/attestations/${ORG2}/one/trail/t1/quantum`, [
+          { name: 'data_json', value: JSON.stringify({ attestation_name: 'q' }) },
+        ]),
+    ],
+    [
+      'a service account created under a name in use',
+      400,
+      /Service account 'taken' already exists/,
+      () =>
+        admin.json('POST', `/api/v2/service-accounts/${ORG2}`, {
+          name: 'taken',
+          description: '',
+          privilege: 'reader',
+        }),
+    ],
+    [
+      'a flow renamed onto a name in use',
+      400,
+      /two/,
+      () => admin.json('PUT', `/api/v2/flows/${ORG2}/one/rename`, { new_name: 'two' }),
+    ],
+    [
+      'a Reader writing',
+      403,
+      /permission/,
+      () => reader.json('PUT', `/api/v2/environments/${ORG2}`, { name: 'x', type: 'K8S', description: '' }),
+    ],
+    [
+      "another organization's admin writing",
+      403,
+      /Access denied/,
+      () => stranger.json('PATCH', `/api/v2/tags/${ORG2}/flow/one`, { set_tags: { evil: '1' } }),
+    ],
+    [
+      'a report to a missing environment',
+      404,
+      /Environment named 'nope' does not exist/,
+      () => admin.json('PUT', `/api/v2/environments/${ORG2}/nope/report/K8S`, { artifacts: [] }),
+    ],
+    [
+      'tags on a missing flow',
+      404,
+      /nope/,
+      () => admin.json('PATCH', `/api/v2/tags/${ORG2}/flow/nope`, { set_tags: { a: 'b' } }),
+    ],
+    [
+      'a missing control updated',
+      404,
+      /NOPE/,
+      () => admin.json('PUT', `/api/v2/controls/${ORG2}/NOPE`, { name: 'x' }),
+    ],
+    ['a missing action deleted', 404, /999/, () => admin.json('DELETE', `/api/v2/actions/${ORG2}/999`, null)],
+    [
+      'a control created twice',
+      409,
+      /A control with identifier 'CTL-1' already exists/,
+      () => admin.json('POST', `/api/v2/controls/${ORG2}`, { identifier: 'CTL-1', name: 'again' }),
+    ],
+  ];
+
+  it.each(failures)('%s: %i and no entry', async (_what, status, says, send) => {
+    t.clock.advance(1000);
+    const from = t.clock.seconds();
+    const res = await send();
+    expect(res.status, res.body).toBe(status);
+    expect(res.body).toMatch(says);
+    const log = await adminApi.get(`/api/v2/audit-log/${ORG2}?from=${from}`);
+    expect(log.status).toBe(200);
+    expect(log.json).toEqual({ entries: [], next: null });
+  });
+
+  it('still records the same writes once they succeed', async () => {
+    t.clock.advance(1000);
+    const from = t.clock.seconds();
+    expect((await admin.json('PUT', `/api/v2/flows/${ORG2}/one/rename`, { new_name: 'three' })).status).toBe(
+      200,
+    );
+    const log = await adminApi.get(`/api/v2/audit-log/${ORG2}?from=${from}`);
+    expect(log.json.entries.map((e: Entry) => [e.action, e.resource])).toEqual([
+      ['renameFlow', `/api/v2/flows/${ORG2}/one/rename`],
+    ]);
+  });
+});
+
+describe('reading the audit log', () => {
+  // An organization of its own with eight writes a second apart: a flow, five by the admin, two by a member.
+  const ORG3 = 'paged';
+  const log = `/api/v2/audit-log/${ORG3}`;
+  let admin: ReturnType<typeof client>;
+  let adminName: string;
+  let memberName: string;
+  let times: number[];
+
+  beforeAll(async () => {
+    admin = client(t.app, await t.seedKey(ORG3, 'admin'));
+    const member = client(t.app, await t.seedKey(ORG3, 'member'));
+    adminName = (await admin.get('/api/v2/me')).json.name;
+    memberName = (await member.get('/api/v2/me')).json.name;
+    times = [];
+    const write = async (
+      who: ReturnType<typeof client>,
+      send: (c: ReturnType<typeof client>) => Promise<Reply>,
+    ) => {
+      t.clock.advance(1000);
+      times.push(t.clock.seconds());
+      await needs(send(who));
+    };
+    await write(admin, (c) => c.put(`/api/v2/flows/${ORG3}`, { name: 'f', description: '' }));
+    for (let i = 0; i < 5; i += 1) {
+      await write(admin, (c) => c.patch(`/api/v2/tags/${ORG3}/flow/f`, { set_tags: { n: String(i) } }));
+    }
+    for (let i = 0; i < 2; i += 1) {
+      await write(member, (c) => c.patch(`/api/v2/tags/${ORG3}/flow/f`, { set_tags: { m: String(i) } }));
+    }
+  });
+
+  it('answers 403 to a Reader, a Member and the admin of another organization, showing nothing', async () => {
+    const reader = client(t.app, await t.seedKey(ORG3, 'reader'));
+    const member = client(t.app, await t.seedKey(ORG3, 'member'));
+    const stranger = client(t.app, await t.seedKey('elsewhere', 'admin'));
+    for (const [who, says] of [
+      [reader, "You don't have permission to access this resource"],
+      [member, "You don't have permission to access this resource"],
+      [stranger, `Access denied to ${log}`],
+    ] as const) {
+      const res = await who.get(log);
+      expect(res.status, res.body).toBe(403);
+      expect(res.json).toEqual({ message: says });
+    }
+    expect((await admin.get(log)).status).toBe(200);
+  });
+
+  it('pages newest first through next links that keep per_page', async () => {
+    const all = (await admin.get(`${log}?per_page=100`)).json;
+    expect(all.next).toBeNull();
+    expect(all.entries.map((e: Entry) => e.at)).toEqual([...times].reverse());
+    const seen: Entry[] = [];
+    const links: string[] = [];
+    let next: string | null = `http://verity.test${log}?per_page=2`;
+    while (next !== null) {
+      links.push(next);
+      expect(next.startsWith('http://verity.test/api/v2/audit-log/paged?')).toBe(true);
+      const page = await admin.get(next.slice('http://verity.test'.length));
+      expect(page.status, page.body).toBe(200);
+      expect(page.json.entries).toHaveLength(2);
+      seen.push(...page.json.entries);
+      next = page.json.next;
+    }
+    expect(links.slice(1)).toEqual([
+      `http://verity.test${log}?page=2&per_page=2`,
+      `http://verity.test${log}?page=3&per_page=2`,
+      `http://verity.test${log}?page=4&per_page=2`,
+    ]);
+    expect(seen).toEqual(all.entries);
+    const past = await admin.get(`${log}?page=5&per_page=2`);
+    expect(past.json).toEqual({ entries: [], next: null });
+  });
+
+  it('keeps the filters in the next link', async () => {
+    const first = (await admin.get(`${log}?actor=${adminName}&action=patchTags&from=${times[1]}&per_page=2`))
+      .json;
+    expect(first.entries.map((e: Entry) => e.at)).toEqual([times[5], times[4]]);
+    const next = new URL(first.next);
+    expect(Object.fromEntries(next.searchParams)).toEqual({
+      from: String(times[1]),
+      actor: adminName,
+      action: 'patchTags',
+      page: '2',
+      per_page: '2',
+    });
+    const second = (await admin.get(`${next.pathname}${next.search}`)).json;
+    expect(second.entries.map((e: Entry) => e.at)).toEqual([times[3], times[2]]);
+    const third = (await admin.get(new URL(second.next).pathname + new URL(second.next).search)).json;
+    expect(third.entries.map((e: Entry) => e.at)).toEqual([times[1]]);
+    expect(third.next).toBeNull();
+  });
+
+  it('filters by from and to, inclusive, in epoch seconds or ISO 8601', async () => {
+    const between = (await admin.get(`${log}?from=${times[2]}&to=${times[4]}`)).json;
+    expect(between.entries.map((e: Entry) => e.at)).toEqual([times[4], times[3], times[2]]);
+    const iso = (s: number) => encodeURIComponent(new Date(s * 1000).toISOString());
+    const isoBetween = (await admin.get(`${log}?from=${iso(times[2]!)}&to=${iso(times[4]!)}`)).json;
+    expect(isoBetween).toEqual(between);
+    const until = (await admin.get(`${log}?to=${times[0]}`)).json;
+    expect(until.entries.map((e: Entry) => [e.at, e.action])).toEqual([[times[0], 'putFlowLegacy']]);
+    const after = (await admin.get(`${log}?from=${times[7]! + 1}`)).json;
+    expect(after).toEqual({ entries: [], next: null });
+  });
+
+  it('filters by actor, exactly', async () => {
+    const byMember = (await admin.get(`${log}?actor=${memberName}`)).json.entries as Entry[];
+    expect(byMember.map((e) => [e.at, e.actor])).toEqual([
+      [times[7], { kind: 'service_account', name: memberName, email: null }],
+      [times[6], { kind: 'service_account', name: memberName, email: null }],
+    ]);
+    const byAdmin = (await admin.get(`${log}?actor=${adminName}`)).json.entries as Entry[];
+    expect(byAdmin.map((e) => e.at)).toEqual(times.slice(0, 6).reverse());
+    expect((await admin.get(`${log}?actor=${adminName.slice(0, -1)}`)).json.entries).toEqual([]);
+    expect((await admin.get(`${log}?actor=nobody`)).json).toEqual({ entries: [], next: null });
+  });
+
+  it('refuses a bad query with 400 naming the parameter', async () => {
+    for (const [query, field] of [
+      ['per_page=101', 'query.per_page'],
+      ['per_page=0', 'query.per_page'],
+      ['page=1001', 'query.page'],
+      ['from=yesterday', 'query.from'],
+      ['to=2026-13-45', 'query.to'],
+      [`actor=${'a'.repeat(321)}`, 'query.actor'],
+      ['colour=blue', 'query.colour'],
+    ] as const) {
+      const res = await admin.get(`${log}?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(res.json.message, query).toBe('Input payload validation failed');
+      expect(Object.keys(res.json.errors), `${query}: ${res.body}`).toContain(field);
+    }
+  });
+});
+
+describe('writes that take a shortcut or go in a batch', () => {
+  const ORG4 = 'shortcuts';
+  let admin: ReturnType<typeof cliClient>;
+  let adminApi: ReturnType<typeof client>;
+  beforeAll(async () => {
+    const key = await t.seedKey(ORG4, 'admin');
+    admin = cliClient(t.app, key);
+    adminApi = client(t.app, key);
+    await needs(
+      admin.json('PUT', `/api/v2/environments/${ORG4}`, { name: 'prod', type: 'K8S', description: '' }),
+    );
+    await needs(admin.json('PUT', `/api/v2/flows/${ORG4}`, { name: 'ci', description: '' }));
+    await needs(admin.json('PUT', `/api/v2/trails/${ORG4}/ci`, { name: 't1' }));
+  });
+  const since = async (from: number) => {
+    const res = await adminApi.get(`/api/v2/audit-log/${ORG4}?from=${from}&per_page=100`);
+    expect(res.status, res.body).toBe(200);
+    return res.json.entries as Entry[];
+  };
+
+  it('records a report identical to the last one, which only moves the report time, once', async () => {
+    const path = `/api/v2/environments/${ORG4}/prod/report/K8S`;
+    const body = { artifacts: deployment('api', 'registry/api:1', FP, 1) };
+    for (const answer of [
+      'Snapshot #1 created',
+      'No new snapshots to create',
+      'No new snapshots to create',
+    ]) {
+      t.clock.advance(1000);
+      const from = t.clock.seconds();
+      const res = await admin.json('PUT', path, body);
+      expect(res.status, res.body).toBe(200);
+      expect(res.json).toBe(answer);
+      expect((await since(from)).map((e) => [e.action, e.resource])).toEqual([['reportK8S', path]]);
+    }
+  });
+
+  it('records each of concurrent attestations once, under its own request id', async () => {
+    t.clock.advance(1000);
+    const from = t.clock.seconds();
+    const path = `/api/v2/attestations/${ORG4}/ci/trail/t1/generic`;
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        admin.multipart('POST', path, [
+          {
+            name: 'data_json',
+            value: JSON.stringify({ attestation_name: `check-${i}`, is_compliant: true }),
+          },
+        ]),
+      ),
+    );
+    for (const res of answers) {
+      expect(res.status, res.body).toBe(201);
+    }
+    const entries = await since(from);
+    expect(entries).toHaveLength(6);
+    expect(new Set(entries.map((e) => e.request_id)).size).toBe(6);
+    for (const e of entries) {
+      expect(e).toMatchObject({ action: 'postGenericAttestation', resource: path });
+    }
   });
 });
