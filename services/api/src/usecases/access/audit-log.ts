@@ -1,7 +1,9 @@
 /**
  * The audit log: one entry per write through the API, naming who did it. An entry is written in
  * the write's own transaction when the use case runs one (`transact`), and otherwise right after
- * the write, before its answer is sent: no write is acknowledged without its entry.
+ * the write, before its answer is sent. Should that second insert fail (the database went away
+ * between the two), the write stays acknowledged: the failure is logged with the request id and
+ * counted in `verity_audit_write_failures_total`, which an alert watches.
  */
 import type { z } from 'zod';
 import type { AuditLog, AuditLogQuery } from '../../../../shared/contract/people.js';
