@@ -139,6 +139,41 @@ const SAMPLES: Array<[string, Sample]> = [
       send: (p) => tf.patch(rel(p), { description: null, privilege: 'reader' }),
     },
   ],
+  // Keyless CI: a trust in a CI issuer's ID tokens (admins only).
+  [
+    'PUT /api/v2/service-accounts/:org/:name/oidc-trusts/:trust',
+    {
+      path: () => `/api/v2/service-accounts/${ORG}/deployer/oidc-trusts/github`,
+      send: (p) =>
+        api.put(p, {
+          issuer: 'https://token.actions.githubusercontent.com',
+          audience: 'verity',
+          claims: { repository: 'acme/payments', ref: 'refs/heads/*' },
+        }),
+    },
+  ],
+  [
+    'DELETE /api/v2/service-accounts/:org/:name/oidc-trusts/:trust',
+    {
+      path: () => `/api/v2/service-accounts/${ORG}/deployer/oidc-trusts/github`,
+      send: (p) => api.delete(p, null),
+    },
+  ],
+  // kosli_notification_config: who hears of keys about to expire.
+  [
+    'PUT /api/v2/notification-config/:org/:notification_type',
+    {
+      path: () => `/api/v2/notification-config/${ORG}/api_key_expiry`,
+      send: (p) => tf.put(rel(p), { targets: [{ type: 'EMAIL', emails: ['ops@example.com'] }] }),
+    },
+  ],
+  [
+    'DELETE /api/v2/notification-config/:org/:notification_type',
+    {
+      path: () => `/api/v2/notification-config/${ORG}/api_key_expiry`,
+      send: (p) => tf.delete(rel(p)),
+    },
+  ],
   [
     'POST /api/v2/service-accounts/:org/:name/api-keys',
     {
