@@ -20,3 +20,4 @@ export * from './allowlists.js';
 export * from './actions.js';
 export * from './exposure.js';
 export * from './notification-config.js';
+export * from './people.js';

@@ -13,7 +13,13 @@ import { Counter } from 'prom-client';
 import type { OidcConfig } from '../config.js';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
 import { peopleRepository } from '../storage/repositories/people.js';
-import { completeSignIn, groupsOf, secretHash, type SignInOutcome } from '../usecases/access/people.js';
+import {
+  completeSignIn,
+  groupsOf,
+  secretHash,
+  whoAmI,
+  type SignInOutcome,
+} from '../usecases/access/people.js';
 import type { Principal } from '../usecases/access/principal.js';
 
 declare module 'fastify' {
@@ -85,7 +91,7 @@ function page(reply: FastifyReply, status: number, title: string, body: string):
     .header('cache-control', 'no-store')
     .send(
       `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} · Verity</title>` +
-        `<meta name="viewport" content="width=device-width, initial-scale=1"></head>` +
+        `<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,"></head>` +
         `<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 3rem auto; padding: 0 1rem">` +
         `<main><h1>${escapeHtml(title)}</h1>${body}<p><a href="/sign-in">Back to sign-in</a></p></main></body></html>`,
     );
@@ -179,6 +185,18 @@ export default fp(
       oidc: config.oidc ? { name: config.oidc.providerName, login_url: '/auth/oidc/login' } : null,
       api_key_sign_in: config.apiKeySignIn,
     }));
+
+    // The console asks this (not GET /api/v2/me) so that being signed out is an answer, not an error.
+    app.get('/auth/session', async (request, reply) => {
+      const person = await principal(request).catch((err: unknown) => {
+        if (err instanceof UnauthorizedError) {
+          return null;
+        }
+        throw err;
+      });
+      reply.header('cache-control', 'no-store');
+      return { user: person ? await whoAmI(app.db, person) : null };
+    });
 
     app.post('/auth/logout', async (request, reply) => {
       const value = parseCookies(request.headers.cookie).get(cookieName);
