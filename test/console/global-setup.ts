@@ -6,7 +6,15 @@
 import { readFileSync } from 'node:fs';
 import type { TestProject } from 'vitest/node';
 import { chromiumMissing } from './browser.js';
-import { ensureConsoleBuilt, startConsoleServer } from './harness.js';
+import { oidcEnv, startOidcProvider } from '../helpers/oidc-provider.js';
+import { ensureConsoleBuilt, freePort, startConsoleServer } from './harness.js';
+
+/** The demo organization, and the people of the test identity provider who may sign in to it. */
+const DEMO_ORG = 'acme';
+const CONSOLE_PEOPLE = {
+  alice: { name: 'Alice Platform', email: 'alice@example.com', groups: ['platform'] },
+  ola: { name: 'Ola Outsider', email: 'ola@example.com', groups: ['marketing'] },
+};
 
 export interface ConsoleTarget {
   baseUrl: string;
@@ -14,6 +22,8 @@ export interface ConsoleTarget {
   apiKey: string;
   /** An organization with nothing in it, for the empty states. */
   empty: { org: string; apiKey: string };
+  /** The identity provider the console signs people in with (oidc-provider, on its own port). */
+  idp: { issuer: string };
   /** Set when the tests cannot run here (never in CI, where that is a failure). */
   skip?: string;
 }
@@ -36,6 +46,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
       org: '',
       apiKey: '',
       empty: { org: '', apiKey: '' },
+      idp: { issuer: '' },
       skip: missing,
     });
     return undefined;
@@ -43,21 +54,33 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   ensureConsoleBuilt();
   // the migrated database test/helpers/global-setup.ts dumped, when it ran before this one
   const dump = project.getProvidedContext().pgliteTemplate;
+  const port = await freePort();
+  const idp = await startOidcProvider({
+    redirectUris: [`http://127.0.0.1:${port}/auth/oidc/callback`],
+    people: CONSOLE_PEOPLE,
+  });
   const server = await startConsoleServer({
     days: 6,
+    port,
+    env: oidcEnv(idp, { platform: { [DEMO_ORG]: 'admin' } }),
     ...(dump ? { template: new Blob([readFileSync(dump)]) } : {}),
+  }).catch(async (err: unknown) => {
+    await idp.close();
+    throw err;
   });
   project.provide('console', {
     baseUrl: server.baseUrl,
     org: server.demo.org,
     apiKey: server.demo.apiKey,
     empty: server.empty,
+    idp: { issuer: idp.issuer },
   });
   return async () => {
     // Closing PGlite ends its Emscripten runtime, which sets process.exitCode (to 0): without
     // this, a run with failed tests elsewhere would exit 0 and CI would pass it.
     const exitCode = process.exitCode;
     await server.close();
+    await idp.close();
     process.exitCode = exitCode;
   };
 }

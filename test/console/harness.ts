@@ -36,7 +36,7 @@ export function ensureConsoleBuilt(): void {
 }
 
 /** A free local port: the public URL must name the port before the app is built. */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
@@ -66,9 +66,13 @@ export async function startConsoleServer(
     consoleDir?: string;
     /** A dump of a migrated embedded database to start from (faster than migrating). */
     template?: Blob;
+    /** The port to listen on (the identity provider must know the callback before the start). */
+    port?: number;
+    /** More settings, e.g. the identity provider's. */
+    env?: Record<string, string>;
   } = {},
 ): Promise<ConsoleServer> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const baseUrl = `http://127.0.0.1:${port}`;
   const config = loadConfig({
     LOG_LEVEL: 'silent',
@@ -78,6 +82,7 @@ export async function startConsoleServer(
     VERITY_PUBLIC_URL: baseUrl,
     PORT: String(port),
     HOST: '127.0.0.1',
+    ...options.env,
   });
   const handle = await openDatabase({
     dataDir: 'memory://',

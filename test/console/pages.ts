@@ -15,6 +15,8 @@ export interface ConsoleTest {
   apiKey: string;
   /** An organization with nothing in it yet. */
   empty: { org: string; apiKey: string };
+  /** The identity provider people sign in with (its people: alice, an admin; ola, with no access). */
+  idp: { issuer: string };
   /** A new tab in a new browser context; signed in unless told otherwise. */
   open(options?: { signedIn?: boolean }): Promise<Page>;
   /** The file's one signed-in tab, kept from test to test (signing in once per file is faster). */
@@ -46,6 +48,7 @@ export function describeConsole(name: string, body: (t: ConsoleTest) => void): v
       org: target.org,
       apiKey: target.apiKey,
       empty: target.empty,
+      idp: target.idp,
       problems: [],
       async open(options = {}) {
         const { context, page } = await newPage();

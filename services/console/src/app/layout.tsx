@@ -51,6 +51,9 @@ export function Layout() {
             <li>
               <NavLink to={`${base}/exposure`}>Exposure</NavLink>
             </li>
+            <li>
+              <NavLink to={`${base}/settings/members`}>Settings</NavLink>
+            </li>
           </ul>
         </nav>
         <form role="search" onSubmit={onSearch} className="top-search">
@@ -66,25 +69,39 @@ export function Layout() {
           />
           <button type="submit">Search</button>
         </form>
-        <div className="who">
-          <span>
-            Organization <strong>{org}</strong>
-          </span>
-          <button
-            type="button"
-            onClick={() => {
-              signOut();
-              void navigate('/sign-in', { replace: true });
-            }}
-          >
-            Sign out
-          </button>
-        </div>
+        <Who org={org} />
       </header>
       <main id="main" ref={main} tabIndex={-1}>
         <Outlet />
       </main>
     </>
+  );
+}
+
+/** Who is signed in, where, and the way out. */
+function Who({ org }: { org: string }) {
+  const session = useSession();
+  const navigate = useNavigate();
+  return (
+    <div className="who">
+      <span>
+        {session?.name && (
+          <>
+            <strong>{session.name}</strong> in{' '}
+          </>
+        )}
+        Organization <strong>{org}</strong>
+      </span>
+      <button
+        type="button"
+        onClick={() => {
+          signOut();
+          void navigate('/sign-in', { replace: true });
+        }}
+      >
+        Sign out
+      </button>
+    </div>
   );
 }
 

@@ -64,6 +64,19 @@ const router = createBrowserRouter([
             path: ':org/exposure',
             lazy: () => import('../features/exposure/exposure-page').then((m) => ({ Component: m.default })),
           },
+          {
+            path: ':org/settings/members',
+            lazy: () => import('../features/access/members-page').then((m) => ({ Component: m.default })),
+          },
+          {
+            path: ':org/settings/service-accounts',
+            lazy: () =>
+              import('../features/access/service-accounts-page').then((m) => ({ Component: m.default })),
+          },
+          {
+            path: ':org/audit-log',
+            lazy: () => import('../features/access/audit-log-page').then((m) => ({ Component: m.default })),
+          },
           { path: '*', Component: NotFoundPage },
         ],
       },

@@ -2,7 +2,7 @@
  * The one API client: calls `/api/v2` on the same origin with the session's key, and turns
  * failures into an ApiError carrying the API's message. A 401 ends the session.
  */
-import { getSession, signOut, touch } from './session';
+import { dropSession, getSession, touch } from './session';
 
 export class ApiError extends Error {
   constructor(
@@ -38,25 +38,44 @@ export function apiUrl(path: string, query: Record<string, QueryValue> = {}): st
 /** One path segment, encoded. */
 export const seg = (value: string | number): string => encodeURIComponent(String(value));
 
-/** GET a JSON resource with an explicit key (sign-in checks a key before keeping it). */
-export async function getJsonWithKey<T>(key: string, url: string, signal?: AbortSignal): Promise<T> {
+/** How a request proves who sends it: the key of a key session, else the session cookie. */
+function credentials(
+  key: string | undefined,
+): Pick<RequestInit, 'credentials'> & { headers: Record<string, string> } {
+  return key
+    ? { credentials: 'omit', headers: { authorization: `Bearer ${key}` } }
+    : { credentials: 'same-origin', headers: {} };
+}
+
+/** The API's message of a failed answer, else its status line. */
+async function failure(res: Response): Promise<ApiError> {
+  let message = `${res.status} ${res.statusText}`;
+  try {
+    const body = (await res.json()) as { message?: unknown };
+    if (typeof body.message === 'string') {
+      message = body.message;
+    }
+  } catch {
+    // not JSON: keep the status line
+  }
+  return new ApiError(res.status, message);
+}
+
+/** GET a JSON resource with an explicit key, or the session cookie when `key` is undefined. */
+export async function getJsonWithKey<T>(
+  key: string | undefined,
+  url: string,
+  signal?: AbortSignal,
+): Promise<T> {
+  const auth = credentials(key);
   const res = await fetch(url, {
-    headers: { authorization: `Bearer ${key}`, accept: 'application/json' },
-    credentials: 'omit',
+    headers: { ...auth.headers, accept: 'application/json' },
+    credentials: auth.credentials,
     cache: 'no-store',
     ...(signal ? { signal } : {}),
   });
   if (!res.ok) {
-    let message = `${res.status} ${res.statusText}`;
-    try {
-      const body = (await res.json()) as { message?: unknown };
-      if (typeof body.message === 'string') {
-        message = body.message;
-      }
-    } catch {
-      // not JSON: keep the status line
-    }
-    throw new ApiError(res.status, message);
+    throw await failure(res);
   }
   return (await res.json()) as T;
 }
@@ -72,10 +91,43 @@ export async function getJson<T>(url: string, signal?: AbortSignal): Promise<T> 
     return await getJsonWithKey<T>(session.key, url, signal);
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) {
-      signOut();
+      dropSession();
     }
     throw err;
   }
+}
+
+/** Sends a write as the signed-in session and answers its JSON (null for an empty answer). */
+export async function sendJson<T>(
+  method: 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  url: string,
+  body?: unknown,
+): Promise<T> {
+  const session = getSession();
+  if (!session) {
+    throw new ApiError(401, 'Signed out');
+  }
+  touch();
+  const auth = credentials(session.key);
+  const res = await fetch(url, {
+    method,
+    headers: {
+      ...auth.headers,
+      accept: 'application/json',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    credentials: auth.credentials,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (!res.ok) {
+    const err = await failure(res);
+    if (err.status === 401) {
+      dropSession();
+    }
+    throw err;
+  }
+  const text = await res.text();
+  return (text ? JSON.parse(text) : null) as T;
 }
 
 /** Downloads a file the API serves behind the key (links cannot carry the key): saves it as a blob. */
@@ -85,7 +137,7 @@ export async function download(url: string, fallbackName: string): Promise<void>
     throw new ApiError(401, 'Signed out');
   }
   touch();
-  const res = await fetch(url, { headers: { authorization: `Bearer ${session.key}` }, credentials: 'omit' });
+  const res = await fetch(url, credentials(session.key));
   if (!res.ok) {
     throw new ApiError(res.status, `Download failed: ${res.status} ${res.statusText}`);
   }

@@ -1,13 +1,18 @@
 /**
- * The signed-in session: the API key and organization, kept in this tab's sessionStorage only
- * (it survives a reload, dies with the tab, and never reaches localStorage, a URL or a log).
- * A session ends after IDLE_MS without activity.
+ * The signed-in session. A person signed in through the identity provider holds a server-side
+ * session behind an HttpOnly cookie, which every tab shares: the console keeps only the
+ * organization and the person's name here. A break-glass API-key session keeps the key in this
+ * tab's sessionStorage only (it survives a reload, dies with the tab, and never reaches
+ * localStorage, a URL or a log). Either ends after IDLE_MS without activity.
  */
 import { useSyncExternalStore } from 'react';
 
 export interface Session {
-  key: string;
+  /** The API key of a key session; absent when the session cookie carries the session. */
+  key?: string;
   org: string;
+  /** Who is signed in, for the header. */
+  name?: string;
 }
 
 const STORAGE_KEY = 'verity.session';
@@ -28,14 +33,22 @@ function read(): Session | null {
       return null;
     }
     const s = JSON.parse(raw) as Partial<Stored>;
-    if (typeof s.key !== 'string' || typeof s.org !== 'string' || typeof s.lastActive !== 'number') {
+    if (
+      (s.key !== undefined && typeof s.key !== 'string') ||
+      typeof s.org !== 'string' ||
+      typeof s.lastActive !== 'number'
+    ) {
       return null;
     }
     if (Date.now() - s.lastActive > IDLE_MS) {
       sessionStorage.removeItem(STORAGE_KEY);
       return null;
     }
-    return { key: s.key, org: s.org };
+    return {
+      org: s.org,
+      ...(s.key ? { key: s.key } : {}),
+      ...(typeof s.name === 'string' ? { name: s.name } : {}),
+    };
   } catch {
     return null;
   }
@@ -67,9 +80,56 @@ export function signIn(session: Session): void {
   write(session);
 }
 
-/** Forgets the key. */
+/** Forgets the key; a cookie session is ended on the server too. */
 export function signOut(): void {
+  const wasCookie = current !== null && current.key === undefined;
   write(null);
+  if (wasCookie) {
+    void fetch('/auth/logout', { method: 'POST', credentials: 'same-origin' }).catch(() => undefined);
+  }
+}
+
+/** Forgets the session without telling the server (it already ended there). */
+export function dropSession(): void {
+  write(null);
+}
+
+interface Me {
+  kind: 'user' | 'service_account';
+  name: string;
+  organizations: { org: string; role: string }[];
+}
+
+/**
+ * Picks up the session cookie a sign-in through the identity provider left (in this tab or
+ * another): asks the API who is signed in. `preferredOrg` is the organization of the page
+ * opened, used when the person belongs to it.
+ */
+export async function restoreFromCookie(preferredOrg: string | undefined): Promise<Session | null> {
+  try {
+    // Signed out is an answer here (200 with no user), not a failed request in the browser's console.
+    const res = await fetch('/auth/session', {
+      credentials: 'same-origin',
+      headers: { accept: 'application/json' },
+    });
+    if (!res.ok) {
+      return null;
+    }
+    const me = ((await res.json()) as { user: Me | null }).user;
+    if (!me) {
+      return null;
+    }
+    const orgs = me.organizations.map((o) => o.org);
+    const org = preferredOrg && orgs.includes(preferredOrg) ? preferredOrg : orgs[0];
+    if (me.kind !== 'user' || !org) {
+      return null;
+    }
+    const session: Session = { org, name: me.name };
+    write(session);
+    return session;
+  } catch {
+    return null;
+  }
 }
 
 let lastTouch = 0;

@@ -1,9 +1,10 @@
 /**
- * Sign in with an API key: the key is checked against the API, then kept in this tab only.
- * The organization is the key's own unless one is given. A deep link opened before sign-in
- * is where the user lands afterwards.
+ * Sign in through the organization's identity provider when one is configured (the session then
+ * lives in a cookie every tab shares), or with an API key as break-glass: the key is checked
+ * against the API, then kept in this tab only; the organization is the key's own unless one is
+ * given. A deep link opened before sign-in is where the user lands afterwards.
  */
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { Navigate, useLocation, useNavigate } from 'react-router';
 import { ApiError, apiUrl, getJsonWithKey, seg } from '../../lib/api-client';
 import type { DefaultOrg, Organization } from '../../lib/contract';
@@ -107,12 +108,37 @@ function SignInForm({
   );
 }
 
+interface Providers {
+  oidc: { name: string; login_url: string } | null;
+  api_key_sign_in: boolean;
+}
+
+/** The ways to sign in this server offers; both while they are not known yet. */
+function useProviders(): Providers | null {
+  const [providers, setProviders] = useState<Providers | null>(null);
+  useEffect(() => {
+    let live = true;
+    fetch('/auth/providers', { headers: { accept: 'application/json' } })
+      .then(async (res) =>
+        res.ok ? ((await res.json()) as Providers) : { oidc: null, api_key_sign_in: true },
+      )
+      .catch(() => ({ oidc: null, api_key_sign_in: true }))
+      .then((p) => live && setProviders(p))
+      .catch(() => undefined);
+    return () => {
+      live = false;
+    };
+  }, []);
+  return providers;
+}
+
 export function SignInPage() {
   const session = useSession();
   const location = useLocation();
   const from = safeReturn((location.state as ReturnTo | null)?.from);
   const orgFromLink = from ? decodeURIComponent(from.split('/')[1] ?? '') : '';
   const { error, busy, onSubmit } = useSignIn(from);
+  const providers = useProviders();
 
   if (session && !busy) {
     return <Navigate to={from ?? `/${encodeURIComponent(session.org)}/environments`} replace />;
@@ -122,16 +148,37 @@ export function SignInPage() {
     <main id="main" className="sign-in">
       <title>Sign in · Verity</title>
       <h1>Sign in to Verity</h1>
-      <p>
-        Use an API key of a service account or a user. The key stays in this browser tab only: closing the tab
-        or signing out forgets it, and 30 minutes without activity sign you out.
-      </p>
       {from && (
         <p className="muted">
           After signing in you will return to <code>{from}</code>.
         </p>
       )}
-      <SignInForm error={error} busy={busy} orgFromLink={orgFromLink} onSubmit={onSubmit} />
+      {providers === null && <p role="status">Loading the ways to sign in…</p>}
+      {providers?.oidc && (
+        <p>
+          <a
+            className="button primary"
+            href={`${providers.oidc.login_url}?return_to=${encodeURIComponent(from ?? '/')}`}
+          >
+            Sign in with {providers.oidc.name}
+          </a>
+        </p>
+      )}
+      {providers?.api_key_sign_in && (
+        <div>
+          <h2>{providers.oidc ? 'Or sign in with an API key' : 'Sign in with an API key'}</h2>
+          <p>
+            Use an API key of a service account or a user. The key stays in this browser tab only: closing the
+            tab or signing out forgets it, and 30 minutes without activity sign you out.
+          </p>
+          <SignInForm error={error} busy={busy} orgFromLink={orgFromLink} onSubmit={onSubmit} />
+        </div>
+      )}
+      {providers && !providers.oidc && !providers.api_key_sign_in && (
+        <p role="alert" className="error-box">
+          No way to sign in is configured on this server. Ask its operator.
+        </p>
+      )}
     </main>
   );
 }

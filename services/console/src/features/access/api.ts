@@ -1,0 +1,117 @@
+/** Query hooks and writes of the access pages: members, service accounts with keys and trusts, the audit log. */
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { apiUrl, getJson, sendJson, seg } from '../../lib/api-client';
+import type {
+  ApiKeyCreated,
+  ApiKeyInfo,
+  AuditLog,
+  Member,
+  OidcTrust,
+  ServiceAccount,
+} from '../../lib/contract';
+
+export function useMembers(org: string) {
+  return useQuery({
+    queryKey: ['members', org],
+    queryFn: ({ signal }) =>
+      getJson<{ members: Member[] }>(apiUrl(`/organizations/${seg(org)}/members`), signal),
+  });
+}
+
+export interface AuditFilters {
+  actor: string;
+  action: string;
+  page: number;
+}
+
+export const AUDIT_PER_PAGE = 50;
+
+export function useAuditLog(org: string, filters: AuditFilters) {
+  return useQuery({
+    queryKey: ['audit-log', org, filters],
+    queryFn: ({ signal }) =>
+      getJson<AuditLog>(
+        apiUrl(`/audit-log/${seg(org)}`, {
+          actor: filters.actor,
+          action: filters.action,
+          page: filters.page,
+          per_page: AUDIT_PER_PAGE,
+        }),
+        signal,
+      ),
+    placeholderData: keepPreviousData,
+  });
+}
+
+export function useServiceAccounts(org: string) {
+  return useQuery({
+    queryKey: ['service-accounts', org],
+    queryFn: ({ signal }) => getJson<ServiceAccount[]>(apiUrl(`/service-accounts/${seg(org)}`), signal),
+  });
+}
+
+export function useKeys(org: string, account: string) {
+  return useQuery({
+    queryKey: ['service-account-keys', org, account],
+    queryFn: ({ signal }) =>
+      getJson<ApiKeyInfo[]>(apiUrl(`/service-accounts/${seg(org)}/${seg(account)}/api-keys`), signal),
+  });
+}
+
+export function useTrusts(org: string, account: string) {
+  return useQuery({
+    queryKey: ['service-account-trusts', org, account],
+    queryFn: ({ signal }) =>
+      getJson<OidcTrust[]>(apiUrl(`/service-accounts/${seg(org)}/${seg(account)}/oidc-trusts`), signal),
+  });
+}
+
+/** The writes of the service-accounts page; each refreshes what it changed. */
+export function useAccountWrites(org: string) {
+  const client = useQueryClient();
+  const refresh = (account?: string) =>
+    Promise.all([
+      client.invalidateQueries({ queryKey: ['service-accounts', org] }),
+      ...(account
+        ? [
+            client.invalidateQueries({ queryKey: ['service-account-keys', org, account] }),
+            client.invalidateQueries({ queryKey: ['service-account-trusts', org, account] }),
+          ]
+        : []),
+    ]);
+  const base = (account: string) => `/service-accounts/${seg(org)}/${seg(account)}`;
+  return {
+    createAccount: useMutation({
+      mutationFn: (input: { name: string; privilege: string; description: string }) =>
+        sendJson<ServiceAccount>('POST', apiUrl(`/service-accounts/${seg(org)}`), input),
+      onSuccess: () => refresh(),
+    }),
+    createKey: useMutation({
+      mutationFn: (input: { account: string; description: string; expiresAt: number | null }) =>
+        sendJson<ApiKeyCreated>('POST', apiUrl(`${base(input.account)}/api-keys`), {
+          description: input.description,
+          ...(input.expiresAt ? { expires_at: input.expiresAt } : {}),
+        }),
+      onSuccess: (_d, input) => refresh(input.account),
+    }),
+    rotateKey: useMutation({
+      mutationFn: (input: { account: string; id: string }) =>
+        sendJson<ApiKeyCreated>(
+          'POST',
+          apiUrl(`${base(input.account)}/api-keys/${seg(input.id)}/rotate`),
+          {},
+        ),
+      onSuccess: (_d, input) => refresh(input.account),
+    }),
+    revokeKey: useMutation({
+      mutationFn: (input: { account: string; id: string }) =>
+        sendJson<unknown>('DELETE', apiUrl(`${base(input.account)}/api-keys/${seg(input.id)}`)),
+      onSuccess: (_d, input) => refresh(input.account),
+    }),
+    removeTrust: useMutation({
+      mutationFn: (input: { account: string; trust: string }) =>
+        sendJson<unknown>('DELETE', apiUrl(`${base(input.account)}/oidc-trusts/${seg(input.trust)}`)),
+      onSuccess: (_d, input) => refresh(input.account),
+    }),
+  };
+}
