@@ -117,7 +117,16 @@ const EnvSchema = z
     VERITY_OIDC_GROUP_ROLES: zodVar(readGroupRoles),
     VERITY_OIDC_SESSION_IDLE_MINUTES: intVar(30, 1, 7 * 24 * 60),
     VERITY_OIDC_SESSION_MAX_HOURS: intVar(12, 1, 24 * 90),
-    VERITY_OIDC_INSECURE_ISSUERS: optionalString.transform((v) => parseIssuerList(v)),
+    VERITY_OIDC_INSECURE_ISSUERS: optionalString.transform((v, ctx) => {
+      const issuers = parseIssuerList(v);
+      for (const issuer of issuers) {
+        if (!URL.canParse(issuer) || !['http:', 'https:'].includes(new URL(issuer).protocol)) {
+          ctx.addIssue({ code: 'custom', message: `'${issuer}' is not an http(s) URL` });
+          return z.NEVER;
+        }
+      }
+      return issuers;
+    }),
     VERITY_API_KEY_SIGN_IN: boolVar(true),
     VERITY_EMAIL_FROM: optionalString.transform((v) => v ?? 'Verity <verity@localhost>'),
   })
