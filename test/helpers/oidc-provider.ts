@@ -85,7 +85,10 @@ export async function startOidcProvider(options: {
     },
   };
   const provider = new Provider(issuer, configuration);
-  server.on('request', provider.callback());
+  const handle = provider.callback();
+  server.on('request', (req, res) => {
+    void handle(req, res);
+  });
   return {
     issuer,
     clientId,

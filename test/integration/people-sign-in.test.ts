@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, createTestApp, type TestApp } from '../helpers/app.js';
 import { startOidcProvider, oidcEnv, type TestProvider } from '../helpers/oidc-provider.js';
-import { CookieJar, signInThroughProvider } from '../helpers/oidc-sign-in.js';
+import { signInThroughProvider, type CookieJar } from '../helpers/oidc-sign-in.js';
 
 const ORIGIN = 'http://verity.test';
 let t: TestApp;

@@ -22,7 +22,9 @@ export const Member = z
     display_name: z.string(),
     email: z.string().nullable(),
     role: RoleName,
-    source: z.enum(['admin', 'oidc']).meta({ description: 'oidc: from the identity provider groups at the last sign-in' }),
+    source: z
+      .enum(['admin', 'oidc'])
+      .meta({ description: 'oidc: from the identity provider groups at the last sign-in' }),
     signs_in_with: z.enum(['identity_provider', 'api_key']),
     last_sign_in_at: EpochSeconds.nullable(),
   })

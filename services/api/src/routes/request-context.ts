@@ -14,7 +14,12 @@ export function appScope(app: FastifyInstance): AppScope {
 /** The organization scope of a request: its org, the caller, the clock, the bus and services. */
 export function orgScope(app: FastifyInstance, request: FastifyRequest): OrgScope {
   const org = requireOrg(request);
-  const scope = scopeFor(appScope(app), { id: org.id, name: org.name }, app.clock(), requirePrincipal(request).name);
+  const scope = scopeFor(
+    appScope(app),
+    { id: org.id, name: org.name },
+    app.clock(),
+    requirePrincipal(request).name,
+  );
   return request.audit ? { ...scope, audit: request.audit } : scope;
 }
 

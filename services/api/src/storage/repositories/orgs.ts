@@ -15,7 +15,11 @@ export const orgsRepository = {
     if (names.length === 0) {
       return [];
     }
-    return db.selectFrom('orgs').selectAll().where('name', 'in', [...names]).execute();
+    return db
+      .selectFrom('orgs')
+      .selectAll()
+      .where('name', 'in', [...names])
+      .execute();
   },
 
   async findById(db: Db, id: string): Promise<OrgRow | undefined> {

@@ -31,7 +31,14 @@ export const peopleRepository = {
 
   async insertPerson(
     db: Db,
-    person: { id: string; name: string; email: string | null; issuer: string; subject: string; displayName: string },
+    person: {
+      id: string;
+      name: string;
+      email: string | null;
+      issuer: string;
+      subject: string;
+      displayName: string;
+    },
   ): Promise<void> {
     await db
       .insertInto('users')
@@ -47,7 +54,13 @@ export const peopleRepository = {
       .execute();
   },
 
-  async recordSignIn(db: Db, userId: string, email: string | null, displayName: string, at: Date): Promise<void> {
+  async recordSignIn(
+    db: Db,
+    userId: string,
+    email: string | null,
+    displayName: string,
+    at: Date,
+  ): Promise<void> {
     await db
       .updateTable('users')
       .set({ email, display_name: displayName, last_sign_in_at: at })
@@ -66,7 +79,14 @@ export const peopleRepository = {
     }
     await db
       .insertInto('memberships')
-      .values([...roles].map(([orgId, role]) => ({ org_id: orgId, user_id: userId, role, source: 'oidc' as const })))
+      .values(
+        [...roles].map(([orgId, role]) => ({
+          org_id: orgId,
+          user_id: userId,
+          role,
+          source: 'oidc' as const,
+        })),
+      )
       .onConflict((oc) =>
         oc.columns(['org_id', 'user_id']).doUpdateSet((eb) => ({
           role: eb.ref('excluded.role'),

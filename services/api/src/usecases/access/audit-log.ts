@@ -8,7 +8,11 @@
 import type { z } from 'zod';
 import type { AuditLog, AuditLogQuery } from '../../../../shared/contract/people.js';
 import type { Db } from '../../storage/database.js';
-import { auditLogRepository, type AuditEntryRow, type NewAuditEntry } from '../../storage/repositories/audit-log.js';
+import {
+  auditLogRepository,
+  type AuditEntryRow,
+  type NewAuditEntry,
+} from '../../storage/repositories/audit-log.js';
 import { epochSeconds } from '../../time.js';
 import type { OrgScope, ScopeAudit } from '../scope/org-scope.js';
 import type { Principal } from './principal.js';
@@ -55,7 +59,14 @@ export class PendingAuditEntry implements ScopeAudit {
 /** The entry of a write by `principal` in an organization. */
 export function auditEntryFor(
   principal: Principal,
-  write: { orgId: string; at: Date; action: string; resource: string; requestId: string | null; ip: string | null },
+  write: {
+    orgId: string;
+    at: Date;
+    action: string;
+    resource: string;
+    requestId: string | null;
+    ip: string | null;
+  },
 ): NewAuditEntry {
   return {
     org_id: write.orgId,

@@ -76,7 +76,8 @@ async function freeName(db: Db, base: string): Promise<string> {
  */
 export async function completeSignIn(db: Db, req: SignInRequest): Promise<SignInOutcome> {
   const { claims, now } = req;
-  const displayName = text(claims.name) ?? text(claims.preferred_username) ?? text(claims.email) ?? claims.sub;
+  const displayName =
+    text(claims.name) ?? text(claims.preferred_username) ?? text(claims.email) ?? claims.sub;
   const email = text(claims.email, 320) ?? null;
   const wanted = rolesFromGroups(req.groupRoles, claims.groups);
   const orgs = await orgsRepository.findByNames(db, [...wanted.keys()]);
@@ -148,7 +149,9 @@ export async function whoAmI(db: Db, principal: Principal): Promise<Me> {
       kind: 'service_account',
       name: principal.name,
       email: null,
-      organizations: principal.homeOrg ? [{ org: principal.homeOrg.name, role: principal.privilege ?? 'reader' }] : [],
+      organizations: principal.homeOrg
+        ? [{ org: principal.homeOrg.name, role: principal.privilege ?? 'reader' }]
+        : [],
     };
   }
   return {
