@@ -130,6 +130,42 @@ else a new random one. It reaches the pod as a file, never the log.
 {{- if .Values.metrics.existingSecret -}}{{ .Values.metrics.existingSecretKey }}{{- else -}}metrics-token{{- end -}}
 {{- end -}}
 
+{{/* Secret holding the identity provider's client secret, and its key; empty when none is set. */}}
+{{- define "verity.oidcClientSecretSet" -}}
+{{- if or .Values.auth.oidc.clientSecret .Values.auth.oidc.existingSecret -}}true{{- end -}}
+{{- end -}}
+{{- define "verity.oidcSecretName" -}}
+{{- default (printf "%s-oidc" (include "verity.fullname" .)) .Values.auth.oidc.existingSecret -}}
+{{- end -}}
+{{- define "verity.oidcSecretKey" -}}
+{{- if .Values.auth.oidc.existingSecret -}}{{ .Values.auth.oidc.existingSecretKey }}{{- else -}}client-secret{{- end -}}
+{{- end -}}
+
+{{/*
+Certificates outbound https trusts besides the system's: "configMap" or "secret" (where they
+are), empty when none is set. The chart's own ConfigMap when given inline.
+*/}}
+{{- define "verity.outboundCaSource" -}}
+{{- $ca := .Values.config.outboundCa -}}
+{{- if $ca.existingSecret -}}secret{{- else if or $ca.existingConfigMap (trim $ca.certificates) -}}configMap{{- end -}}
+{{- end -}}
+{{- define "verity.outboundCaName" -}}
+{{- $ca := .Values.config.outboundCa -}}
+{{- if $ca.existingSecret -}}{{ $ca.existingSecret }}{{- else -}}{{ default (printf "%s-outbound-ca" (include "verity.fullname" .)) $ca.existingConfigMap }}{{- end -}}
+{{- end -}}
+{{- define "verity.outboundCaKey" -}}
+{{- if or .Values.config.outboundCa.existingSecret .Values.config.outboundCa.existingConfigMap -}}{{ .Values.config.outboundCa.existingKey }}{{- else -}}ca.crt{{- end -}}
+{{- end -}}
+
+{{/* auth.oidc.insecureIssuers as the API compares them: comma-separated, no trailing slash. */}}
+{{- define "verity.insecureIssuers" -}}
+{{- $issuers := list -}}
+{{- range .Values.auth.oidc.insecureIssuers -}}
+{{- $issuers = append $issuers (regexReplaceAll "/+$" (trim .) "") -}}
+{{- end -}}
+{{- join "," $issuers -}}
+{{- end -}}
+
 {{/* The PersistentVolumeClaim of the embedded database. */}}
 {{- define "verity.claimName" -}}
 {{- default (printf "%s-data" (include "verity.fullname" .)) .Values.persistence.existingClaim -}}
@@ -151,6 +187,19 @@ value set fails `helm install`, `helm template` and `helm lint` alike.
 {{- end -}}
 {{- if and .Values.notifications.smtp.url .Values.notifications.smtp.existingSecret -}}
 {{- fail "notifications.smtp.url and notifications.smtp.existingSecret are both set: use one of them." -}}
+{{- end -}}
+{{- if and .Values.auth.oidc.issuer (not .Values.auth.oidc.clientId) -}}
+{{- fail "auth.oidc.issuer needs auth.oidc.clientId: Verity's client at that identity provider." -}}
+{{- end -}}
+{{- if and .Values.auth.oidc.clientSecret .Values.auth.oidc.existingSecret -}}
+{{- fail "auth.oidc.clientSecret and auth.oidc.existingSecret are both set: use one of them." -}}
+{{- end -}}
+{{- if and (hasPrefix "http://" .Values.auth.oidc.issuer) (not (has (regexReplaceAll "/+$" .Values.auth.oidc.issuer "") (include "verity.insecureIssuers" . | splitList ","))) -}}
+{{- fail (printf "auth.oidc.issuer %s is http: use https, or name it in auth.oidc.insecureIssuers (tests and air-gapped labs only)." .Values.auth.oidc.issuer) -}}
+{{- end -}}
+{{- $ca := .Values.config.outboundCa -}}
+{{- if gt (len (compact (list (trim $ca.certificates) $ca.existingConfigMap $ca.existingSecret))) 1 -}}
+{{- fail "config.outboundCa: set one of certificates, existingConfigMap and existingSecret." -}}
 {{- end -}}
 {{- if not (include "verity.postgres" .) -}}
 {{- if not .Values.persistence.enabled -}}
