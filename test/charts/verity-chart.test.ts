@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { parser as promql } from '@prometheus-io/lezer-promql';
 import { chartDir, expectRefused, helm, render, type K8sObject } from './helm.js';
+import { schemaProblems } from './k8s-schemas.js';
 import { CONFIG_VARIABLES, loadConfig } from '../../services/api/src/config.js';
 import { ensureBootstrap } from '../../services/api/src/usecases/access/bootstrap.js';
 import { createTestDatabase } from '../helpers/database.js';
@@ -16,6 +17,34 @@ const find = (objects: K8sObject[], kind: string, name?: string) =>
 const apiContainer = (objects: K8sObject[]) => find(objects, 'Deployment')!.spec.template.spec.containers[0];
 const envOf = (objects: K8sObject[]) =>
   Object.fromEntries(apiContainer(objects).env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
+/** The env entries with a literal value, as the API's configuration reads them. */
+const literalEnvOf = (objects: K8sObject[]) =>
+  Object.fromEntries(
+    Object.entries(envOf(objects)).filter((e): e is [string, string] => typeof e[1] === 'string'),
+  );
+/**
+ * Where a file of the API container comes from: the mount holding it, the volume's Secret or
+ * ConfigMap and key, and the content when the chart itself writes that object.
+ */
+const fileSource = (objects: K8sObject[], file: string) => {
+  const dir = file.slice(0, file.lastIndexOf('/'));
+  const mount = apiContainer(objects).volumeMounts.find((m: any) => m.mountPath === dir);
+  const volume = find(objects, 'Deployment')!.spec.template.spec.volumes.find(
+    (v: any) => v.name === mount.name,
+  );
+  const kind = volume.secret ? 'Secret' : 'ConfigMap';
+  const name: string = volume.secret ? volume.secret.secretName : volume.configMap.name;
+  const items: any[] = (volume.secret ?? volume.configMap).items;
+  const key: string = items.find((i) => `${dir}/${i.path}` === file).key;
+  const object = find(objects, kind, name);
+  const content: string | undefined = object?.stringData?.[key] ?? object?.data?.[key];
+  return { kind, name, key, content };
+};
+const CA_PEM = [
+  '-----BEGIN CERTIFICATE-----',
+  'MIIBdzCCAR2gAwIBAgIUVmVyaXR5IHRlc3QgQ0E=',
+  '-----END CERTIFICATE-----',
+].join('\n');
 
 describe('the API chart by default (embedded database)', async () => {
   const objects = await render(CHART);
@@ -59,6 +88,22 @@ describe('the API chart by default (embedded database)', async () => {
     expect(volumes.tmp.emptyDir).toBeDefined();
     expect(claim.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
     expect(claim.spec.accessModes).toEqual(['ReadWriteOnce']);
+  });
+
+  it('leaves sign-in, the outbound CA and the key-expiry sweep to the API defaults', () => {
+    const env = envOf(objects);
+    const set = Object.keys(env).filter((name) =>
+      /^VERITY_(OIDC_|API_KEY_SIGN_IN|OUTBOUND_CA|KEY_EXPIRY)/.test(name),
+    );
+    expect(set).toEqual([]);
+    const config = loadConfig(literalEnvOf(objects), () => 'k'.repeat(24));
+    expect(config).toMatchObject({
+      oidc: undefined,
+      oidcInsecureIssuers: [],
+      apiKeySignIn: true,
+      outboundCa: undefined,
+      keyExpirySweepMs: 600_000,
+    });
   });
 
   it('replaces the pod with Recreate, so two processes never open the data directory', () => {
@@ -185,6 +230,63 @@ describe('the API chart refuses', () => {
     await expectRefused(CHART, { bootstrap: { existingSecret: 'key' } }, /needs bootstrap.org/, 'template');
   });
 
+  it('an identity provider without the client Verity is at it', async () => {
+    await expectRefused(
+      CHART,
+      { auth: { oidc: { issuer: 'https://login.example.com' } } },
+      /auth.oidc.issuer needs auth.oidc.clientId/,
+      'template',
+    );
+  });
+
+  it('an identity provider over http not named as insecure (the API would not start)', async () => {
+    await expectRefused(
+      CHART,
+      {
+        auth: {
+          oidc: {
+            issuer: 'http://idp.lab/realms/verity',
+            clientId: 'verity',
+            insecureIssuers: ['http://other.lab'],
+          },
+        },
+      },
+      /auth.oidc.issuer http:\/\/idp.lab\/realms\/verity is http: use https, or name it in auth.oidc.insecureIssuers/,
+      'template',
+    );
+  });
+
+  it('the client secret both inline and from an existing Secret', async () => {
+    await expectRefused(
+      CHART,
+      {
+        auth: {
+          oidc: {
+            issuer: 'https://login.example.com',
+            clientId: 'verity',
+            clientSecret: 'inline',
+            existingSecret: 'oidc',
+          },
+        },
+      },
+      /auth.oidc.clientSecret and auth.oidc.existingSecret are both set/,
+      'template',
+    );
+  });
+
+  it.each([
+    [{ certificates: CA_PEM, existingSecret: 'ca' }],
+    [{ certificates: CA_PEM, existingConfigMap: 'ca' }],
+    [{ existingSecret: 'ca', existingConfigMap: 'ca' }],
+  ])('two sources of the outbound CA %j', async (outboundCa) => {
+    await expectRefused(
+      CHART,
+      { config: { outboundCa } },
+      /config.outboundCa: set one of certificates, existingConfigMap and existingSecret/,
+      'template',
+    );
+  });
+
   // values.schema.json: wrong types and unknown keys never reach the templates.
   it.each([
     [{ replicaCount: 'two' }, /replicaCount.*want integer|replicaCount.*integer/],
@@ -199,6 +301,24 @@ describe('the API chart refuses', () => {
     [{ database: { url: 'mysql://db/verity' } }, /database\/url|url/],
     [{ persistence: { size: 'big' } }, /size/],
     [{ image: { pullPolicy: 'Sometimes' } }, /pullPolicy/],
+    [{ auth: { oidc: { issuer: 'login.example.com' } } }, /issuer/],
+    [{ auth: { oidc: { clientID: 'verity' } } }, /additional properties 'clientID' not allowed/],
+    [{ auth: { oidc: { groupRoles: { devs: { acme: 'owner' } } } } }, /groupRoles\/devs\/acme/],
+    [
+      { auth: { oidc: { groupRoles: { devs: { '-acme': 'admin' } } } } },
+      /groupRoles\/devs.*'-acme' not allowed/,
+    ],
+    [{ auth: { oidc: { groupRoles: { devs: {} } } } }, /groupRoles\/devs/],
+    [{ auth: { oidc: { groupRoles: { devs: 'admin' } } } }, /groupRoles\/devs/],
+    [{ auth: { oidc: { sessionIdleMinutes: 0 } } }, /sessionIdleMinutes/],
+    [{ auth: { oidc: { sessionMaxHours: 2161 } } }, /sessionMaxHours/],
+    [{ auth: { oidc: { insecureIssuers: 'http://idp.lab' } } }, /insecureIssuers/],
+    [{ auth: { oidc: { insecureIssuers: ['http://a.lab,http://b.lab'] } } }, /insecureIssuers/],
+    [{ auth: { apiKeySignIn: 'no' } }, /apiKeySignIn/],
+    [{ config: { outboundCa: { certificates: 'not a certificate' } } }, /certificates/],
+    [{ config: { outboundCa: 'PEM' } }, /outboundCa/],
+    [{ config: { keyExpirySweepMs: 999 } }, /keyExpirySweepMs/],
+    [{ config: { keyExpirySweepMs: 86_400_001 } }, /keyExpirySweepMs/],
   ])('the wrong value set %j', async (values, message) => {
     await expectRefused(CHART, values, message, 'schema');
   });
@@ -245,25 +365,77 @@ describe('the API chart on PostgreSQL', async () => {
           rateLimitPerOrgPerMinute: 6000,
           maxServiceAccountsPerOrg: 50,
           maxActiveKeysPerOrg: 200,
+          keyExpirySweepMs: 60_000,
+          outboundCa: { certificates: `${CA_PEM}\n` },
         },
         metrics: { host: '0.0.0.0', token: 'm'.repeat(20) },
+        auth: {
+          apiKeySignIn: false,
+          oidc: {
+            issuer: 'http://idp.lab.internal/realms/verity/',
+            clientId: 'verity-console',
+            clientSecret: 'oidc-client-secret-value',
+            scopes: 'openid email groups',
+            groupsClaim: 'roles',
+            providerName: 'Lab SSO',
+            groupRoles: {
+              'platform-admins': { acme: 'admin' },
+              'dev.team': { acme: 'member', 'acme.staging': 'reader' },
+            },
+            sessionIdleMinutes: 45,
+            sessionMaxHours: 8,
+            insecureIssuers: ['http://idp.lab.internal/realms/verity/', 'http://ci.lab.internal'],
+          },
+        },
       },
     });
     const env = envOf(tuned);
     for (const name of Object.keys(env)) {
       expect(CONFIG_VARIABLES, name).toContain(name);
     }
-    const literal = Object.fromEntries(
-      Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string'),
-    );
-    // Files the pod would mount from Secrets: their content as the chart writes it.
-    const files: Record<string, string> = {
-      [env.DATABASE_URL_FILE]: PG,
-      [env.VERITY_BOOTSTRAP_API_KEY_FILE]: 'k'.repeat(24),
-      [env.VERITY_METRICS_TOKEN_FILE]: 'm'.repeat(20),
-    };
-    const config = loadConfig(literal, (path) => files[path] ?? '');
+    // Files the pod would mount from Secrets and ConfigMaps: their content as the chart writes it.
+    const files: Record<string, string> = {};
+    for (const name of Object.keys(env).filter((n) => n.endsWith('_FILE'))) {
+      const source = fileSource(tuned, env[name]);
+      expect(source.content, `${name} from ${source.kind} ${source.name}`).toBeDefined();
+      files[env[name]] = source.content!;
+    }
+    expect(
+      Object.keys(env)
+        .filter((n) => n.endsWith('_FILE'))
+        .sort(),
+    ).toEqual([
+      'DATABASE_URL_FILE',
+      'VERITY_BOOTSTRAP_API_KEY_FILE',
+      'VERITY_METRICS_TOKEN_FILE',
+      'VERITY_OIDC_CLIENT_SECRET_FILE',
+      'VERITY_OUTBOUND_CA_FILE',
+    ]);
+    const config = loadConfig(literalEnvOf(tuned), (path) => {
+      if (!(path in files)) {
+        throw new Error(`ENOENT: ${path}`);
+      }
+      return files[path]!;
+    });
+    expect(config.oidc).toEqual({
+      issuer: 'http://idp.lab.internal/realms/verity/',
+      clientId: 'verity-console',
+      clientSecret: 'oidc-client-secret-value',
+      scopes: 'openid email groups',
+      groupsClaim: 'roles',
+      providerName: 'Lab SSO',
+      groupRoles: {
+        'platform-admins': { acme: 'admin' },
+        'dev.team': { acme: 'member', 'acme.staging': 'reader' },
+      },
+      sessionIdleMs: 45 * 60_000,
+      sessionMaxMs: 8 * 3_600_000,
+    });
     expect(config).toMatchObject({
+      oidcInsecureIssuers: ['http://idp.lab.internal/realms/verity', 'http://ci.lab.internal'],
+      apiKeySignIn: false,
+      keyExpirySweepMs: 60_000,
+      outboundCa: CA_PEM,
       databaseUrl: PG,
       dbPreparedStatements: false,
       notificationRetentionDays: 7,
@@ -317,6 +489,97 @@ describe('the API chart on PostgreSQL', async () => {
     });
     expect(find(plain, 'ServiceMonitor')!.spec.endpoints[0].authorization).toBeUndefined();
     expect(envOf(plain).VERITY_METRICS_TOKEN_FILE).toBeUndefined();
+  });
+
+  it('keeps the client secret of the identity provider in a Secret, read from a file, never plain env', async () => {
+    const secretValue = 'client-secret-never-in-env';
+    const oidc = { issuer: 'https://login.example.com', clientId: 'verity' };
+    const rendered = await render(CHART, {
+      values: { database: { url: PG }, auth: { oidc: { ...oidc, clientSecret: secretValue } } },
+    });
+    const env = envOf(rendered);
+    expect(env.VERITY_OIDC_CLIENT_SECRET).toBeUndefined();
+    expect(env.VERITY_OIDC_CLIENT_SECRET_FILE).toBe('/etc/verity/oidc/client-secret');
+    expect(JSON.stringify(find(rendered, 'Deployment'))).not.toContain(secretValue);
+    expect(fileSource(rendered, env.VERITY_OIDC_CLIENT_SECRET_FILE)).toEqual({
+      kind: 'Secret',
+      name: 'verity-oidc',
+      key: 'client-secret',
+      content: secretValue,
+    });
+    const config = loadConfig(literalEnvOf(rendered), (path) =>
+      path === env.VERITY_OIDC_CLIENT_SECRET_FILE ? secretValue : PG,
+    );
+    expect(config.oidc).toMatchObject({
+      ...oidc,
+      clientSecret: secretValue,
+      providerName: 'login.example.com',
+    });
+
+    // An existing Secret is only referenced; without either, a public client: nothing mounted.
+    const existing = await render(CHART, {
+      values: {
+        database: { url: PG },
+        auth: { oidc: { ...oidc, existingSecret: 'sso', existingSecretKey: 'secret' } },
+      },
+    });
+    expect(find(existing, 'Secret', 'verity-oidc')).toBeUndefined();
+    expect(fileSource(existing, envOf(existing).VERITY_OIDC_CLIENT_SECRET_FILE)).toMatchObject({
+      kind: 'Secret',
+      name: 'sso',
+      key: 'secret',
+    });
+    const publicClient = await render(CHART, { values: { database: { url: PG }, auth: { oidc } } });
+    expect(envOf(publicClient).VERITY_OIDC_CLIENT_SECRET_FILE).toBeUndefined();
+    expect(find(publicClient, 'Secret', 'verity-oidc')).toBeUndefined();
+    expect(apiContainer(publicClient).volumeMounts.map((m: any) => m.name)).not.toContain(
+      'oidc-client-secret',
+    );
+    const noSecret = loadConfig(literalEnvOf(publicClient), () => PG);
+    expect(noSecret.oidc).toMatchObject({ ...oidc, clientSecret: undefined });
+  });
+
+  it('mounts the outbound CA from its own ConfigMap, or an existing ConfigMap or Secret', async () => {
+    const inline = await render(CHART, {
+      values: { database: { url: PG }, config: { outboundCa: { certificates: CA_PEM } } },
+    });
+    const file = envOf(inline).VERITY_OUTBOUND_CA_FILE;
+    expect(file).toBe('/etc/verity/outbound-ca/ca.crt');
+    expect(fileSource(inline, file)).toEqual({
+      kind: 'ConfigMap',
+      name: 'verity-outbound-ca',
+      key: 'ca.crt',
+      content: `${CA_PEM}\n`,
+    });
+    expect(await schemaProblems(find(inline, 'ConfigMap')!)).toEqual([]);
+    for (const [source, kind] of [
+      ['existingConfigMap', 'ConfigMap'],
+      ['existingSecret', 'Secret'],
+    ] as const) {
+      const existing = await render(CHART, {
+        values: {
+          database: { url: PG },
+          config: { outboundCa: { [source]: 'internal-ca', existingKey: 'bundle.pem' } },
+        },
+      });
+      expect(find(existing, 'ConfigMap')).toBeUndefined();
+      expect(fileSource(existing, envOf(existing).VERITY_OUTBOUND_CA_FILE)).toEqual({
+        kind,
+        name: 'internal-ca',
+        key: 'bundle.pem',
+        content: undefined,
+      });
+    }
+    // A change of the certificates rolls the pods.
+    const other = await render(CHART, {
+      values: {
+        database: { url: PG },
+        config: { outboundCa: { certificates: CA_PEM.replace('MIIB', 'MIIC') } },
+      },
+    });
+    const checksum = (objects: K8sObject[]) =>
+      find(objects, 'Deployment')!.spec.template.metadata.annotations['checksum/configmap'];
+    expect(checksum(other)).not.toBe(checksum(inline));
   });
 
   it('uses an existing Secret and key when given, and writes none', async () => {
