@@ -121,13 +121,15 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': forbid(['routes', 'plugins'], 'usecases/ do not depend on HTTP.') },
   },
   // Use-case features import each other only downward: runtime -> evidence (through asserts.ts and the
-  // provenance port) and notifications; everything -> scope; access stands apart.
+  // provenance port) and notifications; evaluations -> evidence (decisions); everything -> scope;
+  // access stands apart.
   ...[
-    ['scope', ['evidence', 'runtime', 'access', 'notifications']],
-    ['evidence', ['runtime', 'access', 'notifications']],
-    ['access', ['evidence', 'runtime', 'notifications']],
-    ['notifications', ['evidence', 'runtime', 'access']],
-    ['runtime', ['access', 'evidence']],
+    ['scope', ['evidence', 'runtime', 'access', 'notifications', 'evaluations']],
+    ['evidence', ['runtime', 'access', 'notifications', 'evaluations']],
+    ['access', ['evidence', 'runtime', 'notifications', 'evaluations']],
+    ['notifications', ['evidence', 'runtime', 'access', 'evaluations']],
+    ['runtime', ['access', 'evidence', 'evaluations']],
+    ['evaluations', ['runtime', 'access', 'notifications']],
   ].map(([feature, below]) => ({
     files: [`services/api/src/usecases/${feature}/**/*.ts`],
     ignores: feature === 'runtime' ? ['services/api/src/usecases/runtime/asserts.ts'] : [],

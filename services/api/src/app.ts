@@ -33,6 +33,7 @@ import rateLimitPlugin from './plugins/rate-limit.js';
 import requestTextPlugin from './plugins/request-text.js';
 import runtimeMetricsPlugin from './plugins/runtime-metrics.js';
 import runtimePlugin from './plugins/runtime.js';
+import evaluationsPlugin from './plugins/evaluations.js';
 import routes from './routes/index.js';
 import { openDatabase, type DatabaseHandle } from './storage/create-db.js';
 import { fastifyTrustProxy } from './trust-proxy.js';
@@ -116,6 +117,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(servicesPlugin);
   await app.register(metricsPlugin);
   await app.register(runtimePlugin);
+  await app.register(evaluationsPlugin);
   await app.register(runtimeMetricsPlugin);
   await app.register(openapiPlugin);
   await app.register(peoplePlugin);

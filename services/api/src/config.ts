@@ -71,6 +71,11 @@ const EnvSchema = z
     VERITY_JQ_MAX_HEAP_MB: intVar(64, 16, 4096),
     VERITY_JQ_WORKERS: intVar(2, 1, 64),
     VERITY_JQ_QUEUE_PER_ORG: intVar(20, 1, 10_000),
+    VERITY_EVALUATIONS_ENABLED: boolVar(true),
+    VERITY_CEL_TIMEOUT_MS: intVar(2000, 10, 60_000),
+    VERITY_CEL_MAX_HEAP_MB: intVar(64, 16, 4096),
+    VERITY_CEL_WORKERS: intVar(2, 1, 64),
+    VERITY_EVALUATIONS_POLL_MS: intVar(5000, 100, 3_600_000),
     VERITY_RATE_LIMIT_PER_MINUTE: intVar(3000, 0, 10_000_000),
     VERITY_AUTH_FAILURES_PER_MINUTE: intVar(60, 0, 10_000_000),
     // Unset: ten times the per-key limit (the default's default is 30,000).
@@ -253,6 +258,16 @@ export interface Config {
   jqWorkers: number;
   /** Evaluations one organization may have waiting (429 beyond). */
   jqQueuePerOrg: number;
+  /** Run the server-side evaluation workers in this process. */
+  evaluationsEnabled: boolean;
+  /** Time bound of one server-side (CEL) evaluation. */
+  celTimeoutMs: number;
+  /** Heap bound of a worker that runs CEL evaluations. */
+  celMaxHeapMb: number;
+  /** Worker threads that run CEL evaluations. */
+  celWorkers: number;
+  /** How often the evaluation workers look for evaluations nobody announced (another replica's, a restart's). */
+  evaluationsPollMs: number;
   /** Requests per minute per API key (0: no limit). */
   rateLimitPerMinute: number;
   /** Requests per minute of all the keys of one organization together (0: no limit). */
@@ -361,6 +376,17 @@ function oidcConfigOf(e: z.infer<typeof EnvSchema>): OidcConfig | undefined {
   };
 }
 
+/** The server-side evaluation workers' settings. */
+function evaluationSettings(e: z.infer<typeof EnvSchema>) {
+  return {
+    evaluationsEnabled: e.VERITY_EVALUATIONS_ENABLED,
+    celTimeoutMs: e.VERITY_CEL_TIMEOUT_MS,
+    celMaxHeapMb: e.VERITY_CEL_MAX_HEAP_MB,
+    celWorkers: e.VERITY_CEL_WORKERS,
+    evaluationsPollMs: e.VERITY_EVALUATIONS_POLL_MS,
+  };
+}
+
 /** The environment with each `<NAME>_FILE` read into `<NAME>`, and the files that could not be read. */
 function withFileVariables(
   env: Record<string, string | undefined>,
@@ -425,6 +451,7 @@ export function loadConfig(
     jqMaxHeapMb: e.VERITY_JQ_MAX_HEAP_MB,
     jqWorkers: e.VERITY_JQ_WORKERS,
     jqQueuePerOrg: e.VERITY_JQ_QUEUE_PER_ORG,
+    ...evaluationSettings(e),
     rateLimitPerMinute: e.VERITY_RATE_LIMIT_PER_MINUTE,
     rateLimitPerOrgPerMinute:
       e.VERITY_RATE_LIMIT_PER_ORG_PER_MINUTE === -1

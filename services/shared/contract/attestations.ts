@@ -137,6 +137,40 @@ export const QualityResults = z.looseObject({
     .optional(),
 });
 
+/** The system attestation types (`POST .../system` with `type_name`). */
+export const SYSTEM_TYPES = ['decision', 'sbom'] as const;
+
+/** RFC 3339 date-times as an SBOM writes them. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * The summary `kosli attest sbom` sends of the SBOM it attaches (reference/peers-2026-11b.md 1.3):
+ * the format, the SHA-256 of the file's bytes, and what the document says of itself.
+ */
+export const SbomSummary = z
+  .strictObject({
+    format: z
+      .string()
+      .max(64)
+      .regex(/^(cyclonedx-1\.(\d+|x)|spdx-2\.[123])$/, 'must be cyclonedx-1.<minor> or spdx-2.1, 2.2 or 2.3'),
+    original_fingerprint: Fingerprint,
+    document: z.strictObject({
+      created_at: z.string().max(64).regex(RFC3339, 'must be an RFC 3339 date-time').nullable(),
+      tools: z.array(z.string().max(1024)).max(100).nullable(),
+      subject: z
+        .strictObject({
+          name: z.string().max(2048),
+          version: z.string().max(1024).nullable(),
+          purl: z.string().max(4096).nullable(),
+          sha256: Fingerprint.nullable(),
+        })
+        .nullable(),
+      package_count: z.number().int().min(0),
+    }),
+  })
+  .meta({ id: 'SbomSummary' });
+export type SbomSummary = z.infer<typeof SbomSummary>;
+
 /** `data_json` of each attestation kind, by the path segment. */
 export const ATTESTATION_INPUTS = {
   generic: z
@@ -169,12 +203,28 @@ export const ATTESTATION_INPUTS = {
     })
     .meta({ id: 'CustomAttestationInput' }),
   system: z
-    .strictObject({
-      ...CommonAttestationFields,
-      type_name: z.literal('decision'),
-      control: z.string().min(1).max(256),
-      attestation_data: z.strictObject({ is_compliant: z.boolean() }),
-    })
+    .discriminatedUnion(
+      'type_name',
+      [
+        z.strictObject({
+          ...CommonAttestationFields,
+          type_name: z.literal('decision'),
+          control: z.string().min(1).max(256),
+          attestation_data: z.strictObject({ is_compliant: z.boolean() }),
+        }),
+        z.strictObject({
+          ...CommonAttestationFields,
+          type_name: z.literal('sbom'),
+          attestation_data: SbomSummary,
+        }),
+      ],
+      {
+        error: (issue) =>
+          issue.code === 'invalid_union'
+            ? `System attestation type '${String((issue.input as { type_name?: unknown } | undefined)?.type_name)}' does not exist; use one of ${SYSTEM_TYPES.join(', ')}`
+            : undefined,
+      },
+    )
     .meta({ id: 'SystemAttestationInput' }),
 } as const;
 export type AttestationKind = keyof typeof ATTESTATION_INPUTS;

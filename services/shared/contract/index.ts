@@ -21,3 +21,4 @@ export * from './actions.js';
 export * from './exposure.js';
 export * from './notification-config.js';
 export * from './people.js';
+export * from './evaluations.js';

@@ -24,6 +24,7 @@ import snapshots from './snapshots/index.js';
 import exposure from './exposure/index.js';
 import admin from './admin/index.js';
 import people from './people/index.js';
+import evaluations from './evaluations/index.js';
 
 const routes: FastifyPluginAsync = async (app) => {
   await app.register(organizations);
@@ -47,6 +48,7 @@ const routes: FastifyPluginAsync = async (app) => {
   await app.register(exposure);
   await app.register(admin);
   await app.register(people);
+  await app.register(evaluations);
 };
 
 export default routes;

@@ -3,6 +3,7 @@
  * Each area keeps its tables in `tables/<area>.ts`.
  */
 import type { Kysely } from 'kysely';
+import type { EvaluationTables } from './tables/evaluations.js';
 import type { EvidenceTables } from './tables/evidence.js';
 import type { IdentityTables } from './tables/identity.js';
 import type { PeopleTables } from './tables/people.js';
@@ -19,7 +20,8 @@ export type Database = IdentityTables &
   EvidenceTables &
   RuntimeTables &
   SbomTables &
-  NotificationConfigTables;
+  NotificationConfigTables &
+  EvaluationTables;
 
 /** The database handle every repository takes; a transaction is one too. */
 export type Db = Kysely<Database>;

@@ -26,7 +26,34 @@ import { cachedView, type ViewCache } from '../scope/view-cache.js';
 type KindInput = {
   [K in AttestationKind]: { kind: K; data: z.infer<(typeof ATTESTATION_INPUTS)[K]> };
 }[AttestationKind];
-export type AttestationInput = KindInput | { kind: 'override'; data: OverrideInput };
+
+type SystemDecisionInput = Extract<z.infer<(typeof ATTESTATION_INPUTS)['system']>, { type_name: 'decision' }>;
+
+/** What a server-side evaluation's decision cites of it (usecases/evaluations). */
+export interface EvaluationCitation {
+  evaluation_id: string;
+  /** `sha256:<hex>` of the policy bundle's canonical text. */
+  policy_digest: string;
+  params: Record<string, unknown>;
+  /** `sha256:<hex>` of the canonical input the policy saw. */
+  input_digest: string;
+  violations: string[];
+}
+
+/**
+ * A decision written by a server-side evaluation: the same system attestation as `kosli attest
+ * decision`, whose data also cites the evaluation. Never parsed from a request: a client cannot
+ * send a citation.
+ */
+export type EvaluationDecisionInput = {
+  kind: 'system';
+  data: Omit<SystemDecisionInput, 'attestation_data'> & {
+    attestation_data: { is_compliant: boolean } & EvaluationCitation;
+  };
+};
+
+export type AttestationInput =
+  KindInput | EvaluationDecisionInput | { kind: 'override'; data: OverrideInput };
 export type AttestationData = AttestationInput['data'];
 
 export interface Decided {
@@ -82,8 +109,16 @@ function results(type: string, isCompliant: boolean, value: unknown): Decided {
 
 async function decideSystem(
   scope: OrgScope,
-  data: z.infer<(typeof ATTESTATION_INPUTS)['system']>,
+  data: z.infer<(typeof ATTESTATION_INPUTS)['system']> | EvaluationDecisionInput['data'],
 ): Promise<Decided> {
+  if (data.type_name === 'sbom') {
+    // Evidence, not a verdict: an SBOM attested is compliant; policies judge what it holds.
+    return {
+      type: 'sbom',
+      isCompliant: true,
+      payload: { type_name: 'sbom', attestation_data: data.attestation_data },
+    };
+  }
   const control = await controlsRepository.find(scope.db, scope.org.id, data.control);
   if (!control) {
     throw new NotFoundError(

@@ -82,6 +82,7 @@ export async function recordAttestation(
       { 'data_json.git_commit_info': 'required when target_artifacts is given without artifact_fingerprint' },
     );
   }
+  checkSbomFile(input, evidence);
   const decided = await decide(scope, input, services);
   const recording: Recording = { id: newId(), input, decided, targets, repoId: null };
   // An SBOM (CycloneDX, SPDX) is indexed in the attestation's own transaction, under the trail's
@@ -214,6 +215,38 @@ async function recordLocked(
   }
   await scope.events.publish(trx, planned.events);
   return stored.marks;
+}
+
+/**
+ * An `sbom` system attestation carries its SBOM as the attached file, whose SHA-256 is the
+ * summary's `original_fingerprint`; the annotations the CLI adds (`sbom_format`, `sbom_sha256`)
+ * must agree with the summary.
+ */
+function checkSbomFile(input: AttestationInput, evidence: EvidenceUpload | null): void {
+  if (input.kind !== 'system' || input.data.type_name !== 'sbom') {
+    return;
+  }
+  const summary = input.data.attestation_data;
+  if (!evidence) {
+    throw new BadRequestError('An sbom attestation needs the SBOM file as its attachment_file', {
+      attachment_file: 'Field required',
+    });
+  }
+  if (evidence.sha256 !== summary.original_fingerprint) {
+    const message = `The attached SBOM's SHA-256 is ${evidence.sha256}, not the original_fingerprint ${summary.original_fingerprint}`;
+    throw new BadRequestError(message, { 'data_json.attestation_data.original_fingerprint': message });
+  }
+  const annotations = input.data.annotations ?? {};
+  const expected: Record<string, string> = {
+    sbom_format: summary.format,
+    sbom_sha256: summary.original_fingerprint,
+  };
+  for (const [key, value] of Object.entries(expected)) {
+    if (Object.hasOwn(annotations, key) && annotations[key] !== value) {
+      const message = `Annotation '${key}' is '${annotations[key]}', but the SBOM summary says '${value}'`;
+      throw new BadRequestError(message, { [`data_json.annotations.${key}`]: message });
+    }
+  }
 }
 
 function putEvidence(scope: OrgScope, store: EvidenceStore, evidence: EvidenceUpload): Promise<void> {

@@ -59,7 +59,8 @@ export type CommitEffect =
       thresholdDays: number;
       recipients: 'configured' | 'admins' | 'none';
     }
-  | { type: 'report.received'; result: 'snapshot' | 'unchanged' | 'rejected' | 'error' };
+  | { type: 'report.received'; result: 'snapshot' | 'unchanged' | 'rejected' | 'error' }
+  | { type: 'evaluation.requested' };
 
 export type CommitListener = (effects: readonly CommitEffect[]) => void;
 
