@@ -18,8 +18,10 @@ import { runEvaluation } from '../usecases/evaluations/evaluation-run.js';
 import { CelEvaluator } from '../workers/cel-evaluator.js';
 
 export interface EvaluationsService {
-  /** Claims and starts what can run now; resolves when the round's evaluations are started. */
+  /** Wakes the loop: it claims and starts what can run now (when the workers run here). */
   kick(): void;
+  /** Claims what can run now and runs it to the end, loop or no loop (admin commands, tests). */
+  process(): Promise<void>;
   /** Resolves once no evaluation claimed by this process is running. */
   idle(): Promise<void>;
 }
@@ -60,6 +62,11 @@ class EvaluationWorkers {
 
   async stop(): Promise<void> {
     await this.loop.stop();
+  }
+
+  async process(): Promise<void> {
+    await this.round();
+    await this.idle();
   }
 
   private async round(): Promise<void> {
@@ -109,6 +116,7 @@ export default fp(
     const workers = new EvaluationWorkers(app, engine, slots, leaseMs);
     app.decorate('evaluations', {
       kick: () => workers.kick(),
+      process: () => workers.process(),
       idle: () => workers.idle(),
     } satisfies EvaluationsService);
     app.domainEvents.onCommitted((effects) => {

@@ -14,7 +14,7 @@ import { orgsRepository } from '../../storage/repositories/orgs.js';
 import type { EvaluationRequest } from '../../storage/tables/evaluations.js';
 import { recordAttestation } from '../evidence/attestations.js';
 import { scopeFor, type AppScope, type OrgScope } from '../scope/org-scope.js';
-import { resolveTrails, type ResolvedTrail } from './evaluations.js';
+import { checkDecisionTarget, resolveTrails, type ResolvedTrail } from './evaluations.js';
 
 /** What the engine gives for one evaluation (workers/cel-evaluator.ts). */
 export type EngineOutcome =
@@ -194,6 +194,8 @@ async function writeDecision(
   result: { allow: boolean; violations: string[] },
   inputDigest: string,
 ): Promise<string> {
+  // Where it goes may have changed since the request was checked (an archived flow, say).
+  await checkDecisionTarget(scope, target);
   const verdict = result.allow ? 'allowed' : 'denied';
   return recordAttestation(
     scope,

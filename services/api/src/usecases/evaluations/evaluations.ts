@@ -108,8 +108,11 @@ export async function setFeature(
   return { feature, enabled };
 }
 
-/** Checks that a decision can be written where it is asked to be, before anything is queued. */
-async function checkDecisionTarget(scope: OrgScope, target: EvaluationDecisionTarget): Promise<void> {
+/**
+ * Checks that a decision can be written where it is asked to be: before anything is queued, and
+ * again before it is written.
+ */
+export async function checkDecisionTarget(scope: OrgScope, target: EvaluationDecisionTarget): Promise<void> {
   const control = await controlsRepository.find(scope.db, scope.org.id, target.control);
   if (!control) {
     throw new NotFoundError(`Control '${target.control}' does not exist in org '${scope.org.name}'`);
