@@ -177,6 +177,32 @@ describe('kosli evaluate trail --server-side and kosli evaluate policy', () => {
     expect(e).not.toHaveProperty('error');
   });
 
+  it("the README's worked example: every trail compliant with a passing test attestation", async () => {
+    const gate = `{
+  "allow": input.trails.all(t,
+      t.compliance_status == "COMPLIANT" &&
+      t.attestations.exists(a, a.name == params.tests && a.is_compliant)),
+  "violations":
+      input.trails.filter(t, t.compliance_status != "COMPLIANT")
+        .map(t, t.flow_name + "/" + t.trail_name + " is " + t.compliance_status) +
+      input.trails.filter(t, !t.attestations.exists(a, a.name == params.tests && a.is_compliant))
+        .map(t, t.flow_name + "/" + t.trail_name + " has no passing '" + params.tests + "'")
+}`;
+    const trails = [
+      { flow: FLOW, trail: GOOD },
+      { flow: FLOW, trail: BAD },
+    ];
+    const e = await evaluate(body({ 'release-gate.cel': gate }, { trails, params: { tests: 'tests' } }));
+    expect(e.result).toEqual({
+      allow: false,
+      violations: [`${FLOW}/${BAD} is NON-COMPLIANT`, `${FLOW}/${BAD} has no passing 'tests'`],
+    });
+    const good = await evaluate(
+      body({ 'release-gate.cel': gate }, { trails: [trails[0]!], params: { tests: 'tests' } }),
+    );
+    expect(good.result).toEqual({ allow: true, violations: [] });
+  });
+
   it('a map literal result is accepted as standard CEL accepts it', async () => {
     const e = await evaluate(body({ 'policy.cel': '{"allow": false, "violations": ["x"]}' }));
     expect(e.result).toEqual({ allow: false, violations: ['x'] });
