@@ -22,3 +22,4 @@ export * from './exposure.js';
 export * from './notification-config.js';
 export * from './people.js';
 export * from './evaluations.js';
+export * from './policy-preview.js';

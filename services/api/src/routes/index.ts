@@ -25,6 +25,7 @@ import exposure from './exposure/index.js';
 import admin from './admin/index.js';
 import people from './people/index.js';
 import evaluations from './evaluations/index.js';
+import policyPreview from './policy-preview/index.js';
 
 const routes: FastifyPluginAsync = async (app) => {
   await app.register(organizations);
@@ -49,6 +50,7 @@ const routes: FastifyPluginAsync = async (app) => {
   await app.register(admin);
   await app.register(people);
   await app.register(evaluations);
+  await app.register(policyPreview);
 };
 
 export default routes;

@@ -90,6 +90,34 @@ export const snapshotsRepository = {
       .execute();
   },
 
+  /**
+   * Every state valid at some snapshot from `from` to `to`, with its verdict, in order of its
+   * first snapshot: one read for a range, which the caller sweeps.
+   */
+  async statesOverlapping(
+    db: Db,
+    orgId: string,
+    envId: string,
+    from: number,
+    to: number,
+  ): Promise<StateWithVerdict[]> {
+    return db
+      .selectFrom('runtime_states as s')
+      .innerJoin('runtime_verdicts as v', (j) =>
+        j.onRef('v.org_id', '=', 's.org_id').onRef('v.hash', '=', 's.verdict_hash'),
+      )
+      .selectAll('s')
+      .select(['v.compliant', 'v.provenance', 'v.decisions', 'v.reasons', 'v.allowlisted'])
+      .where('s.org_id', '=', orgId)
+      .where('s.environment_id', '=', envId)
+      .where('s.from_index', '<=', to)
+      .where((eb) => eb.or([eb('s.to_index', 'is', null), eb('s.to_index', '>', from)]))
+      .orderBy('s.from_index')
+      .orderBy('s.name')
+      .orderBy('s.fingerprint')
+      .execute();
+  },
+
   /** Instance details recorded with the states valid at `index` (only those that exited there, with `exitedOnly`). */
   async detailsAt(
     db: Db,
