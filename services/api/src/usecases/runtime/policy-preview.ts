@@ -146,6 +146,12 @@ interface Pair {
   change: Verdict;
 }
 
+/**
+ * A flip is failing under one and not the other: with no policy left to judge it, an artifact
+ * (or environment) is unknown (null), which is no failure; compliant and unknown do not flip.
+ */
+const fails = (compliant: boolean | null) => compliant === false;
+
 /** What has been listed so far: the fingerprints that flip, and the changes listed. */
 interface Listing {
   flipped: Set<string>;
@@ -166,7 +172,7 @@ function judge(
   for (const [s, p] of pairs) {
     nowValues.push(p.now.compliant);
     changeValues.push(p.change.compliant);
-    if (p.now.compliant === p.change.compliant) {
+    if (fails(p.now.compliant) === fails(p.change.compliant)) {
       continue;
     }
     listing.flipped.add(s.fingerprint);
@@ -181,7 +187,7 @@ function judge(
       compliant_now: p.now.compliant,
       compliant_with_change: p.change.compliant,
       // Why it fails with the change, or what stops failing.
-      reasons: p.change.compliant === true ? p.now.reasons : p.change.reasons,
+      reasons: fails(p.change.compliant) ? p.change.reasons : p.now.reasons,
     });
   }
   return {
@@ -258,7 +264,7 @@ async function sweep(
     snapshots: out,
     summary: {
       snapshots: out.length,
-      flipped_snapshots: out.filter((s) => s.compliant_now !== s.compliant_with_change).length,
+      flipped_snapshots: out.filter((s) => fails(s.compliant_now) !== fails(s.compliant_with_change)).length,
       flipped_artifacts: listing.flipped.size,
       changes_truncated: listing.truncated,
     },
