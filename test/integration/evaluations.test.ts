@@ -372,6 +372,12 @@ describe('validation: every bad request is a 400 (or the pinned 404) and nothing
     expect(r.json.message).toBe('policy bundle is 1048600 bytes, over the 1048576 byte limit');
   });
 
+  it('params over 64 KiB of JSON', async () => {
+    const r = await post(body({ 'policy.cel': 'true' }, { params: { big: 'x'.repeat(65_536) } }));
+    expect(r.status).toBe(400);
+    expect(r.json.message).toBe('params is 65546 bytes of JSON, over the 65536 byte limit');
+  });
+
   it('Rego files are refused, named, with where Rego runs', async () => {
     const r = await post(
       body({

@@ -26,6 +26,9 @@ export const FEATURES: Record<string, { default: boolean }> = {
   [SERVER_SIDE_EVALUATION]: { default: true },
 };
 
+/** Bytes of params (as JSON): they are stored with the evaluation and cited by its decision. */
+export const MAX_PARAMS_BYTES = 65_536;
+
 /** Evaluations an organization may have waiting or running; more are refused with 429. */
 export const MAX_UNFINISHED_PER_ORG = 100;
 
@@ -157,6 +160,11 @@ export async function createEvaluation(
   const problem = bundleProblem(files);
   if (problem) {
     throw new BadRequestError(problem.message, { [problem.field]: problem.message });
+  }
+  const paramsBytes = Buffer.byteLength(JSON.stringify(input.params));
+  if (paramsBytes > MAX_PARAMS_BYTES) {
+    const message = `params is ${paramsBytes} bytes of JSON, over the ${MAX_PARAMS_BYTES} byte limit`;
+    throw new BadRequestError(message, { 'body.params': message });
   }
   const rego = regoFiles(files);
   if (rego.length > 0) {
