@@ -89,11 +89,6 @@ export async function runEvaluation(
   engine: PolicyEngine,
   row: EvaluationRow,
 ): Promise<void> {
-  const org = await orgsRepository.findById(app.db, row.org_id);
-  if (!org) {
-    return;
-  }
-  const scope = scopeFor(app, { id: org.id, name: org.name }, clock(), row.requested_by);
   const request = row.request;
   const finish = async (
     outcome: { result: { allow: boolean; violations: string[] } } | { error: Failure },
@@ -108,6 +103,11 @@ export async function runEvaluation(
       finished_at: clock(),
     });
   };
+  const org = await orgsRepository.findById(app.db, row.org_id);
+  if (!org) {
+    return finish({ error: { kind: 'evaluate', message: 'the organization no longer exists' } });
+  }
+  const scope = scopeFor(app, { id: org.id, name: org.name }, clock(), row.requested_by);
   if (row.attempts > MAX_ATTEMPTS) {
     return finish({
       error: { kind: 'evaluate', message: `the evaluation did not finish in ${MAX_ATTEMPTS} attempts` },
