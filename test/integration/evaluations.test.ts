@@ -448,6 +448,15 @@ describe('validation: every bad request is a 400 (or the pinned 404) and nothing
   });
 });
 
+describe('metrics', () => {
+  it('counts evaluations by outcome and failure kind', async () => {
+    const body = (await t.app.metrics.server.inject({ url: '/metrics' })).body;
+    expect(body).toMatch(/verity_evaluations_total\{outcome="allowed",kind=""\} [1-9]/);
+    expect(body).toMatch(/verity_evaluations_total\{outcome="denied",kind=""\} [1-9]/);
+    expect(body).toMatch(/verity_evaluations_total\{outcome="failed",kind="compile"\} [1-9]/);
+  });
+});
+
 describe('reads, roles and the feature switch', () => {
   it('an unknown evaluation: the pinned 404', async () => {
     const r = await cli.get(`/api/v2/evaluations/${ORG}/0190abcd-0000-0000-0000-00000000`);

@@ -12,6 +12,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { Counter } from 'prom-client';
 import { Loop } from '../notify/loop.js';
 import { evaluationsRepository } from '../storage/repositories/evaluations.js';
 import { runEvaluation } from '../usecases/evaluations/evaluation-run.js';
@@ -42,6 +43,7 @@ class EvaluationWorkers {
     private readonly engine: CelEvaluator,
     private readonly slots: number,
     private readonly leaseMs: number,
+    private readonly counted: (outcome: string) => void,
   ) {
     this.loop = new Loop('evaluations', () => this.round(), app.config.evaluationsPollMs, app.log);
   }
@@ -86,6 +88,7 @@ class EvaluationWorkers {
     };
     for (const row of rows) {
       const run = runEvaluation(scope, app.clock, this.engine, row)
+        .then(this.counted)
         .catch((err: unknown) => {
           // The claim lapses and the evaluation runs again (a database outage, a closing app).
           app.log.error({ err, evaluation: row.id }, 'server-side evaluation did not finish');
@@ -113,7 +116,19 @@ export default fp(
     const slots = config.celWorkers * 2;
     // A claim outlives any evaluation's bound and the reads and writes around it.
     const leaseMs = config.celTimeoutMs + 60_000;
-    const workers = new EvaluationWorkers(app, engine, slots, leaseMs);
+    const evaluations = new Counter({
+      name: 'verity_evaluations_total',
+      help: 'Server-side evaluations run to the end, by outcome (allowed, denied, failed) and failure kind',
+      labelNames: ['outcome', 'kind'] as const,
+      registers: [app.metrics.registry],
+    });
+    const counted = (outcome: string) => {
+      const [result, kind] = outcome.split(':');
+      if (result !== 'claim_lost') {
+        evaluations.inc({ outcome: result, kind: kind ?? '' });
+      }
+    };
+    const workers = new EvaluationWorkers(app, engine, slots, leaseMs, counted);
     app.decorate('evaluations', {
       kick: () => workers.kick(),
       process: () => workers.process(),
@@ -134,5 +149,5 @@ export default fp(
     });
     done();
   },
-  { name: 'evaluations', dependencies: ['db', 'services', 'domain-events'] },
+  { name: 'evaluations', dependencies: ['db', 'services', 'domain-events', 'metrics'] },
 );

@@ -36,6 +36,9 @@ export const MAX_ATTEMPTS = 3;
 
 type Failure = { kind: string; message: string };
 
+/** How a run ended: allowed, denied, failed with its kind, or its claim lost to another worker. */
+export type RunOutcome = 'allowed' | 'denied' | `failed:${string}` | 'claim_lost';
+
 /** The input the policy sees: `input.trails`, and `input.trail` when one trail is named. */
 async function buildInput(scope: OrgScope, trails: ResolvedTrail[]): Promise<Record<string, unknown>> {
   const rows = await evaluationsRepository.trailInputs(
@@ -80,7 +83,7 @@ function attestationData(payload: unknown): unknown {
 }
 
 /**
- * Runs one claimed evaluation and records its outcome. Errors other than a refusal of the
+ * Runs one claimed evaluation and records its outcome; returns how it ended. Errors other than a refusal of the
  * decision (a database outage) propagate: the claim then lapses and the evaluation runs again.
  */
 export async function runEvaluation(
@@ -88,13 +91,13 @@ export async function runEvaluation(
   clock: () => Date,
   engine: PolicyEngine,
   row: EvaluationRow,
-): Promise<void> {
+): Promise<RunOutcome> {
   const request = row.request;
   const finish = async (
     outcome: { result: { allow: boolean; violations: string[] } } | { error: Failure },
     extra: { input_digest?: string; decision_attestation_id?: string } = {},
-  ) => {
-    await evaluationsRepository.finish(app.db, row, {
+  ): Promise<RunOutcome> => {
+    const recorded = await evaluationsRepository.finish(app.db, row, {
       status: 'result' in outcome ? 'completed' : 'failed',
       result: 'result' in outcome ? outcome.result : null,
       error: 'error' in outcome ? outcome.error : null,
@@ -102,6 +105,13 @@ export async function runEvaluation(
       decision_attestation_id: extra.decision_attestation_id ?? null,
       finished_at: clock(),
     });
+    if (!recorded) {
+      return 'claim_lost';
+    }
+    if ('error' in outcome) {
+      return `failed:${outcome.error.kind}`;
+    }
+    return outcome.result.allow ? 'allowed' : 'denied';
   };
   const org = await orgsRepository.findById(app.db, row.org_id);
   if (!org) {
