@@ -11,12 +11,11 @@ import {
   readSecret,
   readTextFile,
   type LogLevel,
-  type Reading,
   type ReadFile,
   zodVar,
 } from '../../shared/config.js';
 import { OrgName } from '../../shared/contract/common.js';
-import { ROLES } from './domain/roles.js';
+import { checkOidc, parseIssuerList, readGroupRoles, type OidcConfig } from './config-people.js';
 import { parseOutboundAllowList, type OutboundAllowList } from './domain/outbound-address.js';
 import { readTrustProxy, type TrustProxy } from './trust-proxy.js';
 
@@ -146,73 +145,6 @@ const EnvSchema = z
     }
   });
 
-/** Issuer URLs as compared: no trailing slash. */
-function parseIssuerList(v: string | undefined): string[] {
-  return (v ?? '')
-    .split(',')
-    .map((s) => s.trim().replace(/\/+$/, ''))
-    .filter((s) => s.length > 0);
-}
-
-/** `{"<group>": {"<org>": "<role>"}}`: which role a group gives in which organization. */
-const GroupRoles = z.record(
-  z.string().min(1).max(256),
-  z.record(OrgName, z.enum(ROLES)).refine((m) => Object.keys(m).length > 0, 'names no organization'),
-);
-export type GroupRoles = z.infer<typeof GroupRoles>;
-
-function readGroupRoles(raw: string | undefined): Reading<GroupRoles> {
-  if (raw === undefined || raw.trim() === '') {
-    return { ok: true, value: {} };
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch (err) {
-    return { ok: false, problem: `must be JSON: ${(err as Error).message}` };
-  }
-  const parsed = GroupRoles.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return {
-      ok: false,
-      problem:
-        `must map groups to {"<organization>": "<role>"} (roles: ${ROLES.join(', ')}): ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`.trim(),
-    };
-  }
-  return { ok: true, value: parsed.data };
-}
-
-/** Sign-in needs a client, and an https issuer unless the issuer is named as allowed over http. */
-function checkOidc(
-  env: {
-    VERITY_OIDC_ISSUER?: string;
-    VERITY_OIDC_CLIENT_ID?: string;
-    VERITY_OIDC_INSECURE_ISSUERS: string[];
-  },
-  ctx: z.RefinementCtx,
-): void {
-  const issuer = env.VERITY_OIDC_ISSUER;
-  if (issuer === undefined) {
-    return;
-  }
-  if (!env.VERITY_OIDC_CLIENT_ID) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['VERITY_OIDC_CLIENT_ID'],
-      message: 'is required with VERITY_OIDC_ISSUER',
-    });
-  }
-  const bare = issuer.replace(/\/+$/, '');
-  if (new URL(issuer).protocol !== 'https:' && !env.VERITY_OIDC_INSECURE_ISSUERS.includes(bare)) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['VERITY_OIDC_ISSUER'],
-      message: 'must be https (name it in VERITY_OIDC_INSECURE_ISSUERS to allow http, for tests and labs)',
-    });
-  }
-}
-
 /** The organization a first start creates when none is configured (usecases/access/bootstrap.ts). */
 const DEFAULT_BACKUP_ORG = 'default';
 
@@ -315,20 +247,8 @@ export interface Config {
   apiKeySignIn: boolean;
 }
 
-export interface OidcConfig {
-  issuer: string;
-  clientId: string;
-  clientSecret: string | undefined;
-  scopes: string;
-  groupsClaim: string;
-  /** What the console's button says: "Sign in with <providerName>". */
-  providerName: string;
-  groupRoles: GroupRoles;
-  sessionIdleMs: number;
-  sessionMaxMs: number;
-}
-
 export { ConfigError };
+export type { GroupRoles, OidcConfig } from './config-people.js';
 
 /** Variables that may instead be read from the file named by `<NAME>_FILE`. */
 const FILE_VARS = [

@@ -13,6 +13,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     audit: PendingAuditEntry | null;
   }
+  interface FastifyContextConfig {
+    /** `false` on a POST that changes nothing (a preview): it leaves no audit entry. */
+    audit?: false;
+  }
 }
 
 export default fp(
@@ -31,6 +35,7 @@ export default fp(
         request.method === 'OPTIONS' ||
         auth === undefined ||
         auth === 'public' ||
+        request.routeOptions.config.audit === false ||
         !request.principal ||
         !request.org
       ) {

@@ -146,6 +146,9 @@ function listen(
             recipients: e.recipients,
           });
           break;
+        case 'evaluation.requested':
+          // The evaluation workers listen for it themselves (plugins/evaluations.ts).
+          break;
       }
     }
   });

@@ -16,7 +16,8 @@ const routes: FastifyPluginAsync = async (fastify) => {
   app.post(
     '/environments/:org/:env_name/policy-preview',
     {
-      config: { auth: { permission: 'read' } },
+      // A POST that changes nothing: not a write, so no audit entry.
+      config: { auth: { permission: 'read' }, audit: false },
       schema: {
         operationId: 'previewEnvironmentPolicies',
         summary: "Which artifacts' compliance would change with policies attached or detached, per snapshot",
