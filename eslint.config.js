@@ -120,8 +120,9 @@ export default tseslint.config(
     files: ['services/api/src/usecases/**/*.ts'],
     rules: { 'no-restricted-imports': forbid(['routes', 'plugins'], 'usecases/ do not depend on HTTP.') },
   },
-  // Use-case features import each other only downward: runtime -> evidence (through asserts.ts and the
-  // provenance port) and notifications; evaluations -> evidence (decisions); everything -> scope;
+  // Use-case features import each other only downward: runtime -> evidence (through asserts.ts, the
+  // snapshot's audit package and the provenance port) and notifications; evaluations -> evidence
+  // (decisions); everything -> scope;
   // access stands apart.
   ...[
     ['scope', ['evidence', 'runtime', 'access', 'notifications', 'evaluations']],
@@ -132,7 +133,13 @@ export default tseslint.config(
     ['evaluations', ['runtime', 'access', 'notifications']],
   ].map(([feature, below]) => ({
     files: [`services/api/src/usecases/${feature}/**/*.ts`],
-    ignores: feature === 'runtime' ? ['services/api/src/usecases/runtime/asserts.ts'] : [],
+    ignores:
+      feature === 'runtime'
+        ? [
+            'services/api/src/usecases/runtime/asserts.ts',
+            'services/api/src/usecases/runtime/snapshot-audit-package.ts',
+          ]
+        : [],
     rules: {
       'no-restricted-imports': forbid(
         ['routes', 'plugins', ...below],

@@ -1,4 +1,4 @@
-/** Audit packages of artifacts (spec endpoint 17) and trails: streamed .tar.gz files. */
+/** Audit packages of artifacts (spec endpoint 17), trails and snapshots: streamed .tar.gz files. */
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -9,7 +9,8 @@ import {
   namedTrailAuditPackage,
   type AuditPackage,
 } from '../../usecases/evidence/audit-package.js';
-import { FingerprintParam } from '../params.js';
+import { snapshotAuditPackage } from '../../usecases/runtime/snapshot-audit-package.js';
+import { EnvParams, FingerprintParam } from '../params.js';
 import { orgScope } from '../request-context.js';
 
 const tags = ['audit'];
@@ -60,6 +61,13 @@ const routes: FastifyPluginAsync = async (fastify) => {
     'Download the audit package of a trail (.tar.gz)',
     z.strictObject({ org: OrgName, flow: ResourceName, trail: TrailName }),
     (ctx, params) => namedTrailAuditPackage(ctx, params.flow, params.trail),
+  );
+  auditPackageRoute(
+    '/snapshots/:org/:env_name/:snapshot_expression/audit_package',
+    'getSnapshotAuditPackage',
+    'Download the audit package of an environment at a snapshot (.tar.gz): every running artifact with its trail, evidence files and policy decisions',
+    EnvParams.extend({ snapshot_expression: z.string().min(1).max(100) }),
+    (ctx, params) => snapshotAuditPackage(ctx, params.env_name, params.snapshot_expression),
   );
 };
 

@@ -25,14 +25,15 @@ import type { EvidenceStore } from '../scope/services.js';
 import { resolveFlow } from './flows.js';
 import { presentTrail, trailNotFound } from './trails.js';
 
-interface Member {
+/** One file of a package. */
+export interface Member {
   name: string;
   /** Content now, or a loader for evidence files (read one at a time while streaming). */
   content: Buffer | (() => Promise<Buffer | undefined>);
 }
 
-const json = (value: unknown) => Buffer.from(`${JSON.stringify(value, null, 2)}\n`);
-const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100) || '_';
+export const json = (value: unknown) => Buffer.from(`${JSON.stringify(value, null, 2)}\n`);
+export const safe = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 100) || '_';
 
 function attestationMembers(ctx: OrgScope, store: EvidenceStore, rows: AttestationRowWithNames[]): Member[] {
   const members: Member[] = [];
@@ -51,7 +52,7 @@ function attestationMembers(ctx: OrgScope, store: EvidenceStore, rows: Attestati
 }
 
 /** Streams the members, then the manifest of their sums, as a gzipped tar. */
-function pack(members: Member[], mtime: Date): Readable {
+export function pack(members: Member[], mtime: Date): Readable {
   const out = new PassThrough();
   const archive = tar.pack();
   archive.on('error', (err) => out.destroy(err));
@@ -79,8 +80,15 @@ function pack(members: Member[], mtime: Date): Readable {
   return out;
 }
 
-/** The audit package of an artifact: its record, compliance, its and its trail's attestations. */
-export async function artifactAuditPackage(ctx: OrgScope, artifact: ArtifactRowWithNames): Promise<Readable> {
+/**
+ * The files of an artifact's audit package, each name under `dir` (empty for the package root):
+ * its record, compliance, and its and its trail's attestations with their evidence files.
+ */
+export async function artifactMembers(
+  ctx: OrgScope,
+  artifact: ArtifactRowWithNames,
+  dir = '',
+): Promise<Member[]> {
   const { store } = ctx.services;
   const [record] = await presentArtifacts(ctx, [artifact]);
   const [trail] = await trailsRepository.findByIds(ctx.db, ctx.org.id, [artifact.trail_id]);
@@ -113,21 +121,23 @@ export async function artifactAuditPackage(ctx: OrgScope, artifact: ArtifactRowW
       );
     },
   );
-  return pack(
-    [
-      { name: 'artifact.json', content: json(record) },
-      {
-        name: 'compliance.json',
-        content: json({
-          state: artifact.state,
-          artifact: artifact.compliance,
-          trail: trail?.compliance ?? null,
-        }),
-      },
-      ...attestationMembers(ctx, store, rows),
-    ],
-    ctx.now,
-  );
+  return [
+    { name: 'artifact.json', content: json(record) },
+    {
+      name: 'compliance.json',
+      content: json({
+        state: artifact.state,
+        artifact: artifact.compliance,
+        trail: trail?.compliance ?? null,
+      }),
+    },
+    ...attestationMembers(ctx, store, rows),
+  ].map((m) => (dir ? { ...m, name: `${dir}/${m.name}` } : m));
+}
+
+/** The audit package of an artifact: its record, compliance, its and its trail's attestations. */
+export async function artifactAuditPackage(ctx: OrgScope, artifact: ArtifactRowWithNames): Promise<Readable> {
+  return pack(await artifactMembers(ctx, artifact), ctx.now);
 }
 
 /** The audit package of a trail: its record with events, compliance, artifacts and attestations. */
