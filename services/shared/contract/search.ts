@@ -71,3 +71,33 @@ export const AssertResult = z
     html_url: z.string(),
   })
   .meta({ id: 'AssertResult' });
+
+/** `GET /search/{org}/names?q=`: flows, trails, environments and artifacts whose name contains q. */
+export const NameSearchResult = z
+  .object({
+    query: z.string(),
+    /** The most of each kind answered; `more` says a kind had more matches than that. */
+    limit: z.number().int(),
+    flows: z.array(z.object({ name: z.string(), description: z.string(), html_url: z.string() })),
+    trails: z.array(
+      z.object({ flow: z.string(), name: z.string(), compliance_state: z.string(), html_url: z.string() }),
+    ),
+    environments: z.array(z.object({ name: z.string(), type: z.string(), html_url: z.string() })),
+    artifacts: z.array(
+      z.object({
+        name: z.string(),
+        fingerprint: z.string(),
+        flow: z.string(),
+        trail: z.string(),
+        compliance_state: z.string(),
+        html_url: z.string(),
+      }),
+    ),
+    more: z.object({
+      flows: z.boolean(),
+      trails: z.boolean(),
+      environments: z.boolean(),
+      artifacts: z.boolean(),
+    }),
+  })
+  .meta({ id: 'NameSearchResult' });

@@ -3,10 +3,10 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { OrgName, ResourceName, errorResponses } from '../../../../shared/contract/common.js';
-import { AssertResult, SearchResult } from '../../../../shared/contract/search.js';
+import { AssertResult, NameSearchResult, SearchResult } from '../../../../shared/contract/search.js';
 import { BadRequestError } from '../../errors.js';
 import { assertWithPolicies } from '../../usecases/runtime/asserts.js';
-import { assertInFlows, search } from '../../usecases/evidence/search.js';
+import { assertInFlows, search, searchNames } from '../../usecases/evidence/search.js';
 import { FingerprintParam, Repeated } from '../params.js';
 import { orgScope } from '../request-context.js';
 
@@ -31,6 +31,28 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request) => search(orgScope(app, request), request.params.sha),
+  );
+
+  app.get(
+    '/search/:org/names',
+    {
+      config: { auth: { permission: 'read' } },
+      schema: {
+        operationId: 'searchNames',
+        summary: 'Find flows, trails, environments and artifacts whose name contains q (at most 20 of each)',
+        tags: ['search'],
+        params: z.strictObject({ org: OrgName }),
+        querystring: z.strictObject({
+          q: z
+            .string()
+            .trim()
+            .min(2, 'give at least 2 characters of a name')
+            .max(100, 'a name to search for is at most 100 characters'),
+        }),
+        response: { 200: NameSearchResult, ...errorResponses },
+      },
+    },
+    async (request) => searchNames(orgScope(app, request), request.query.q),
   );
 
   app.get(

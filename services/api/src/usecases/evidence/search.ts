@@ -1,10 +1,12 @@
 /** Search by fingerprint or commit, and asserts in flow scope (reference/cli-requests.md 3.3). */
 import type { z } from 'zod';
-import type { AssertResult, SearchResult } from '../../../../shared/contract/search.js';
+import type { AssertResult, NameSearchResult, SearchResult } from '../../../../shared/contract/search.js';
 import type { SlotStatus } from '../../domain/compliance.js';
 import { NotFoundError } from '../../errors.js';
 import { artifactsRepository } from '../../storage/repositories/artifacts.js';
 import { flowsRepository } from '../../storage/repositories/flows.js';
+import { nameSearchRepository } from '../../storage/repositories/name-search.js';
+import { environmentHtmlUrl, flowHtmlUrl, trailHtmlUrl } from '../scope/links.js';
 import { artifactRowUrls, runtimeOf } from './artifact-present.js';
 import { resolvePrefix } from './artifacts.js';
 import type { OrgScope } from '../scope/org-scope.js';
@@ -67,6 +69,55 @@ export async function search(ctx: OrgScope, value: string): Promise<z.infer<type
         history_total: rt.history_total,
       };
     }),
+  };
+}
+
+/** How many of each kind a name search answers at most. */
+export const NAME_SEARCH_LIMIT = 20;
+
+/** Flows, trails, environments and artifacts whose name contains `text` (case-insensitive). */
+export async function searchNames(ctx: OrgScope, text: string): Promise<z.infer<typeof NameSearchResult>> {
+  const { db, org } = ctx;
+  const limit = NAME_SEARCH_LIMIT;
+  const [flows, trails, environments, artifacts] = await Promise.all([
+    nameSearchRepository.flows(db, org.id, text, limit),
+    nameSearchRepository.trails(db, org.id, text, limit),
+    nameSearchRepository.environments(db, org.id, text, limit),
+    nameSearchRepository.artifacts(db, org.id, text, limit),
+  ]);
+  return {
+    query: text,
+    limit,
+    flows: flows.slice(0, limit).map((f) => ({
+      name: f.name,
+      description: f.description,
+      html_url: flowHtmlUrl(ctx, f.name),
+    })),
+    trails: trails.slice(0, limit).map((t) => ({
+      flow: t.flow_name,
+      name: t.name,
+      compliance_state: t.compliance_state,
+      html_url: trailHtmlUrl(ctx, t.flow_name, t.name),
+    })),
+    environments: environments.slice(0, limit).map((e) => ({
+      name: e.name,
+      type: e.type,
+      html_url: environmentHtmlUrl(ctx, e.name),
+    })),
+    artifacts: artifacts.slice(0, limit).map((a) => ({
+      name: a.filename,
+      fingerprint: a.fingerprint,
+      flow: a.flow_name,
+      trail: a.trail_name,
+      compliance_state: a.state,
+      html_url: artifactRowUrls(ctx, a).html_url,
+    })),
+    more: {
+      flows: flows.length > limit,
+      trails: trails.length > limit,
+      environments: environments.length > limit,
+      artifacts: artifacts.length > limit,
+    },
   };
 }
 

@@ -39,6 +39,11 @@ export function evidenceDownloadUrl(base: LinkBase, a: { flow: string; trail: st
   return apiUrl(base, 'attestations', a.flow, 'trail', a.trail, 'attestation', a.id, 'evidence');
 }
 
+/** The console page of an environment. */
+export function environmentHtmlUrl(base: LinkBase, environment: string): string {
+  return `${base.publicUrl}/${seg(base.org.name)}/environments/${seg(environment)}`;
+}
+
 /** The console page and API resource of an environment snapshot. */
 export function snapshotUrls(
   base: LinkBase,
@@ -46,7 +51,7 @@ export function snapshotUrls(
   index: number,
 ): { html_url: string; api_url: string } {
   return {
-    html_url: `${base.publicUrl}/${seg(base.org.name)}/environments/${seg(environment)}/snapshots/${index}`,
+    html_url: `${environmentHtmlUrl(base, environment)}/snapshots/${index}`,
     api_url: apiUrl(base, 'snapshots', environment, String(index)),
   };
 }
