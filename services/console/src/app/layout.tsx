@@ -3,6 +3,60 @@ import { useEffect, useRef, type FormEvent } from 'react';
 import { Link, NavLink, Outlet, useLocation, useNavigate, useParams } from 'react-router';
 import { signOut, useSession } from '../lib/session';
 import { formText } from '../lib/form';
+import { setTheme, setZone, usePreferences, type ThemeChoice } from '../lib/preferences';
+
+const browserZone = new Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'local time';
+
+/** The zone every time is shown in, and the colour theme: both remembered in this browser. */
+function DisplayChoices() {
+  const { zone, theme } = usePreferences();
+  return (
+    <div className="choices">
+      <label>
+        Times in{' '}
+        <select value={zone} onChange={(e) => setZone(e.target.value === 'utc' ? 'utc' : 'local')}>
+          <option value="local">{`browser zone (${browserZone})`}</option>
+          <option value="utc">UTC</option>
+        </select>
+      </label>
+      <label>
+        Theme{' '}
+        <select value={theme} onChange={(e) => setTheme(e.target.value as ThemeChoice)}>
+          <option value="system">as the system</option>
+          <option value="light">light</option>
+          <option value="dark">dark</option>
+        </select>
+      </label>
+    </div>
+  );
+}
+
+/** The header's one search box: names, fingerprints and commits. */
+function TopSearch({ org }: { org: string }) {
+  const navigate = useNavigate();
+  const onSearch = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const q = formText(new FormData(e.currentTarget), 'q');
+    if (q) {
+      void navigate(`/${encodeURIComponent(org)}/search?q=${encodeURIComponent(q)}`);
+    }
+  };
+  return (
+    <form role="search" onSubmit={onSearch} className="top-search">
+      <label htmlFor="top-search-q" className="visually-hidden">
+        Search by name, fingerprint or commit
+      </label>
+      <input
+        id="top-search-q"
+        name="q"
+        type="search"
+        placeholder="Name, fingerprint or commit"
+        autoComplete="off"
+      />
+      <button type="submit">Search</button>
+    </form>
+  );
+}
 
 export function Layout() {
   const session = useSession();
@@ -11,6 +65,7 @@ export function Layout() {
   const navigate = useNavigate();
   const location = useLocation();
   const main = useRef<HTMLElement>(null);
+  const { zone } = usePreferences();
 
   // After navigating, put focus at the top of the new page so keyboard and screen reader users start there.
   const first = useRef(true);
@@ -21,14 +76,6 @@ export function Layout() {
     }
     main.current?.focus();
   }, [location.pathname]);
-
-  const onSearch = (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    const q = formText(new FormData(e.currentTarget), 'q');
-    if (q) {
-      void navigate(`/${encodeURIComponent(org)}/search?q=${encodeURIComponent(q)}`);
-    }
-  };
 
   const base = `/${encodeURIComponent(org)}`;
   return (
@@ -56,23 +103,13 @@ export function Layout() {
             </li>
           </ul>
         </nav>
-        <form role="search" onSubmit={onSearch} className="top-search">
-          <label htmlFor="top-search-q" className="visually-hidden">
-            Search by fingerprint or commit
-          </label>
-          <input
-            id="top-search-q"
-            name="q"
-            type="search"
-            placeholder="Fingerprint or commit"
-            autoComplete="off"
-          />
-          <button type="submit">Search</button>
-        </form>
+        <TopSearch org={org} />
+        <DisplayChoices />
         <Who org={org} />
       </header>
       <main id="main" ref={main} tabIndex={-1}>
-        <Outlet />
+        {/* a new zone redraws every time of the page */}
+        <Outlet key={zone} />
       </main>
     </>
   );

@@ -1,20 +1,32 @@
 /** How times, ages and counts read on every page. */
 
-const dateTime = new Intl.DateTimeFormat(undefined, {
+import { zoneChoice } from './preferences';
+
+const DATE_TIME: Intl.DateTimeFormatOptions = {
   year: 'numeric',
   month: 'short',
   day: '2-digit',
   hour: '2-digit',
   minute: '2-digit',
   second: '2-digit',
-});
+  timeZoneName: 'short',
+};
+const formats = {
+  local: new Intl.DateTimeFormat(undefined, DATE_TIME),
+  utc: new Intl.DateTimeFormat(undefined, { ...DATE_TIME, timeZone: 'UTC' }),
+};
 
-/** An epoch-seconds time as a local date and time. */
+/** The zone times are shown in, by name ("UTC", or the browser's zone such as "Europe/Berlin"). */
+export function zoneName(): string {
+  return zoneChoice() === 'utc' ? 'UTC' : (formats.local.resolvedOptions().timeZone ?? 'local time');
+}
+
+/** An epoch-seconds time as a date and time in the chosen zone, which it names ("… UTC", "… GMT+1"). */
 export function formatTime(epochSeconds: number | null | undefined): string {
   if (epochSeconds === null || epochSeconds === undefined) {
     return 'never';
   }
-  return dateTime.format(new Date(epochSeconds * 1000));
+  return formats[zoneChoice()].format(new Date(epochSeconds * 1000));
 }
 
 /** An ISO string of epoch seconds, for `<time dateTime>`. */
@@ -95,6 +107,11 @@ export const paths = {
     `/${encodeURIComponent(org)}/environments/${encodeURIComponent(env)}`,
   snapshot: (org: string, env: string, index: number) =>
     `/${encodeURIComponent(org)}/environments/${encodeURIComponent(env)}/snapshots/${index}`,
+  /** The snapshot current at a time: `@{…}` around the UTC ISO time, to the second. */
+  snapshotAt: (org: string, env: string, epochSeconds: number) =>
+    `/${encodeURIComponent(org)}/environments/${encodeURIComponent(env)}/snapshots/${encodeURIComponent(`@{${new Date(epochSeconds * 1000).toISOString().slice(0, 19)}Z}`)}`,
+  diff: (org: string, env: string, from: number, to: number) =>
+    `/${encodeURIComponent(org)}/environments/${encodeURIComponent(env)}/diff?from=${from}&to=${to}`,
   flows: (org: string) => `/${encodeURIComponent(org)}/flows`,
   flow: (org: string, flow: string) => `/${encodeURIComponent(org)}/flows/${encodeURIComponent(flow)}`,
   trail: (org: string, flow: string, trail: string) =>
@@ -119,9 +136,40 @@ export function stringTime(value: string | null | undefined): number | null {
   return Number.isNaN(ms) ? null : ms / 1000;
 }
 
-const dateOnly = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' });
+const dateOnly = {
+  local: new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric' }),
+  utc: new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' }),
+};
+const hourOnly = {
+  local: new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' }),
+  utc: new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', timeZone: 'UTC' }),
+};
 
-/** An epoch-seconds time as a short local date ("Nov 3"), for axis ticks. */
+/** An epoch-seconds time as a short date ("Nov 3") in the chosen zone, for axis ticks. */
 export function formatDate(epochSeconds: number): string {
-  return dateOnly.format(new Date(epochSeconds * 1000));
+  return dateOnly[zoneChoice()].format(new Date(epochSeconds * 1000));
+}
+
+/** An epoch-seconds time as an hour of the day ("14:00") in the chosen zone, for axis ticks. */
+export function formatHour(epochSeconds: number): string {
+  return hourOnly[zoneChoice()].format(new Date(epochSeconds * 1000));
+}
+
+/**
+ * The wall-clock time of the chosen zone as `YYYY-MM-DDTHH:MM` (a datetime-local input's value),
+ * and back: the picker speaks the same zone as the page.
+ */
+export function toZoneInput(epochSeconds: number): string {
+  const d = new Date(epochSeconds * 1000);
+  const shifted = zoneChoice() === 'utc' ? d : new Date(d.getTime() - d.getTimezoneOffset() * 60_000);
+  return shifted.toISOString().slice(0, 16);
+}
+
+/** A datetime-local value read in the chosen zone, as epoch seconds; null when not a time. */
+export function fromZoneInput(value: string): number | null {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$/.test(value)) {
+    return null;
+  }
+  const ms = zoneChoice() === 'utc' ? Date.parse(`${value}Z`) : new Date(value).getTime();
+  return Number.isNaN(ms) ? null : ms / 1000;
 }
