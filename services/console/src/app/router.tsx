@@ -41,6 +41,10 @@ const router = createBrowserRouter([
               import('../features/environments/snapshot-page').then((m) => ({ Component: m.default })),
           },
           {
+            path: ':org/environments/:env/diff',
+            lazy: () => import('../features/environments/diff-page').then((m) => ({ Component: m.default })),
+          },
+          {
             path: ':org/flows',
             lazy: () => import('../features/flows/flows-page').then((m) => ({ Component: m.default })),
           },

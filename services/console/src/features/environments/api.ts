@@ -1,8 +1,9 @@
 /** Query hooks of the environment pages: one request per list or page, never one per row. */
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { apiUrl, getJson, seg } from '../../lib/api-client';
 import type {
   Environment,
+  EnvironmentDiff,
   EnvironmentEvent,
   EnvironmentPage,
   Snapshot,
@@ -59,6 +60,43 @@ export function useSnapshotList(org: string, env: string, page: number, enabled 
       ),
     enabled,
     placeholderData: keepPreviousData,
+  });
+}
+
+/** The timeline reads at most this many pages of TIMELINE_PER_PAGE snapshots. */
+export const TIMELINE_MAX_PAGES = 10;
+
+/**
+ * The snapshots of a time window ending now, newest first: pages of the list until one reaches
+ * back past `since` (null: the whole history), at most TIMELINE_MAX_PAGES of them.
+ */
+export function useSnapshotWindow(org: string, env: string, zoom: string, since: number | null) {
+  return useInfiniteQuery({
+    queryKey: ['snapshot-window', org, env, zoom],
+    queryFn: ({ pageParam, signal }) =>
+      getJson<SnapshotListItem[]>(
+        apiUrl(`/snapshots/${seg(org)}/${seg(env)}`, { page: pageParam, per_page: TIMELINE_PER_PAGE }),
+        signal,
+      ),
+    initialPageParam: 1,
+    getNextPageParam: (last, all, lastPage) => {
+      const oldest = last[last.length - 1];
+      const full = last.length === TIMELINE_PER_PAGE && all.length < TIMELINE_MAX_PAGES;
+      return full && oldest && (since === null || oldest.from > since) ? lastPage + 1 : undefined;
+    },
+  });
+}
+
+/** The diff of two snapshots of an environment (`GET /env-diff`). */
+export function useSnapshotDiff(org: string, env: string, from: number, to: number, enabled: boolean) {
+  return useQuery({
+    queryKey: ['env-diff', org, env, from, to],
+    queryFn: ({ signal }) =>
+      getJson<EnvironmentDiff>(
+        apiUrl(`/env-diff/${seg(org)}`, { snappish1: `${env}#${from}`, snappish2: `${env}#${to}` }),
+        signal,
+      ),
+    enabled,
   });
 }
 

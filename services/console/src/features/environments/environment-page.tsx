@@ -1,11 +1,14 @@
 /** `/{org}/environments/{env}`: the history as a timeline, the latest snapshot, policies and events. */
-import { Link, useParams } from 'react-router';
+import { useEffect, useState, type FormEvent } from 'react';
+import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
+import { Field } from '../../components/field';
 import { Fact } from '../../components/facts';
 import { LinkList } from '../../components/link-list';
-import { Breadcrumbs, Pager, QueryView } from '../../components/query-state';
+import { Breadcrumbs, Loading, QueryView } from '../../components/query-state';
 import { Badge, ComplianceBadge, StateBadge } from '../../components/state-badge';
 import type { Environment, EnvironmentEvent } from '../../lib/contract';
-import { formatAge, formatTime, paths, short } from '../../lib/format';
+import { formText } from '../../lib/form';
+import { formatAge, formatTime, fromZoneInput, paths, short, toZoneInput, zoneName } from '../../lib/format';
 import { usePageParam } from '../../lib/page-param';
 import {
   EVENT_WINDOW,
@@ -14,10 +17,10 @@ import {
   useEnvironment,
   useEnvironmentEvents,
   useSnapshot,
-  useSnapshotList,
+  useSnapshotWindow,
 } from './api';
 import { AppliedPolicies, SnapshotArtifacts } from './snapshot-artifacts';
-import { SnapshotTimeline } from './snapshot-timeline';
+import { SnapshotTimeline, ZOOMS, type Zoom } from './snapshot-timeline';
 import { ColumnHeads } from '../../components/table-head';
 
 function EventsTable({
@@ -47,7 +50,7 @@ function EventsTable({
               {e.artifact_name} <code className="small">{short(e.sha256, 12)}</code>
             </td>
             <td>
-              <ComplianceBadge compliant={e.artifact_compliance} />
+              <ComplianceBadge compliant={e.artifact_compliance} unknown="no-policy" />
             </td>
           </tr>
         ))}
@@ -107,7 +110,10 @@ function EnvironmentFacts({ org, e }: { org: string; e: Environment }) {
   return (
     <dl className="facts">
       <Fact term="Compliance">
-        <ComplianceBadge compliant={e.latest_snapshot_index === null ? undefined : e.state} />
+        <ComplianceBadge
+          compliant={e.latest_snapshot_index === null ? undefined : e.state}
+          unknown={e.latest_snapshot_index === null ? 'no-snapshot' : 'no-policy'}
+        />
       </Fact>
       <Fact term="Type">{e.type}</Fact>
       <Fact term="Last report">
@@ -132,16 +138,59 @@ interface EnvironmentView {
   e: Environment;
 }
 
-function Timeline({
-  view: { org, env, e },
-  list,
-  page,
-}: {
-  view: EnvironmentView;
-  list: ReturnType<typeof useSnapshotList>;
-  page: [number, (page: number) => void];
-}) {
-  const pageCount = e.latest_snapshot_index ? Math.ceil(e.latest_snapshot_index / TIMELINE_PER_PAGE) : 1;
+/** "What ran here at…": a date and time in the page's zone, opening the snapshot current then. */
+function TimePicker({ org, env }: { org: string; env: string }) {
+  const navigate = useNavigate();
+  const [error, setError] = useState<string | null>(null);
+  const onSubmit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const at = fromZoneInput(formText(new FormData(e.currentTarget), 'at'));
+    if (at === null) {
+      setError('Give a date and a time, such as 2026-11-09 12:00.');
+      return;
+    }
+    void navigate(paths.snapshotAt(org, env, at));
+  };
+  return (
+    <form className="filters" onSubmit={onSubmit} aria-label="What ran here at a time">
+      <Field id="picker-at" label={`What ran here at (${zoneName()})`}>
+        <input
+          id="picker-at"
+          name="at"
+          type="datetime-local"
+          step={60}
+          required
+          defaultValue={toZoneInput(Date.now() / 1000)}
+          aria-describedby={error ? 'picker-error' : undefined}
+        />
+      </Field>
+      <button type="submit">Open that snapshot</button>
+      {error && (
+        <p id="picker-error" role="alert" className="field-error">
+          {error}
+        </p>
+      )}
+    </form>
+  );
+}
+
+function Timeline({ view: { org, env, e } }: { view: EnvironmentView }) {
+  const [params, setParams] = useSearchParams();
+  const zoom: Zoom = (Object.keys(ZOOMS) as Zoom[]).find((z) => z === params.get('zoom')) ?? 'week';
+  const [now] = useState(() => Date.now() / 1000);
+  const seconds = ZOOMS[zoom].seconds;
+  const query = useSnapshotWindow(org, env, zoom, seconds === null ? null : now - seconds);
+  const { hasNextPage, isFetchingNextPage, fetchNextPage } = query;
+  useEffect(() => {
+    if (hasNextPage && !isFetchingNextPage) {
+      void fetchNextPage();
+    }
+  }, [hasNextPage, isFetchingNextPage, fetchNextPage]);
+  const setZoom = (z: Zoom) => {
+    const next = new URLSearchParams(params);
+    next.set('zoom', z);
+    setParams(next, { replace: true });
+  };
   return (
     <section aria-labelledby="timeline-heading">
       <h2 id="timeline-heading">Timeline of snapshots</h2>
@@ -154,14 +203,38 @@ function Timeline({
           or the in-cluster reporter.
         </p>
       ) : (
-        <QueryView query={list} what="snapshots">
-          {(items) => (
-            <>
-              <SnapshotTimeline items={items} hrefOf={(n) => paths.snapshot(org, env, n)} />
-              <Pager page={page[0]} pageCount={pageCount} label="Timeline" onPage={page[1]} />
-            </>
-          )}
-        </QueryView>
+        <>
+          <TimePicker org={org} env={env} />
+          <div role="group" aria-label="Zoom" className="zoom">
+            {(Object.keys(ZOOMS) as Zoom[]).map((z) => (
+              <button key={z} type="button" aria-pressed={z === zoom} onClick={() => setZoom(z)}>
+                {ZOOMS[z].label}
+              </button>
+            ))}
+          </div>
+          <QueryView query={query} what="snapshots">
+            {(data) =>
+              hasNextPage ? (
+                <Loading what="snapshots" />
+              ) : (
+                <SnapshotTimeline
+                  items={data.pages.flat()}
+                  zoom={zoom}
+                  now={now}
+                  complete={(data.pages[data.pages.length - 1]?.length ?? 0) < TIMELINE_PER_PAGE}
+                  hrefOf={(n) => paths.snapshot(org, env, n)}
+                />
+              )
+            }
+          </QueryView>
+          <p>
+            <Link
+              to={paths.diff(org, env, Math.max(1, e.latest_snapshot_index - 1), e.latest_snapshot_index)}
+            >
+              Compare two snapshots
+            </Link>
+          </p>
+        </>
       )}
     </section>
   );
@@ -185,8 +258,8 @@ function LatestSnapshot({
         {(s) => (
           <>
             <p>
-              <StateBadge state={s.compliance_state} /> Taken {formatTime(s.timestamp)} · {s.summary.started}{' '}
-              started, {s.summary.changed} changed, {s.summary.exited} exited
+              <StateBadge state={s.compliance_state} unknown="no-policy" /> Taken {formatTime(s.timestamp)} ·{' '}
+              {s.summary.started} started, {s.summary.changed} changed, {s.summary.exited} exited
               {s.artifacts.some((a) => a.flows.length === 0) && (
                 <>
                   {' '}
@@ -211,9 +284,7 @@ function LatestSnapshot({
 export default function EnvironmentPage() {
   const { org = '', env = '' } = useParams();
   const envQuery = useEnvironment(org, env);
-  const page = usePageParam('timeline_page');
   // Fetched alongside the environment, not after it: '-1' is the latest snapshot.
-  const list = useSnapshotList(org, env, page[0]);
   const latest = useSnapshot(org, env, -1);
 
   return (
@@ -227,7 +298,7 @@ export default function EnvironmentPage() {
             <EnvironmentFacts org={org} e={e} />
             {e.description && <p>{e.description}</p>}
 
-            <Timeline view={{ org, env, e }} list={list} page={page} />
+            <Timeline view={{ org, env, e }} />
 
             {e.latest_snapshot_index !== null && (
               <LatestSnapshot view={{ org, env, e }} index={e.latest_snapshot_index} latest={latest} />

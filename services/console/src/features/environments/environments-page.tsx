@@ -143,7 +143,10 @@ function EnvironmentsTable({ org, environments }: { org: string; environments: E
               {env.description && <div className="muted small">{env.description}</div>}
             </th>
             <td>
-              <ComplianceBadge compliant={env.latest_snapshot_index === null ? undefined : env.state} />
+              <ComplianceBadge
+                compliant={env.latest_snapshot_index === null ? undefined : env.state}
+                unknown={env.latest_snapshot_index === null ? 'no-snapshot' : 'no-policy'}
+              />
             </td>
             <td>{env.type}</td>
             <td>

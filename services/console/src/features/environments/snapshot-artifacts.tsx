@@ -1,6 +1,6 @@
 /** The artifacts of one snapshot: what runs, where it came from, and why it is not compliant. */
 import { Link } from 'react-router';
-import { Badge, ComplianceBadge } from '../../components/state-badge';
+import { Badge, ComplianceBadge, GREY_SYMBOL } from '../../components/state-badge';
 import { consolePath, paths, safeHref, short } from '../../lib/format';
 import type { SnapshotArtifact } from '../../lib/contract';
 import { ColumnHeads } from '../../components/table-head';
@@ -13,7 +13,7 @@ function Change({ a }: { a: SnapshotArtifact }) {
   }
   switch (type) {
     case 'exited':
-      return <Badge tone="unknown">{`Exited (was ${was})`}</Badge>;
+      return <Badge tone="unknown" symbol={GREY_SYMBOL.exited}>{`Exited (was ${was})`}</Badge>;
     case 'became-compliant':
       return <Badge tone="ok">{`Became compliant (${now})`}</Badge>;
     case 'became-non-compliant':
@@ -87,11 +87,13 @@ export function SnapshotArtifacts({
                 </div>
               </th>
               <td>
-                <ComplianceBadge compliant={a.compliant} />
+                <ComplianceBadge compliant={a.compliant} unknown="no-policy" />
                 {a.allowlisted && (
                   <>
                     {' '}
-                    <Badge tone="unknown">Allowlisted</Badge>
+                    <Badge tone="unknown" symbol={GREY_SYMBOL.allowlisted}>
+                      Allowlisted
+                    </Badge>
                   </>
                 )}
                 {a.reasons_for_incompliance.length > 0 && (
@@ -139,7 +141,9 @@ export function AppliedPolicies({
             <strong>{name}</strong>
             {p && typeof p.version === 'number' && <span className="muted"> version {p.version}</span>}{' '}
             {!p ? (
-              <Badge tone="unknown">Not yet applied</Badge>
+              <Badge tone="unknown" symbol={GREY_SYMBOL.notYetApplied}>
+                Not yet applied
+              </Badge>
             ) : failing.length > 0 ? (
               <Badge tone="bad">{`Failed by ${failing.length} artifact${failing.length === 1 ? '' : 's'}`}</Badge>
             ) : (

@@ -1,7 +1,9 @@
 /** `/{org}/environments/{env}/snapshots/{n}`: what ran in snapshot n, what changed since n-1, and why. */
 import { Link, useParams } from 'react-router';
 import { Fact } from '../../components/facts';
+import { DownloadError, useDownload } from '../../components/download';
 import { Breadcrumbs, QueryView } from '../../components/query-state';
+import { apiUrl, seg } from '../../lib/api-client';
 import { StateBadge } from '../../components/state-badge';
 import { formatTime, jsonText, paths, plural } from '../../lib/format';
 import type { Snapshot, SnapshotArtifact } from '../../lib/contract';
@@ -52,10 +54,10 @@ function Neighbours({ view: { org, env, s } }: { view: SnapshotView }) {
           ← Previous snapshot #{s.index - 1}
         </Link>
       ) : (
-        <span className="muted">This is the first snapshot</span>
+        <span className="muted">This is the first snapshot.</span>
       )}
       {s.is_latest ? (
-        <span className="muted">This is the latest snapshot</span>
+        <span className="muted">This is the latest snapshot.</span>
       ) : (
         <>
           <Link to={paths.snapshot(org, env, s.index + 1)} rel="next">
@@ -72,7 +74,7 @@ function SnapshotFacts({ s, running }: { s: Snapshot; running: number }) {
   return (
     <dl className="facts">
       <Fact term="Compliance">
-        <StateBadge state={s.compliance_state} />
+        <StateBadge state={s.compliance_state} unknown="no-policy" />
       </Fact>
       <Fact term="Taken">{formatTime(s.timestamp)}</Fact>
       <Fact term="Replaced">
@@ -92,11 +94,22 @@ function SnapshotBody({ view }: { view: SnapshotView }) {
     <>
       <Neighbours view={view} />
       <SnapshotFacts s={s} running={running.length} />
+      <SnapshotDownload org={org} env={view.env} index={s.index} />
 
       <section aria-labelledby="changes-heading">
-        <h2 id="changes-heading">Changes since snapshot {s.index - 1 > 0 ? s.index - 1 : 'none'}</h2>
+        <h2 id="changes-heading">
+          {s.index > 1 ? `Changes since snapshot ${s.index - 1}` : 'Changes: the first snapshot'}
+        </h2>
         <p>
           {s.summary.started} started, {s.summary.changed} changed, {s.summary.exited} exited.
+          {s.index > 1 && (
+            <>
+              {' '}
+              <Link to={paths.diff(org, view.env, Math.max(1, s.index - 10), s.index)}>
+                Compare with another snapshot
+              </Link>
+            </>
+          )}
         </p>
         {changed.length > 0 && (
           <SnapshotArtifacts org={org} artifacts={changed} caption="Artifacts that changed" />
@@ -121,30 +134,91 @@ function SnapshotBody({ view }: { view: SnapshotView }) {
   );
 }
 
+/**
+ * The snapshot the address names: a number, or an expression the API resolves (`@{ISO time}`, the
+ * snapshot current then; `@time` without braces too; `~N`; `-N`). Null when it is neither.
+ */
+export function snapshotExpression(text: string): { expression: string | number; at: number | null } | null {
+  if (/^#?\d+$/.test(text)) {
+    const n = Number(text.replace('#', ''));
+    return n > 0 ? { expression: n, at: null } : null;
+  }
+  if (/^[~-]\d{1,9}$/.test(text)) {
+    return { expression: text, at: null };
+  }
+  const m = /^@\{?([^{}]{1,64}?)\}?$/.exec(text);
+  if (m?.[1]) {
+    const inner = m[1].trim();
+    const iso = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?(Z|[+-]\d{2}:?\d{2})?$/.test(inner);
+    const ms = iso
+      ? Date.parse(/(Z|[+-]\d{2}:?\d{2})$/.test(inner) ? inner : `${inner.replace(' ', 'T')}Z`)
+      : NaN;
+    return { expression: `@{${inner}}`, at: Number.isNaN(ms) ? null : ms / 1000 };
+  }
+  return null;
+}
+
+function SnapshotDownload({ org, env, index }: { org: string; env: string; index: number }) {
+  const { error, busy, start } = useDownload();
+  return (
+    <p>
+      <button
+        type="button"
+        disabled={busy}
+        onClick={() =>
+          start(
+            apiUrl(`/snapshots/${seg(org)}/${seg(env)}/${index}/audit_package`),
+            `${env}-snapshot-${index}-audit-package.tar.gz`,
+          )
+        }
+      >
+        {busy ? 'Preparing the audit package…' : 'Download the audit package of this snapshot'}
+      </button>
+      <DownloadError error={error} />{' '}
+      <span className="muted small">
+        Every running artifact with its trail, evidence files and policy decisions, and a manifest of sums.
+      </span>
+    </p>
+  );
+}
+
 export default function SnapshotPage() {
   const { org = '', env = '', index = '' } = useParams();
-  const n = Number(index);
-  const valid = Number.isInteger(n) && n > 0;
-  const query = useSnapshot(org, env, valid ? n : index, valid);
+  const parsed = snapshotExpression(index);
+  const query = useSnapshot(org, env, parsed?.expression ?? index, parsed !== null);
+  const title = parsed?.at != null ? `at ${formatTime(parsed.at)}` : index;
 
   return (
     <>
-      <title>{`${env} #${index} · Verity`}</title>
+      <title>{`${env} #${title} · Verity`}</title>
       <Breadcrumbs
         items={[
           { label: 'Environments', to: paths.environments(org) },
           { label: env, to: paths.environment(org, env) },
-          { label: `Snapshot ${index}` },
+          { label: query.data ? `Snapshot ${query.data.index}` : `Snapshot ${title}` },
         ]}
       />
-      <h1>
-        Snapshot {index} of {env}
-      </h1>
-      {!valid ? (
-        <p role="alert">A snapshot number is a positive whole number.</p>
+      <h1>{query.data ? `Snapshot ${query.data.index} of ${env}` : `Snapshot ${title} of ${env}`}</h1>
+      {parsed === null ? (
+        <p role="alert">
+          A snapshot is a positive whole number, or a time written @{'{'}2026-11-09T12:00:00Z{'}'} (the
+          snapshot current then), ~N (N before the latest) or -1 (the latest).
+        </p>
       ) : (
         <QueryView query={query} what="the snapshot">
-          {(s) => <SnapshotBody view={{ org, env, s }} />}
+          {(s) => (
+            <>
+              {typeof parsed.expression === 'string' && (
+                <p className="muted">
+                  {parsed.at !== null
+                    ? `The snapshot current at ${formatTime(parsed.at)} is `
+                    : `${parsed.expression} is `}
+                  <Link to={paths.snapshot(org, env, s.index)}>snapshot #{s.index}</Link>.
+                </p>
+              )}
+              <SnapshotBody view={{ org, env, s }} />
+            </>
+          )}
         </QueryView>
       )}
     </>

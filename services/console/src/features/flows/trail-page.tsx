@@ -8,7 +8,7 @@ import { DownloadError, useDownload } from '../../components/download';
 import { ExternalLink } from '../../components/external-link';
 import { Fact } from '../../components/facts';
 import { Breadcrumbs, QueryView } from '../../components/query-state';
-import { Badge, StateBadge } from '../../components/state-badge';
+import { Badge, GREY_SYMBOL, StateBadge } from '../../components/state-badge';
 import { apiUrl, seg } from '../../lib/api-client';
 import type { Attestation, Trail } from '../../lib/contract';
 import { formatTime, paths, safeHref, short } from '../../lib/format';
@@ -90,7 +90,9 @@ function TrailArtifact({ view, name }: { view: TrailView; name: string }) {
           {a.unexpected && (
             <>
               {' '}
-              <Badge tone="unknown">Not in template</Badge>
+              <Badge tone="unknown" symbol={GREY_SYMBOL.notInTemplate}>
+                Not in template
+              </Badge>
             </>
           )}
         </p>

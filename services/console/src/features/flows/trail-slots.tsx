@@ -2,7 +2,7 @@
  * The template's slots of a trail or of one of its artifacts: each compliant, non-compliant or
  * missing (and why), with its evidence and any override.
  */
-import { Badge, ComplianceBadge } from '../../components/state-badge';
+import { Badge, ComplianceBadge, GREY_SYMBOL } from '../../components/state-badge';
 import type { Attestation, AttestationStatus, Trail } from '../../lib/contract';
 import { short } from '../../lib/format';
 import { EvidenceView } from './evidence';
@@ -50,13 +50,17 @@ function SlotStatus({ slot, reason }: { slot: AttestationStatus; reason: string 
       {slot.overridden_attestation_id && (
         <>
           {' '}
-          <Badge tone="unknown">Overridden</Badge>
+          <Badge tone="unknown" symbol={GREY_SYMBOL.overridden}>
+            Overridden
+          </Badge>
         </>
       )}
       {slot.unexpected && (
         <>
           {' '}
-          <Badge tone="unknown">Not in template</Badge>
+          <Badge tone="unknown" symbol={GREY_SYMBOL.notInTemplate}>
+            Not in template
+          </Badge>
         </>
       )}
     </>
