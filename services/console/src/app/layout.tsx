@@ -103,7 +103,8 @@ export function Layout() {
             </li>
           </ul>
         </nav>
-        <TopSearch org={org} />
+        {/* the search page has its own box: one search box on a page */}
+        {!location.pathname.endsWith('/search') && <TopSearch org={org} />}
         <DisplayChoices />
         <Who org={org} />
       </header>

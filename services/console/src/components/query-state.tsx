@@ -11,33 +11,72 @@ export function Loading({ what }: { what: string }) {
   );
 }
 
-export function ErrorMessage({ error }: { error: unknown }) {
+/** What failed, in plain words: the API's message, or what a network failure means. */
+function failure(error: unknown): { heading: string; detail: string } {
   const status = error instanceof ApiError ? error.status : 0;
   const message = error instanceof Error ? error.message : String(error);
+  if (!(error instanceof ApiError)) {
+    return {
+      heading: 'The server could not be reached',
+      detail: `the network or the server is down (${message}).`,
+    };
+  }
+  if (status === 404) {
+    return { heading: 'Not found', detail: message };
+  }
+  if (status === 403) {
+    return { heading: 'Not allowed', detail: message };
+  }
+  if (status === 503) {
+    return { heading: 'The service is unavailable for now', detail: message };
+  }
+  return { heading: status >= 500 ? 'The server failed' : 'The request was refused', detail: message };
+}
+
+/** An error saying what failed, and a Retry button when the request can be made again. */
+export function ErrorMessage({
+  error,
+  what,
+  onRetry,
+}: {
+  error: unknown;
+  what?: string;
+  onRetry?: () => unknown;
+}) {
+  const { heading, detail } = failure(error);
+  const final = error instanceof ApiError && [400, 401, 403, 404].includes(error.status);
   return (
     <div role="alert" className="error-box">
       <p>
         <strong>
-          {status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : 'Something went wrong'}:
+          {what ? `Could not load ${what}. ` : ''}
+          {heading}:
         </strong>{' '}
-        {message}
+        {detail}
       </p>
+      {onRetry && !final && (
+        <p>
+          <button type="button" onClick={() => void onRetry()}>
+            Retry
+          </button>
+        </p>
+      )}
     </div>
   );
 }
 
-/** Renders loading, error, or the data. */
+/** Renders loading, error (with Retry), or the data. */
 export function QueryView<T>({
   query,
   what,
   children,
 }: {
-  query: { data: T | undefined; error: unknown; isPending: boolean };
+  query: { data: T | undefined; error: unknown; isPending: boolean; refetch?: () => unknown };
   what: string;
   children: (data: T) => ReactNode;
 }) {
   if (query.error) {
-    return <ErrorMessage error={query.error} />;
+    return <ErrorMessage error={query.error} what={what} onRetry={query.refetch} />;
   }
   if (query.isPending || query.data === undefined) {
     return <Loading what={what} />;

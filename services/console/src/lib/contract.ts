@@ -24,6 +24,7 @@ export type Attestation = z.infer<typeof C.Attestation>;
 export type AttestationCursorPage = z.infer<typeof C.AttestationCursorPage>;
 export type ArtifactRecord = z.infer<typeof C.ArtifactRecord>;
 export type SearchResult = z.infer<typeof C.SearchResult>;
+export type NameSearchResult = z.infer<typeof C.NameSearchResult>;
 export type Organization = z.infer<typeof C.Organization>;
 export type DefaultOrg = z.infer<typeof C.DefaultOrg>;
 export type ErrorBody = z.infer<typeof C.ErrorBody>;

@@ -26,6 +26,14 @@ function apiTime(value: string, end: boolean): string {
   return Number.isNaN(d.getTime()) ? value : d.toISOString();
 }
 
+/** What the form looks an artifact up by, with its field's label and example. */
+const KINDS = {
+  purl: { label: 'Package URL', placeholder: EXAMPLE },
+  fingerprint: { label: 'Fingerprint (SHA-256, or its first characters)', placeholder: 'e3b0c44298fc…' },
+  commit: { label: 'Git commit', placeholder: '1a2b3c4d5e6f…' },
+} as const;
+type Kind = keyof typeof KINDS;
+
 function ExposureForm({
   page,
   badRequest,
@@ -35,11 +43,17 @@ function ExposureForm({
   badRequest: ApiError | null;
   setParams: (params: Record<string, string>) => void;
 }) {
+  const asked: Kind = page.fingerprint ? 'fingerprint' : page.commit ? 'commit' : 'purl';
+  const [kind, setKind] = useState<Kind>(asked);
   const onSubmit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
     const next: Record<string, string> = {};
-    for (const k of ['purl', 'from', 'to']) {
+    const value = formText(form, 'value');
+    if (value) {
+      next[kind] = value;
+    }
+    for (const k of ['from', 'to']) {
       const v = formText(form, k);
       if (v) {
         next[k] = v;
@@ -49,21 +63,28 @@ function ExposureForm({
   };
   return (
     <form onSubmit={onSubmit} className="filters" aria-label="Which of our environments ran a package">
-      <Field id="exposure-purl" label="Package URL" wide>
+      <Field id="exposure-kind" label="Look up by">
+        <select id="exposure-kind" value={kind} onChange={(e) => setKind(e.target.value as Kind)}>
+          <option value="purl">package URL</option>
+          <option value="fingerprint">artifact fingerprint</option>
+          <option value="commit">git commit</option>
+        </select>
+      </Field>
+      <Field id="exposure-value" label={KINDS[kind].label} wide>
         <input
-          id="exposure-purl"
-          name="purl"
+          id="exposure-value"
+          name="value"
           type="text"
-          defaultValue={page.purl}
-          key={page.purl}
-          placeholder={EXAMPLE}
+          defaultValue={page[asked]}
+          key={`${asked}:${page[asked]}`}
+          placeholder={KINDS[kind].placeholder}
           spellCheck={false}
           autoComplete="off"
           aria-invalid={badRequest ? true : undefined}
-          aria-describedby={badRequest ? 'exposure-purl-error' : undefined}
+          aria-describedby={badRequest ? 'exposure-value-error' : undefined}
         />
         {badRequest && (
-          <p id="exposure-purl-error" role="alert" className="field-error">
+          <p id="exposure-value-error" role="alert" className="field-error">
             {badRequest.message}
           </p>
         )}
@@ -128,13 +149,14 @@ export default function ExposurePage() {
       {!asked ? (
         <AboutExposure org={org} />
       ) : badRequest ? null : query.error ? (
-        <ErrorMessage error={query.error} />
+        <ErrorMessage error={query.error} what="the exposure" onRetry={query.refetch} />
       ) : query.isPending || !query.data ? (
         <Loading what="the exposure" />
       ) : (
         <Answer
           org={org}
           what={what}
+          byPackage={Boolean(page.purl)}
           artifacts={query.data.artifacts}
           truncated={query.data.truncated}
           axis={timeAxis(query.data.artifacts, now, query.data.query.from, query.data.query.to)}
@@ -196,6 +218,7 @@ function ArtifactExposure({
 function Answer({
   org,
   what,
+  byPackage,
   artifacts,
   truncated,
   axis,
@@ -203,6 +226,8 @@ function Answer({
 }: {
   org: string;
   what: string;
+  /** Asked by package (else by fingerprint or commit): how the answer is worded. */
+  byPackage: boolean;
   artifacts: ExposureArtifact[];
   truncated: boolean;
   axis: TimeAxis;
@@ -211,15 +236,23 @@ function Answer({
   if (artifacts.length === 0) {
     return (
       <section aria-labelledby="exposure-none" className="empty">
-        <h2 id="exposure-none">Nothing we ran contained {what}</h2>
-        <p>No artifact of this organization has it in an attested SBOM.</p>
+        <h2 id="exposure-none">
+          {byPackage ? `Nothing we ran contained ${what}` : `No artifact has ${what}`}
+        </h2>
+        <p>
+          {byPackage
+            ? 'No artifact of this organization has it in an attested SBOM.'
+            : 'No artifact of this organization matches it.'}
+        </p>
       </section>
     );
   }
   return (
     <>
       <p aria-live="polite">
-        {plural(artifacts.length, 'artifact')} contained {what}
+        {byPackage
+          ? `${plural(artifacts.length, 'artifact')} contained ${what}`
+          : `${plural(artifacts.length, 'artifact')} with ${what}`}
         {truncated && ' (the first ones only: narrow the query to see the rest)'}.
       </p>
       {artifacts.map((a) => (

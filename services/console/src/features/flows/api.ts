@@ -1,5 +1,5 @@
 /** Query hooks of the flow, trail and artifact pages: one request per list or page. */
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { apiUrl, getJson, seg } from '../../lib/api-client';
 import type {
   ArtifactRecord,
@@ -60,15 +60,40 @@ export function useTrail(org: string, flow: string, trail: string) {
   });
 }
 
-/** Every attestation of one trail in one request (the API pages at 100). */
+/** Attestations per page of a trail's evidence (the API's most). */
+export const ATTESTATIONS_PER_PAGE = 100;
+/** Pages of evidence read without asking; past them, the trail page offers "Load more". */
+export const ATTESTATION_PAGES_AUTO = 5;
+
+/** The cursor of the next page, from the `_links.next.href` the API answers. */
+function nextCursor(page: AttestationCursorPage): string | undefined {
+  const next = page._links.next as { href?: unknown } | undefined;
+  if (typeof next?.href !== 'string') {
+    return undefined;
+  }
+  try {
+    return new URL(next.href, window.location.origin).searchParams.get('after') ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The attestations of one trail, a page of 100 at a time, following the API's cursor. */
 export function useTrailAttestations(org: string, flow: string, trail: string) {
-  return useQuery({
+  return useInfiniteQuery({
     queryKey: ['trail-attestations', org, flow, trail],
-    queryFn: ({ signal }) =>
+    queryFn: ({ pageParam, signal }) =>
       getJson<AttestationCursorPage>(
-        apiUrl(`/attestations/${seg(org)}`, { flow, trail, per_page: 100 }),
+        apiUrl(`/attestations/${seg(org)}`, {
+          flow,
+          trail,
+          per_page: ATTESTATIONS_PER_PAGE,
+          after: pageParam,
+        }),
         signal,
       ),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: nextCursor,
   });
 }
 

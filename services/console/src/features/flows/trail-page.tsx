@@ -11,8 +11,8 @@ import { Breadcrumbs, QueryView } from '../../components/query-state';
 import { Badge, GREY_SYMBOL, StateBadge } from '../../components/state-badge';
 import { apiUrl, seg } from '../../lib/api-client';
 import type { Attestation, Trail } from '../../lib/contract';
-import { formatTime, paths, safeHref, short } from '../../lib/format';
-import { useTrail, useTrailAttestations } from './api';
+import { formatTime, paths, plural, safeHref, short } from '../../lib/format';
+import { ATTESTATION_PAGES_AUTO, ATTESTATIONS_PER_PAGE, useTrail, useTrailAttestations } from './api';
 import { CommitSummary, UserData } from './record-parts';
 import { Slots } from './trail-slots';
 
@@ -179,7 +179,16 @@ export default function TrailPage() {
   const highlight = params.get('attestation_id');
   const trailQuery = useTrail(org, flow, trail);
   const atts = useTrailAttestations(org, flow, trail);
-  const byId = new Map((atts.data?.data ?? []).map((a) => [a.attestation_id, a]));
+  const loaded = (atts.data?.pages ?? []).flatMap((p) => p.data);
+  const byId = new Map(loaded.map((a) => [a.attestation_id, a]));
+  const { hasNextPage, isFetchingNextPage, fetchNextPage } = atts;
+  const pages = atts.data?.pages.length ?? 0;
+  // The first pages load by themselves; a trail with more evidence offers the rest on demand.
+  useEffect(() => {
+    if (hasNextPage && !isFetchingNextPage && pages < ATTESTATION_PAGES_AUTO) {
+      void fetchNextPage();
+    }
+  }, [hasNextPage, isFetchingNextPage, pages, fetchNextPage]);
 
   // The highlighted slot exists once both the trail and its attestations are in, in either order.
   useEffect(() => {
@@ -202,6 +211,17 @@ export default function TrailPage() {
       <QueryView query={trailQuery} what="the trail">
         {(t) => <TrailBody view={{ org, flow, trail, t, byId, highlight }} evidenceError={atts.error} />}
       </QueryView>
+      {atts.data && (
+        <p role="status" className="muted">
+          Evidence shown for {plural(loaded.length, 'attestation')}
+          {hasNextPage ? ': this trail has more.' : ', all of this trail.'}{' '}
+          {hasNextPage && (
+            <button type="button" disabled={isFetchingNextPage} onClick={() => void fetchNextPage()}>
+              {isFetchingNextPage ? 'Loading more evidence…' : `Load ${ATTESTATIONS_PER_PAGE} more`}
+            </button>
+          )}
+        </p>
+      )}
     </>
   );
 }
