@@ -99,6 +99,9 @@ export function Layout() {
               <NavLink to={`${base}/exposure`}>Exposure</NavLink>
             </li>
             <li>
+              <NavLink to={`${base}/actions`}>Actions</NavLink>
+            </li>
+            <li>
               <NavLink to={`${base}/settings/members`}>Settings</NavLink>
             </li>
           </ul>

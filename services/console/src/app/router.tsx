@@ -81,6 +81,10 @@ const router = createBrowserRouter([
             path: ':org/audit-log',
             lazy: () => import('../features/access/audit-log-page').then((m) => ({ Component: m.default })),
           },
+          {
+            path: ':org/actions',
+            lazy: () => import('../features/actions/actions-page').then((m) => ({ Component: m.default })),
+          },
           { path: '*', Component: NotFoundPage },
         ],
       },

@@ -33,6 +33,7 @@ export type ScanResults = z.infer<typeof C.ScanResults>;
 export type TicketItem = z.infer<typeof C.TicketItem>;
 export type PullRequest = z.infer<typeof C.PullRequest>;
 export type QualityResults = z.infer<typeof C.QualityResults>;
+export type Action = z.infer<typeof C.Action>;
 export type ExposureResult = z.infer<typeof C.ExposureResult>;
 export type ExposureArtifact = z.infer<typeof C.ExposureArtifact>;
 export type ExposureInterval = z.infer<typeof C.ExposureInterval>;
