@@ -187,7 +187,7 @@ describeConsole('the flow pages', (t) => {
     const trail = await t.api(`/trails/${t.org}/frontend/frontend-1`);
     const fp: string = trail.compliance_status.artifacts_statuses.web.artifact_fingerprint;
     await page.goto(`${t.baseUrl}/${t.org}/environments`);
-    await page.getByRole('searchbox', { name: 'Search by fingerprint or commit' }).fill(fp.slice(0, 8));
+    await page.getByRole('searchbox', { name: 'Search by name, fingerprint or commit' }).fill(fp.slice(0, 8));
     await page.getByRole('button', { name: 'Search', exact: true }).click();
     await page.getByRole('heading', { name: 'Search', level: 1 }).waitFor();
     await page.getByRole('heading', { name: /^1 artifact for fingerprint/ }).waitFor();
@@ -203,7 +203,9 @@ describeConsole('the flow pages', (t) => {
     await page.getByRole('heading', { name: 'Artifact ghcr.io/acme/web:2.8.1', level: 1 }).waitFor();
 
     await page.goto(`${t.baseUrl}/${t.org}/search?q=not-a-sha`);
-    await page.getByRole('alert').filter({ hasText: 'is not a fingerprint or commit' }).waitFor();
+    await page.getByText('No flow, trail, environment or artifact has “not-a-sha” in its name.').waitFor();
+    await page.goto(`${t.baseUrl}/${t.org}/search?q=x`);
+    await page.getByRole('alert').filter({ hasText: 'give 2 to 100 characters of a name' }).waitFor();
   });
 
   it('teaches how to attest when there is no flow', async () => {

@@ -9,6 +9,14 @@ import { launchChromium, signIn, watchedPage } from './browser.js';
 
 export { signIn };
 
+export interface OpenOptions {
+  signedIn?: boolean;
+  viewport?: { width: number; height: number };
+  colorScheme?: 'light' | 'dark';
+  timezoneId?: string;
+  axe?: boolean;
+}
+
 export interface ConsoleTest {
   baseUrl: string;
   org: string;
@@ -17,8 +25,12 @@ export interface ConsoleTest {
   empty: { org: string; apiKey: string };
   /** The identity provider people sign in with (its people: alice, an admin; ola, with no access). */
   idp: { issuer: string };
-  /** A new tab in a new browser context; signed in unless told otherwise. */
-  open(options?: { signedIn?: boolean }): Promise<Page>;
+  /**
+   * A new tab in a new browser context; signed in unless told otherwise. A context may have its
+   * own viewport, colour-scheme preference or time zone; `axe` lets the test inject axe-core
+   * (the console's CSP refuses inline scripts).
+   */
+  open(options?: OpenOptions): Promise<Page>;
   /** The file's one signed-in tab, kept from test to test (signing in once per file is faster). */
   page(): Promise<Page>;
   /** Problems of the current test so far; a test that provokes one on purpose removes it. */
@@ -37,8 +49,13 @@ export function describeConsole(name: string, body: (t: ConsoleTest) => void): v
     let browser: Browser;
     const contexts: BrowserContext[] = [];
     let shared: Page | undefined;
-    const newPage = async () => {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const newPage = async (options: OpenOptions = {}) => {
+      const context = await browser.newContext({
+        viewport: options.viewport ?? { width: 1280, height: 900 },
+        ...(options.colorScheme ? { colorScheme: options.colorScheme } : {}),
+        ...(options.timezoneId ? { timezoneId: options.timezoneId } : {}),
+        ...(options.axe ? { bypassCSP: true } : {}),
+      });
       context.setDefaultTimeout(20_000);
       const page = await watchedPage(context, target.baseUrl, (p) => t.problems.push(p));
       return { context, page };
@@ -51,7 +68,7 @@ export function describeConsole(name: string, body: (t: ConsoleTest) => void): v
       idp: target.idp,
       problems: [],
       async open(options = {}) {
-        const { context, page } = await newPage();
+        const { context, page } = await newPage(options);
         contexts.push(context);
         if (options.signedIn !== false) {
           await signIn(page, target.baseUrl, target.org, target.apiKey);

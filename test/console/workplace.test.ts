@@ -1,0 +1,211 @@
+/**
+ * The console as a workplace, on the demo organization: search by name, exposure by fingerprint,
+ * grey states in their own words, long lists that say how many, errors with Retry, phone width,
+ * the dark theme, and an automated accessibility check (axe-core) of every page.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { Page } from 'playwright-core';
+import { expect, it } from 'vitest';
+import { describeConsole, signIn } from './pages.js';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** Every page of the console, with what shows it has loaded. */
+async function pages(t: { org: string; api: (path: string) => Promise<any> }) {
+  const trail = await t.api(`/trails/${t.org}/payments/payments-1`);
+  const fp: string = trail.compliance_status.artifacts_statuses['payments-api'].artifact_fingerprint;
+  const env = await t.api(`/environments/${t.org}/staging`);
+  const latest: number = env.latest_snapshot_index;
+  return [
+    { path: `/${t.org}/environments`, ready: /^Environments$/ },
+    { path: `/${t.org}/environments/staging`, ready: /^Latest snapshot/ },
+    { path: `/${t.org}/environments/staging/snapshots/${latest}`, ready: /^Pods and instances$/ },
+    { path: `/${t.org}/environments/staging/diff?from=${latest - 3}&to=${latest}`, ready: /^Unchanged/ },
+    { path: `/${t.org}/flows`, ready: /^Flows$/ },
+    { path: `/${t.org}/flows/payments`, ready: /^Flow payments$/ },
+    { path: `/${t.org}/flows/payments/trails/payments-1`, ready: /^Trail attestations$/ },
+    { path: `/${t.org}/flows/payments/artifacts/${fp}`, ready: /^Artifact / },
+    { path: `/${t.org}/search?q=payments`, ready: /^Names containing/ },
+    { path: `/${t.org}/exposure?purl=${encodeURIComponent('pkg:npm/lodash@4.17.20')}`, ready: /^Exposure$/ },
+    { path: `/${t.org}/actions`, ready: /^Actions$/ },
+    { path: `/${t.org}/nowhere`, ready: /^Page not found$/ },
+  ];
+}
+
+async function openAndWait(page: Page, url: string, ready: RegExp): Promise<void> {
+  await page.goto(url);
+  await page.getByRole('heading', { name: ready }).first().waitFor();
+  await page.waitForLoadState('networkidle');
+}
+
+/** axe-core's serious and critical violations of the page, as "rule: target" lines. */
+async function seriousViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ content: AXE });
+  const result = await page.evaluate<
+    Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }>
+  >("axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)");
+  return result
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}`));
+}
+
+describeConsole('the console as a workplace', (t) => {
+  it('finds flows, trails, environments and artifacts by name, and exposure by fingerprint', async () => {
+    const page = await t.page();
+    await page.goto(`${t.baseUrl}/${t.org}/environments`);
+    await page.getByRole('searchbox', { name: 'Search by name, fingerprint or commit' }).fill('payments');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.getByRole('heading', { name: 'Names containing “payments”' }).waitFor();
+    const api = await t.api(`/search/${t.org}/names?q=payments`);
+    const flows = page.getByRole('region', { name: /^Flows: / });
+    expect(await flows.getByRole('link').allInnerTexts()).toEqual(api.flows.map((f: any) => f.name));
+    const trails = page.getByRole('region', { name: /^Trails: / });
+    expect(await trails.getByRole('link').count()).toBe(api.trails.length);
+    const artifacts = page.getByRole('region', { name: /^Artifacts: / });
+    expect(await artifacts.getByRole('link').count()).toBe(api.artifacts.length);
+    expect(api.artifacts.length).toBeGreaterThan(0);
+    // one search box on the search page
+    expect(await page.getByRole('searchbox').count()).toBe(1);
+    await flows.getByRole('link', { name: 'payments', exact: true }).click();
+    await page.getByRole('heading', { name: 'Flow payments', level: 1 }).waitFor();
+
+    const fp: string = api.artifacts[0].fingerprint;
+    await page.goto(`${t.baseUrl}/${t.org}/exposure`);
+    await page.getByLabel('Look up by').selectOption('fingerprint');
+    await page.getByLabel('Fingerprint (SHA-256, or its first characters)').fill(fp);
+    await page.getByRole('button', { name: 'Show exposure' }).click();
+    await page.waitForURL(new RegExp(`fingerprint=${fp}`));
+    await page.getByText(new RegExp(`^1 artifact with fingerprint ${fp.slice(0, 16)}`)).waitFor();
+  });
+
+  it('says "No policy attached" where no policy decides, and each other grey state in its own words and symbol', async () => {
+    const page = await t.page();
+    await page.goto(`${t.baseUrl}/${t.org}/environments/dev`);
+    await page.getByRole('heading', { name: /^Latest snapshot/ }).waitFor();
+    const compliance = page
+      .getByRole('term')
+      .filter({ hasText: 'Compliance' })
+      .locator('xpath=following-sibling::dd');
+    expect(await compliance.innerText()).toBe('∅ No policy attached');
+    expect(await page.getByRole('main').innerText()).not.toContain('Unknown');
+    // a snapshot where an artifact exited: its own symbol, not "?"
+    const events: Array<{ type: string; snapshot_index: number }> = await t.api(
+      `/environments/${t.org}/staging/events?per_page=100`,
+    );
+    const exited = events.find((e) => e.type === 'exited' || e.type.includes('exit'));
+    expect(exited).toBeDefined();
+    await page.goto(`${t.baseUrl}/${t.org}/environments/staging/snapshots/${exited!.snapshot_index}`);
+    const badge = page.getByText(/^↘ Exited \(was \d+\)$/).first();
+    await badge.waitFor();
+  });
+
+  it('says how many attestations a trail shows, and offers Retry when a request fails', async () => {
+    const page = await t.open();
+    await page.goto(`${t.baseUrl}/${t.org}/flows/payments/trails/payments-1`);
+    await page.getByText(/^Evidence shown for \d+ attestations?, all of this trail\.$/).waitFor();
+
+    // the network fails once: the page says what failed, in words, and Retry loads it
+    let failures = 0;
+    await page.route('**/api/v2/environments/**', async (route) => {
+      if (failures < 3) {
+        failures += 1;
+        await route.abort('connectionrefused');
+      } else {
+        await route.continue();
+      }
+    });
+    await page.goto(`${t.baseUrl}/${t.org}/environments/prod`);
+    const alert = page.getByRole('alert').filter({ hasText: 'Could not load the environment' });
+    await alert.waitFor();
+    expect(await alert.innerText()).toContain('The server could not be reached');
+    expect(await alert.innerText()).not.toMatch(/^Failed to fetch$/);
+    await page.unroute('**/api/v2/environments/**');
+    await alert.getByRole('button', { name: 'Retry' }).click();
+    await page.getByRole('heading', { name: /^Latest snapshot/ }).waitFor();
+    // the refused requests are the failure under test
+    t.problems.splice(0);
+  });
+
+  it('lists the actions: what they watch, triggers in words, targets as the API shows them, last deliveries', async () => {
+    const put = await fetch(`${t.baseUrl}/api/v2/actions/${t.org}/environments`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'prod-alerts',
+        environments: ['prod'],
+        triggers: ['ON_NON_COMPLIANT_ENV', 'ON_STARTED_ARTIFACT'],
+        targets: [
+          {
+            type: 'WEBHOOK',
+            webhook: 'https://hooks.example.com/verity/abcdef0123456789',
+            payload_version: '1.0',
+          },
+          { type: 'EMAIL', emails: ['sre@example.com'] },
+        ],
+      }),
+    });
+    expect(put.status, await put.text()).toBeLessThan(300);
+    const actions = await t.api(`/actions/${t.org}`);
+    const action = actions.find((a: any) => a.name === 'prod-alerts');
+    const page = await t.page();
+    await page.goto(`${t.baseUrl}/${t.org}/actions`);
+    const section = page.getByRole('region', { name: /^prod-alerts/ });
+    await section.waitFor();
+    const text = await section.innerText();
+    expect(text).toContain('When the environment becomes non-compliant, or an artifact starts.');
+    expect(text).toContain(action.targets[0].webhook);
+    expect(text).toContain('sre@example.com');
+    expect(text).toContain("signed with the organization's key");
+    expect(await section.getByText('No delivery yet').count()).toBe(2);
+    await section.getByRole('link', { name: 'prod', exact: true }).click();
+    await page.getByRole('heading', { name: 'Environment prod', level: 1 }).waitFor();
+  });
+
+  it('never scrolls sideways at 390 px wide: tables and timelines scroll in their own box', async () => {
+    const page = await t.open({ viewport: { width: 390, height: 844 } });
+    for (const { path, ready } of await pages(t)) {
+      await openAndWait(page, `${t.baseUrl}${path}`, ready);
+      const width = await page.evaluate<number>('document.documentElement.scrollWidth');
+      expect(width, path).toBeLessThanOrEqual(390);
+    }
+  });
+
+  it('follows the system dark setting, and the theme control overrides it and is remembered', async () => {
+    const page = await t.open({ colorScheme: 'dark' });
+    await page.goto(`${t.baseUrl}/${t.org}/environments`);
+    await page.getByRole('heading', { name: 'Environments', level: 1 }).waitFor();
+    const background = () => page.evaluate('getComputedStyle(document.documentElement).backgroundColor');
+    expect(await background()).toBe('rgb(11, 17, 32)');
+    await page.getByLabel('Theme').selectOption('light');
+    expect(await background()).toBe('rgb(255, 255, 255)');
+    await page.reload();
+    await page.getByRole('heading', { name: 'Environments', level: 1 }).waitFor();
+    expect(await page.getByLabel('Theme').inputValue()).toBe('light');
+    expect(await background()).toBe('rgb(255, 255, 255)');
+    await page.getByLabel('Theme').selectOption('system');
+    expect(await background()).toBe('rgb(11, 17, 32)');
+  });
+
+  it('axe-core finds no serious or critical violation on any page, light or dark', async () => {
+    const signedOut = await t.open({ signedIn: false, axe: true });
+    await signedOut.goto(`${t.baseUrl}/sign-in`);
+    await signedOut.getByLabel('API key').waitFor();
+    expect(await seriousViolations(signedOut), 'sign-in').toEqual([]);
+    await signIn(signedOut, t.baseUrl, t.org, t.apiKey);
+
+    const found: string[] = [];
+    for (const scheme of ['light', 'dark'] as const) {
+      const page = await t.open({ axe: true, colorScheme: scheme });
+      for (const { path, ready } of await pages(t)) {
+        await openAndWait(page, `${t.baseUrl}${path}`, ready);
+        // what hides behind a disclosure is checked too
+        for (const summary of await page.locator('details:not([open]) > summary').all()) {
+          await summary.click();
+        }
+        found.push(...(await seriousViolations(page)).map((v) => `${scheme} ${path}: ${v}`));
+      }
+    }
+    expect(found).toEqual([]);
+  });
+});
