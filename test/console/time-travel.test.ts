@@ -120,7 +120,9 @@ describeConsole('time travel, the timeline in time, diffs and zones', (t) => {
     await page.goto(`${t.baseUrl}/${t.org}/environments/prod?zoom=all`);
     const timeline = page.getByRole('group', { name: /^Snapshots \d+ to \d+ in time, oldest first$/ });
     await timeline.waitFor();
-    expect(await page.getByRole('button', { name: 'All' }).getAttribute('aria-pressed')).toBe('true');
+    expect(await page.getByRole('button', { name: 'All', exact: true }).getAttribute('aria-pressed')).toBe(
+      'true',
+    );
     const spans = await timeline.locator('rect.bar').evaluateAll((rects) =>
       rects.map((r) => ({
         from: Number(r.getAttribute('data-from')),
@@ -152,8 +154,10 @@ describeConsole('time travel, the timeline in time, diffs and zones', (t) => {
     expect((await timeline.locator('text.tick').allInnerTexts()).length).toBeGreaterThan(2);
 
     // a day shows fewer snapshots than all of them, and the choice is in the address
-    await page.getByRole('button', { name: 'Day' }).click();
+    await page.getByRole('button', { name: 'Day', exact: true }).click();
     await page.waitForURL(/zoom=day/);
+    // pressed in the same render that drops the week's picture
+    await page.getByRole('button', { name: 'Day', exact: true, pressed: true }).waitFor();
     const day = page.getByRole('group', { name: /in time, oldest first$|^No snapshot in this window$/ });
     await day.waitFor();
     expect(await day.getByRole('link').count()).toBeLessThan(list.length);
@@ -207,12 +211,14 @@ describeConsole('time travel, the timeline in time, diffs and zones', (t) => {
     await page.goto(`${t.baseUrl}/${t.org}/environments/staging`);
     await page.getByRole('heading', { name: /^Latest snapshot/ }).waitFor();
     await page.getByRole('table', { name: /^Events of snapshots/ }).waitFor();
+    await page.getByRole('group', { name: /in time, oldest first$/ }).waitFor();
     const local = await timesOnPage(page);
     expect(local.length).toBeGreaterThan(3);
     for (const time of local) {
       expect(time).toMatch(/GMT\+9|JST/);
     }
     await page.getByLabel('Times in').selectOption('utc');
+    await page.getByText(/dates in UTC/).waitFor();
     await page.getByRole('table', { name: /^Events of snapshots/ }).waitFor();
     const utc = await timesOnPage(page);
     expect(utc.length).toBe(local.length);

@@ -12,21 +12,21 @@ function DisplayChoices() {
   const { zone, theme } = usePreferences();
   return (
     <div className="choices">
-      <label>
-        Times in{' '}
-        <select value={zone} onChange={(e) => setZone(e.target.value === 'utc' ? 'utc' : 'local')}>
-          <option value="local">{`browser zone (${browserZone})`}</option>
-          <option value="utc">UTC</option>
-        </select>
-      </label>
-      <label>
-        Theme{' '}
-        <select value={theme} onChange={(e) => setTheme(e.target.value as ThemeChoice)}>
-          <option value="system">as the system</option>
-          <option value="light">light</option>
-          <option value="dark">dark</option>
-        </select>
-      </label>
+      <label htmlFor="choice-zone">Times in</label>
+      <select
+        id="choice-zone"
+        value={zone}
+        onChange={(e) => setZone(e.target.value === 'utc' ? 'utc' : 'local')}
+      >
+        <option value="local">{`browser zone (${browserZone})`}</option>
+        <option value="utc">UTC</option>
+      </select>
+      <label htmlFor="choice-theme">Theme</label>
+      <select id="choice-theme" value={theme} onChange={(e) => setTheme(e.target.value as ThemeChoice)}>
+        <option value="system">as the system</option>
+        <option value="light">light</option>
+        <option value="dark">dark</option>
+      </select>
     </div>
   );
 }

@@ -77,7 +77,8 @@ function Span({
   const x0 = x(s.from);
   const w = Math.max(MIN_SPAN, x(endOf(s) ?? now) - x0);
   const { tone, words } = complianceOf(s);
-  const text = `${tone === 'bad' ? '✗ ' : ''}#${s.index} ${words}`;
+  // the words end the link's name too, so what is seen is part of what is announced
+  const text = `${tone === 'bad' ? '✗ ' : ''}${words}`;
   return (
     <SvgLink to={href} label={describe(s)} current={current}>
       <rect

@@ -38,9 +38,10 @@ export function complianceWords(i: ExposureInterval): string {
 const tone = (i: ExposureInterval) =>
   i.compliant === true ? 'ok' : i.compliant === false ? 'bad' : 'unknown';
 
+/** The bar's name; it ends with the words the bar shows, so the visible text is part of the name. */
 function describe(env: string, i: ExposureInterval): string {
-  const until = i.to === null ? 'still running' : `until ${formatTime(i.to)}`;
-  return `${env}: from ${formatTime(i.from)} ${until}, snapshot ${i.from_snapshot}, ${complianceWords(i)}`;
+  const until = i.to === null ? '' : ` until ${formatTime(i.to)}`;
+  return `${env}: from ${formatTime(i.from)}${until}, snapshot ${i.from_snapshot}, ${complianceWords(i)}${i.to === null ? ', still running' : ''}`;
 }
 
 /** The axis every artifact of an answer shares: from the earliest start to the latest end (or now). */
