@@ -100,6 +100,43 @@ describeConsole('the console as a workplace', (t) => {
     await badge.waitFor();
   });
 
+  it('shows the evidence of all 110 attestations of a trail, and says how many', async () => {
+    const send = async (method: string, path: string, form: FormData) => {
+      const res = await fetch(`${t.baseUrl}/api/v2${path}`, {
+        method,
+        headers: { authorization: `Bearer ${t.apiKey}` },
+        body: form,
+      });
+      expect(res.status, await res.text()).toBe(201);
+    };
+    const begin = new FormData();
+    begin.set('data_json', JSON.stringify({ name: 'build-many', description: '' }));
+    // in the release flow, whose latest trail is already the demo's latest activity: the other
+    // files' expectations of the flow list hold whichever runs first
+    await send('PUT', `/trails/${t.org}/cli-release`, begin);
+    for (let i = 1; i <= 110; i++) {
+      const form = new FormData();
+      const name = `check-${String(i).padStart(3, '0')}`;
+      form.set('data_json', JSON.stringify({ attestation_name: name, is_compliant: true }));
+      await send('POST', `/attestations/${t.org}/cli-release/trail/build-many/generic`, form);
+    }
+    const page = await t.page();
+    await page.goto(`${t.baseUrl}/${t.org}/flows/cli-release/trails/build-many`);
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'Evidence shown for 110 attestations, all of this trail.' })
+      .waitFor();
+    // the oldest ones, past the API's first page, show who reported them like the rest
+    for (const name of ['check-001', 'check-010', 'check-110']) {
+      const slot = page
+        .getByRole('list', { name: 'Trail attestations' })
+        .getByRole('listitem')
+        .filter({ has: page.getByRole('heading', { name: new RegExp(`^${name} `), level: 4 }) });
+      expect(await slot.count(), name).toBe(1);
+      expect(await slot.innerText(), name).toMatch(/reported .* by /);
+    }
+  });
+
   it('says how many attestations a trail shows, and offers Retry when a request fails', async () => {
     const page = await t.open();
     await page.goto(`${t.baseUrl}/${t.org}/flows/payments/trails/payments-1`);

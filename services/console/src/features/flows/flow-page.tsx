@@ -5,7 +5,7 @@ import { Fact } from '../../components/facts';
 import { Breadcrumbs, Pager, QueryView } from '../../components/query-state';
 import { StateBadge } from '../../components/state-badge';
 import type { Flow, TrailListItem } from '../../lib/contract';
-import { formatTime, paths, short } from '../../lib/format';
+import { formatTime, paths, plural, short } from '../../lib/format';
 import { useFlow, useTrails } from './api';
 import { ColumnHeads } from '../../components/table-head';
 
@@ -92,6 +92,12 @@ export default function FlowPage() {
               </p>
             ) : (
               <>
+                <p className="muted">
+                  {plural(data.pagination.total, 'trail')}, newest first
+                  {data.pagination.page_count > 1 &&
+                    ` (${data.pagination.per_page} a page, page ${data.pagination.page} of ${data.pagination.page_count})`}
+                  .
+                </p>
                 <TrailsTable org={org} flow={flow} trails={data.data} />
                 <Pager
                   page={data.pagination.page}
