@@ -108,6 +108,14 @@ describeConsole('time travel, the timeline in time, diffs and zones', (t) => {
     await refused.waitFor();
     expect(await refused.innerText()).toContain("'yesterday' is not a time of the form");
     t.problems.splice(0); // the 400 is the answer under test
+    // before the first report: said in words, with the way to the first snapshot
+    await page.goto(
+      `${t.baseUrl}/${t.org}/environments/prod/snapshots/${encodeURIComponent('@{2001-01-01T00:00:00Z}')}`,
+    );
+    const before = page.getByRole('alert').filter({ hasText: 'No snapshot of prod was current at' });
+    await before.waitFor();
+    expect(await before.innerText()).toMatch(/current at Jan 01, 2001, \d{2}:00:00 (AM|PM)? ?[A-Z]/);
+    t.problems.splice(0); // the 404 is the answer under test
     await page.goto(`${t.baseUrl}/${t.org}/environments/prod/snapshots/zero`);
     await page
       .getByRole('alert')

@@ -3,7 +3,7 @@ import { Link, useParams } from 'react-router';
 import { Fact } from '../../components/facts';
 import { DownloadError, useDownload } from '../../components/download';
 import { Breadcrumbs, QueryView } from '../../components/query-state';
-import { apiUrl, seg } from '../../lib/api-client';
+import { ApiError, apiUrl, seg } from '../../lib/api-client';
 import { StateBadge } from '../../components/state-badge';
 import { formatTime, jsonText, paths, plural } from '../../lib/format';
 import type { Snapshot, SnapshotArtifact } from '../../lib/contract';
@@ -203,6 +203,12 @@ export default function SnapshotPage() {
         <p role="alert">
           A snapshot is a positive whole number, or a time written @{'{'}2026-11-09T12:00:00Z{'}'} (the
           snapshot current then), ~N (N before the latest) or -1 (the latest).
+        </p>
+      ) : parsed.at !== null && query.error instanceof ApiError && query.error.status === 404 ? (
+        <p role="alert">
+          No snapshot of {env} was current at {formatTime(parsed.at)}: nothing had been reported yet, or the
+          time is after now. The <Link to={paths.snapshot(org, env, 1)}>first snapshot</Link> and the{' '}
+          <Link to={paths.environment(org, env)}>environment&apos;s timeline</Link> show when reports began.
         </p>
       ) : (
         <QueryView query={query} what="the snapshot">
