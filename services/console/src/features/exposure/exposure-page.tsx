@@ -9,6 +9,7 @@ import { ErrorMessage, Loading } from '../../components/query-state';
 import { ApiError } from '../../lib/api-client';
 import type { ExposureArtifact } from '../../lib/contract';
 import { paths, plural, short } from '../../lib/format';
+import { zoneChoice } from '../../lib/preferences';
 import { formText } from '../../lib/form';
 import { useExposure, type ExposureParams } from './api';
 import { ExposureTimeline, timeAxis, type TimeAxis } from './exposure-timeline';
@@ -17,12 +18,15 @@ import { Field } from '../../components/field';
 const EXAMPLE = 'pkg:npm/lodash@4.17.20';
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
-/** A `from`/`to` of the page's address as the API reads it: a date is local midnight (or the day's end). */
+/**
+ * A `from`/`to` of the page's address as the API reads it: a date is midnight (or the day's end) in
+ * the zone the page shows times in.
+ */
 function apiTime(value: string, end: boolean): string {
   if (!DAY.test(value)) {
     return value;
   }
-  const d = new Date(`${value}T${end ? '23:59:59.999' : '00:00:00'}`);
+  const d = new Date(`${value}T${end ? '23:59:59.999' : '00:00:00'}${zoneChoice() === 'utc' ? 'Z' : ''}`);
   return Number.isNaN(d.getTime()) ? value : d.toISOString();
 }
 
