@@ -87,6 +87,12 @@ describeConsole('time travel, the timeline in time, diffs and zones', (t) => {
     const iso = new Date((s.from + 60) * 1000).toISOString().slice(0, 19);
     await page.goto(`${t.baseUrl}/${t.org}/environments/prod/snapshots/${encodeURIComponent(`@{${iso}}`)}`);
     await page.getByRole('heading', { name: `Snapshot ${s.index} of prod`, level: 1 }).waitFor();
+    // where it stands among its neighbours, in time: the marked span is this snapshot
+    const around = page.getByRole('region', { name: 'This snapshot in time' });
+    const marked = around.locator('a[aria-current="page"]');
+    await marked.waitFor();
+    expect(await marked.getAttribute('aria-label')).toMatch(new RegExp(`^Snapshot ${s.index}, from `));
+    expect(await around.getByRole('link', { name: /^Snapshot \d+, from / }).count()).toBeGreaterThan(1);
 
     const [download] = await Promise.all([
       page.waitForEvent('download'),

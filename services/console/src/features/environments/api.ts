@@ -63,6 +63,22 @@ export function useSnapshotList(org: string, env: string, page: number, enabled 
   });
 }
 
+/** The snapshots around snapshot n (up to 50 either side), newest first, in one request. */
+export function useSnapshotsAround(org: string, env: string, index: number, latest: boolean) {
+  const from = Math.max(1, index - 50);
+  return useQuery({
+    queryKey: ['snapshots-around', org, env, index],
+    queryFn: ({ signal }) =>
+      getJson<SnapshotListItem[]>(
+        apiUrl(`/snapshots/${seg(org)}/${seg(env)}`, {
+          interval: `${from}..${latest ? index : Math.min(index + 49, from + 99)}`,
+          per_page: TIMELINE_PER_PAGE,
+        }),
+        signal,
+      ),
+  });
+}
+
 /** The timeline reads at most this many pages of TIMELINE_PER_PAGE snapshots. */
 export const TIMELINE_MAX_PAGES = 10;
 

@@ -1,4 +1,5 @@
 /** `/{org}/environments/{env}/snapshots/{n}`: what ran in snapshot n, what changed since n-1, and why. */
+import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { Fact } from '../../components/facts';
 import { DownloadError, useDownload } from '../../components/download';
@@ -7,7 +8,8 @@ import { ApiError, apiUrl, seg } from '../../lib/api-client';
 import { StateBadge } from '../../components/state-badge';
 import { formatTime, jsonText, paths, plural } from '../../lib/format';
 import type { Snapshot, SnapshotArtifact } from '../../lib/contract';
-import { useSnapshot } from './api';
+import { useSnapshot, useSnapshotsAround } from './api';
+import { SnapshotTimeline } from './snapshot-timeline';
 import { AppliedPolicies, SnapshotArtifacts } from './snapshot-artifacts';
 import { ColumnHeads } from '../../components/table-head';
 
@@ -95,6 +97,7 @@ function SnapshotBody({ view }: { view: SnapshotView }) {
       <Neighbours view={view} />
       <SnapshotFacts s={s} running={running.length} />
       <SnapshotDownload org={org} env={view.env} index={s.index} />
+      <AroundTimeline view={view} />
 
       <section aria-labelledby="changes-heading">
         <h2 id="changes-heading">
@@ -156,6 +159,29 @@ export function snapshotExpression(text: string): { expression: string | number;
     return { expression: `@{${inner}}`, at: Number.isNaN(ms) ? null : ms / 1000 };
   }
   return null;
+}
+
+/** Where this snapshot stands among its neighbours, in time: it is the marked span. */
+function AroundTimeline({ view: { org, env, s } }: { view: SnapshotView }) {
+  const around = useSnapshotsAround(org, env, s.index, s.is_latest);
+  const [now] = useState(() => Date.now() / 1000);
+  return (
+    <section aria-labelledby="around-heading">
+      <h2 id="around-heading">This snapshot in time</h2>
+      <QueryView query={around} what="the neighbouring snapshots">
+        {(items) => (
+          <SnapshotTimeline
+            items={items}
+            zoom="all"
+            now={now}
+            complete
+            current={s.index}
+            hrefOf={(n) => paths.snapshot(org, env, n)}
+          />
+        )}
+      </QueryView>
+    </section>
+  );
 }
 
 function SnapshotDownload({ org, env, index }: { org: string; env: string; index: number }) {

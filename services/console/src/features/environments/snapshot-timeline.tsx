@@ -150,8 +150,8 @@ function SnapshotTable({
 }
 
 /**
- * `items` newest first; the window is the zoom's span ending now, or (all) from the oldest item.
- * `complete` says whether the items reach back to the window's start.
+ * `items` newest first; the window is the zoom's span ending now, or (all) from the oldest item to
+ * the newest one's end. `complete` says whether the items reach back to the window's start.
  */
 export function SnapshotTimeline({
   items,
@@ -170,7 +170,10 @@ export function SnapshotTimeline({
 }) {
   const seconds = ZOOMS[zoom].seconds;
   const oldest = items[items.length - 1];
-  const end = Math.max(now, items[0]?.from ?? now);
+  const newest = items[0];
+  // a window of older snapshots ends when its newest was replaced; else now
+  const end =
+    zoom === 'all' && newest && endOf(newest) !== null ? endOf(newest)! : Math.max(now, newest?.from ?? now);
   const start = seconds === null ? Math.min(oldest?.from ?? end - DAY, end - HOUR) : end - seconds;
   const shown = items.filter((s) => (endOf(s) ?? end) > start);
   const x = (t: number) => ((Math.min(Math.max(t, start), end) - start) / (end - start)) * WIDTH;
@@ -202,12 +205,15 @@ export function SnapshotTimeline({
               </text>
             </g>
           ))}
-          <line x1={x(now)} x2={x(now)} y1={0} y2={HEIGHT} className="now-line" aria-hidden="true" />
+          {now <= end && (
+            <line x1={x(now)} x2={x(now)} y1={0} y2={HEIGHT} className="now-line" aria-hidden="true" />
+          )}
         </svg>
       </div>
       <figcaption>
         <span>
-          {formatTime(start)} → {formatTime(end)} (now, at the right edge) · dates in {zoneName()}
+          {formatTime(start)} → {formatTime(end)}
+          {now <= end ? ' (now, at the right edge)' : ''} · dates in {zoneName()}
           {!complete && ' · only the latest snapshots are drawn: open the table or a snapshot for older ones'}
         </span>
         <ComplianceLegend unknown="no policy attached" note="width: how long each snapshot was current" />
