@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { Counter, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import { Loop } from '../notify/loop.js';
 import { Notifier } from '../notify/notifier.js';
 import { outboxRepository } from '../storage/repositories/actions.js';
@@ -66,7 +66,34 @@ function runtimeCounters(registry: Registry) {
     labelNames: ['threshold_days', 'recipients'] as const,
     registers: [registry],
   });
-  return { snapshots, reports, notifications, keyExpiryWarnings };
+  const deployments = new Counter({
+    name: 'verity_deployments_total',
+    help: 'Deployments recorded (a new fingerprint starting to run in an environment, rollbacks included), by organization and environment',
+    labelNames: ['org', 'environment'] as const,
+    registers: [registry],
+  });
+  const leadTime = new Histogram({
+    name: 'verity_deployment_lead_time_seconds',
+    help: 'Lead time for changes of recorded deployments: from the oldest commit a deployment brought to its start (rollbacks excluded), by organization',
+    labelNames: ['org'] as const,
+    // From a minute to four weeks.
+    buckets: [
+      60,
+      300,
+      900,
+      1800,
+      3600,
+      4 * 3600,
+      12 * 3600,
+      86_400,
+      2 * 86_400,
+      7 * 86_400,
+      14 * 86_400,
+      28 * 86_400,
+    ],
+    registers: [registry],
+  });
+  return { snapshots, reports, notifications, keyExpiryWarnings, deployments, leadTime };
 }
 
 /** Deletes notifications finished more than `retentionMs` ago (0: keep them); returns how many. */
@@ -148,6 +175,12 @@ function listen(
           break;
         case 'evaluation.requested':
           // The evaluation workers listen for it themselves (plugins/evaluations.ts).
+          break;
+        case 'deployment.recorded':
+          counters.deployments.inc({ org: e.org, environment: e.environment });
+          if (e.leadTime !== null) {
+            counters.leadTime.observe({ org: e.org }, Math.max(0, e.leadTime));
+          }
           break;
       }
     }

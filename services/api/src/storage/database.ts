@@ -8,6 +8,7 @@ import type { EvidenceTables } from './tables/evidence.js';
 import type { IdentityTables } from './tables/identity.js';
 import type { PeopleTables } from './tables/people.js';
 import type { NotificationConfigTables } from './tables/notification-config.js';
+import type { InsightTables } from './tables/insight.js';
 import type { RuntimeTables } from './tables/runtime.js';
 import type { SbomTables } from './tables/sbom.js';
 
@@ -21,7 +22,8 @@ export type Database = IdentityTables &
   RuntimeTables &
   SbomTables &
   NotificationConfigTables &
-  EvaluationTables;
+  EvaluationTables &
+  InsightTables;
 
 /** The database handle every repository takes; a transaction is one too. */
 export type Db = Kysely<Database>;

@@ -28,6 +28,7 @@ import * as m0383 from './0383_sbom_components_paging.js';
 import * as m0384 from './0384_people.js';
 import * as m0385 from './0385_oidc_trusts.js';
 import * as m0386 from './0386_notification_config.js';
+import * as m0387 from './0387_deployments.js';
 import * as m0388 from './0388_evaluations.js';
 
 export const migrations: Record<string, Migration> = {
@@ -54,5 +55,6 @@ export const migrations: Record<string, Migration> = {
   '0384_people': m0384,
   '0385_oidc_trusts': m0385,
   '0386_notification_config': m0386,
+  '0387_deployments': m0387,
   '0388_evaluations': m0388,
 };

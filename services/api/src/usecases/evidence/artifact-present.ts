@@ -10,6 +10,7 @@ import {
   type EvidenceAttestation,
 } from '../../storage/repositories/artifacts.js';
 import { attestationsRepository } from '../../storage/repositories/attestations.js';
+import { deploymentsRepository } from '../../storage/repositories/deployments.js';
 import {
   trailEventsRepository,
   type ArtifactHistoryRows,
@@ -59,6 +60,33 @@ export function historyLine(e: HistoryEventRow): { event: string; timestamp: num
 }
 
 type Runtime = Pick<ArtifactRecord, 'running' | 'exited' | 'history' | 'history_total'>;
+type LeadTimes = Pick<ArtifactRecord, 'commit_lead_times' | 'build_lead_times'>;
+
+/**
+ * Per artifact record: seconds from its commit (`commit_lead_times`) and from its creation
+ * (`build_lead_times`) to the first moment it ran in each environment, as recorded then.
+ */
+async function leadTimesOf(
+  db: Db,
+  orgId: string,
+  artifactIds: readonly string[],
+): Promise<Map<string, LeadTimes>> {
+  const out = new Map<string, LeadTimes>();
+  for (const r of await deploymentsRepository.leadTimesOf(db, orgId, artifactIds)) {
+    let l = out.get(r.artifact_id);
+    if (!l) {
+      l = { commit_lead_times: {}, build_lead_times: {} };
+      out.set(r.artifact_id, l);
+    }
+    if (r.commit_lead_time !== null) {
+      l.commit_lead_times[r.environment_name] = r.commit_lead_time;
+    }
+    l.build_lead_times[r.environment_name] = r.build_lead_time;
+  }
+  return out;
+}
+
+const NO_LEAD_TIMES = (): LeadTimes => ({ commit_lead_times: {}, build_lead_times: {} });
 
 const NO_HISTORY: ArtifactHistoryRows = { events: [], places: [], total: 0 };
 
@@ -114,9 +142,14 @@ export async function presentArtifacts(
       }
     }
   }
-  const [attestations, runtime] = await Promise.all([
+  const [attestations, runtime, leadTimes] = await Promise.all([
     attestationsRepository.findByIds(scope.db, scope.org.id, [...effectiveIds]),
     runtimeOf(scope.db, scope.org.id, rows),
+    leadTimesOf(
+      scope.db,
+      scope.org.id,
+      rows.map((r) => r.id),
+    ),
   ]);
   const byId = new Map(attestations.map((a) => [a.id, a]));
   return rows.map((row) =>
@@ -125,6 +158,7 @@ export async function presentArtifacts(
       row,
       byId,
       runtime.get(`${row.trail_id}:${row.fingerprint}`) ?? runtimeFromHistory(NO_HISTORY),
+      leadTimes.get(row.id) ?? NO_LEAD_TIMES(),
     ),
   );
 }
@@ -149,11 +183,13 @@ export async function readArtifactRecord(
   if (!found) {
     return undefined;
   }
+  const leadTimes = await leadTimesOf(scope.db, scope.org.id, [found.artifact.id]);
   return presentArtifact(
     scope,
     found.artifact,
     new Map(found.attestations.map((a) => [a.id, a])),
     runtimeFromHistory(found.history),
+    leadTimes.get(found.artifact.id) ?? NO_LEAD_TIMES(),
   );
 }
 
@@ -162,6 +198,7 @@ function presentArtifact(
   row: ArtifactRowWithNames,
   attestationsById: ReadonlyMap<string, EvidenceAttestation>,
   runtime: Runtime,
+  leadTimes: LeadTimes,
 ): ArtifactRecord {
   const status = row.compliance as Partial<ArtifactStatusRecord>;
   const evidence: ArtifactRecord['evidence'] = {};
@@ -198,8 +235,8 @@ function presentArtifact(
     exited: runtime.exited,
     history: runtime.history,
     history_total: runtime.history_total,
-    commit_lead_times: {},
-    build_lead_times: {},
+    commit_lead_times: leadTimes.commit_lead_times,
+    build_lead_times: leadTimes.build_lead_times,
   };
 }
 

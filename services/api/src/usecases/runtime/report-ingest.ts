@@ -26,6 +26,7 @@ import { runtimeRepository, type NewVerdict } from '../../storage/repositories/r
 import { snapshotsRepository } from '../../storage/repositories/snapshots.js';
 import type { ProvenanceEntry } from '../../storage/tables/runtime.js';
 import { flowHtmlUrl } from '../scope/links.js';
+import { recordLinkedLeadTimes } from './delivery-write.js';
 import { groupAndHash } from './report-grouping.js';
 import { policyRefs, writeSnapshot, type ReportOutcome } from './snapshot-write.js';
 import { enqueueNotifications } from '../notifications/notifications.js';
@@ -247,6 +248,7 @@ async function applyReport(
     complianceAfter: environmentCompliance(policies.length, plan.compliance),
     artifactCount: grouped.length,
     startedRecords: new Map([...evaluated].map(([fp, e]) => [fp, e.records])),
+    before: current,
   });
 }
 
@@ -289,6 +291,7 @@ export async function reevaluateLocked(
   }));
   if (linked.length > 0) {
     await scope.services.provenance.recordRuntimeEvents(db, org.id, linked);
+    await recordLinkedLeadTimes(scope, env.id, plan.linked);
   }
   return writeSnapshot(scope, {
     ...plan,
@@ -300,5 +303,6 @@ export async function reevaluateLocked(
     complianceAfter: environmentCompliance(policies.length, plan.compliance),
     artifactCount: current.length,
     startedRecords: new Map(),
+    before: current,
   });
 }

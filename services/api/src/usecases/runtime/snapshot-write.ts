@@ -6,7 +6,7 @@
  */
 import type { PolicyVersion } from '../../domain/policy-evaluation.js';
 import { snapshotNotifications } from '../../domain/snapshot-notifications.js';
-import type { Exit, StatePlan } from '../../domain/snapshot-plan.js';
+import type { CurrentState, Exit, StatePlan } from '../../domain/snapshot-plan.js';
 import { environmentsRepository, type EnvironmentRow } from '../../storage/repositories/environments.js';
 import { runtimeRepository, type NewVerdict } from '../../storage/repositories/runtime.js';
 import type { AppliedPolicyRef } from '../../storage/tables/runtime.js';
@@ -15,6 +15,7 @@ import { enqueueNotifications } from '../notifications/notifications.js';
 import type { CommitEffect } from '../scope/domain-events.js';
 import type { OrgScope } from '../scope/org-scope.js';
 import type { ProvenanceRecord, RuntimeEvent } from '../scope/provenance.js';
+import { recordDelivery, type DeploymentMade } from './delivery-write.js';
 
 /** A snapshot one call made. */
 export interface SnapshotMade {
@@ -28,6 +29,8 @@ export interface ReportOutcome {
   snapshot: SnapshotMade | null;
   /** Notification rows written (the notifier may be woken). */
   notifications: number;
+  /** Deployments the snapshot recorded. */
+  deployments?: DeploymentMade[];
 }
 
 /** Announces, once their transaction has committed, what these outcomes wrote. */
@@ -42,6 +45,14 @@ export function announce(
     }
     if (o && o.notifications > 0) {
       effects.push({ type: 'notifications.enqueued', count: o.notifications });
+    }
+    for (const d of o?.deployments ?? []) {
+      effects.push({
+        type: 'deployment.recorded',
+        org: d.org,
+        environment: d.environment,
+        leadTime: d.changeLeadTime,
+      });
     }
   }
   scope.events.committed(effects);
@@ -62,6 +73,8 @@ export interface SnapshotWrite extends Omit<StatePlan, 'compliance' | 'exits'> {
   artifactCount: number;
   /** Provenance records of the fingerprints that started (for events and ON_RELEASE). */
   startedRecords: Map<string, ProvenanceRecord[]>;
+  /** What ran just before the snapshot (what a deployment replaced). */
+  before: readonly CurrentState[];
 }
 
 /** Writes the states and the snapshot row, and moves the environment to it. */
@@ -101,6 +114,15 @@ export async function writeSnapshot(scope: OrgScope, plan: SnapshotWrite): Promi
   const { db, org, now, publicUrl } = scope;
   const { env, index } = plan;
   await writeStates(scope, plan);
+  const deployments = await recordDelivery(scope, {
+    env,
+    index,
+    before: plan.before,
+    newStates: plan.newStates,
+    verdicts: plan.verdicts,
+    startedRecords: plan.startedRecords,
+    complianceAfter: plan.complianceAfter,
+  });
   const started = plan.newStates.filter((s) => s.change === 'started');
   const at = { environmentName: env.name, snapshotIndex: index, at: now };
   const runtimeEvents: RuntimeEvent[] = [
@@ -135,5 +157,6 @@ export async function writeSnapshot(scope: OrgScope, plan: SnapshotWrite): Promi
   return {
     snapshot: { environment: env.name, index, cause: plan.cause, compliant: plan.complianceAfter },
     notifications,
+    deployments,
   };
 }

@@ -18,6 +18,7 @@ import {
   splitSnappish,
 } from '../../domain/snapshot-expressions.js';
 import type { Db } from '../../storage/database.js';
+import { deploymentsRepository } from '../../storage/repositories/deployments.js';
 import { environmentsRepository, type EnvironmentRow } from '../../storage/repositories/environments.js';
 import { policiesRepository } from '../../storage/repositories/policies.js';
 import { runtimeRepository, type StateWithVerdict } from '../../storage/repositories/runtime.js';
@@ -108,12 +109,17 @@ function snapshotArtifacts(
   views: Views,
   live: Map<string, { detail: InstanceDetail[] }> | undefined,
   recorded: Map<string, InstanceDetail[]>,
+  commitLeadTimes: ReadonlyMap<string, number | null>,
 ) {
   const counts = { true: 0, false: 0, null: 0 };
   const artifacts = views.map(({ state: s, exited, annotation }) => {
     const detail: InstanceDetail[] =
       (exited ? undefined : live?.get(s.fingerprint)?.detail) ?? recorded.get(s.detail_hash) ?? [];
-    const flows = s.provenance;
+    // Kosli's commit_lead_time per flow: its first run here minus its commit's time (section 8.4).
+    const flows = s.provenance.map((f) => ({
+      ...f,
+      commit_lead_time: commitLeadTimes.get(f.artifact_id) ?? null,
+    }));
     const primary = flows[0];
     if (!exited) {
       counts[s.compliant === null ? 'null' : s.compliant ? 'true' : 'false'] += 1;
@@ -199,7 +205,15 @@ export async function readSnapshot(
     snapshotsRepository.detailsAt(db, org.id, env.id, index, isLatest),
   ]);
   const views = states.map((s) => annotate(s, index));
-  const { artifacts, counts } = snapshotArtifacts(env.type, views, live, recorded);
+  const leadTimes = await deploymentsRepository.leadTimesOf(
+    db,
+    org.id,
+    states.flatMap((s) => s.provenance.map((p) => p.artifact_id)),
+  );
+  const commitLeadTimes = new Map(
+    leadTimes.filter((l) => l.environment_id === env.id).map((l) => [l.artifact_id, l.commit_lead_time]),
+  );
+  const { artifacts, counts } = snapshotArtifacts(env.type, views, live, recorded, commitLeadTimes);
   return {
     index,
     is_latest: isLatest,

@@ -60,7 +60,8 @@ export type CommitEffect =
       recipients: 'configured' | 'admins' | 'none';
     }
   | { type: 'report.received'; result: 'snapshot' | 'unchanged' | 'rejected' | 'error' }
-  | { type: 'evaluation.requested' };
+  | { type: 'evaluation.requested' }
+  | { type: 'deployment.recorded'; org: string; environment: string; leadTime: number | null };
 
 export type CommitListener = (effects: readonly CommitEffect[]) => void;
 

@@ -1,0 +1,240 @@
+/**
+ * Delivery insight as snapshots write it (tables/insight.ts, migration 0387_deployments):
+ * deployments and the marks later snapshots put on them, the stretches environments spent
+ * non-compliant, the lead times of artifact records per environment (and their read). The reads
+ * over deployments are in delivery-reads.ts.
+ */
+import { sql, type Insertable, type Selectable } from 'kysely';
+import type { Db } from '../database.js';
+import type { ArtifactLeadTimesTable, DeploymentsTable } from '../tables/insight.js';
+import { chunks } from './runtime.js';
+
+export type DeploymentRow = Selectable<DeploymentsTable>;
+export type NewDeployment = Insertable<DeploymentsTable>;
+export type NewLeadTime = Insertable<ArtifactLeadTimesTable>;
+
+/** What a deployment's planning reads of an artifact record. */
+export interface ArtifactFacts {
+  id: string;
+  flow_id: string;
+  seq: string | number;
+  git_commit: string | null;
+  git_commit_info: Record<string, unknown> | null;
+  commits_list: unknown[] | null;
+  created_at: Date;
+  repo_name: string | null;
+}
+
+/** Artifacts of a flow one deployment's commits are read from at most. */
+const COMMIT_SCAN = 200;
+
+export const deploymentsRepository = {
+  /** The fingerprints among these that ran in the environment before snapshot `index`. */
+  async ranBefore(
+    db: Db,
+    orgId: string,
+    envId: string,
+    fingerprints: readonly string[],
+    index: number,
+  ): Promise<Set<string>> {
+    const out = new Set<string>();
+    for (const part of chunks(fingerprints)) {
+      const rows = await db
+        .selectFrom('runtime_states')
+        .select('fingerprint')
+        .distinct()
+        .where('org_id', '=', orgId)
+        .where('environment_id', '=', envId)
+        .where('fingerprint', 'in', part)
+        .where('from_index', '<', index)
+        .execute();
+      for (const r of rows) {
+        out.add(r.fingerprint);
+      }
+    }
+    return out;
+  },
+
+  /** Commit, order and repository of artifact records. */
+  async artifactFacts(db: Db, orgId: string, ids: readonly string[]): Promise<Map<string, ArtifactFacts>> {
+    const out = new Map<string, ArtifactFacts>();
+    for (const part of chunks([...new Set(ids)])) {
+      const rows = await db
+        .selectFrom('artifacts as a')
+        .leftJoin('repos as r', (j) => j.onRef('r.org_id', '=', 'a.org_id').onRef('r.id', '=', 'a.repo_id'))
+        .select([
+          'a.id',
+          'a.flow_id',
+          'a.seq',
+          'a.git_commit',
+          'a.git_commit_info',
+          'a.commits_list',
+          'a.created_at',
+          'r.name as repo_name',
+        ])
+        .where('a.org_id', '=', orgId)
+        .where('a.id', 'in', part)
+        .execute();
+      for (const r of rows) {
+        out.set(r.id, r);
+      }
+    }
+    return out;
+  },
+
+  /** The commits of a flow's artifacts reported after `afterSeq` up to `upToSeq`, newest first, bounded. */
+  async flowCommits(
+    db: Db,
+    orgId: string,
+    flowId: string,
+    afterSeq: string | number,
+    upToSeq: string | number,
+  ): Promise<Array<Record<string, unknown>>> {
+    const rows = await db
+      .selectFrom('artifacts')
+      .select('git_commit_info')
+      .where('org_id', '=', orgId)
+      .where('flow_id', '=', flowId)
+      .where('seq', '>', Number(afterSeq))
+      .where('seq', '<=', Number(upToSeq))
+      .where('git_commit_info', 'is not', null)
+      .orderBy('seq', 'desc')
+      .limit(COMMIT_SCAN)
+      .execute();
+    return rows.flatMap((r) => (r.git_commit_info ? [r.git_commit_info] : []));
+  },
+
+  async insert(db: Db, rows: readonly NewDeployment[]): Promise<void> {
+    for (const part of chunks(rows)) {
+      await db.insertInto('deployments').values(part).execute();
+    }
+  },
+
+  /** Sets, once, `column` on the latest deployment of each fingerprint in the environment. */
+  async mark(
+    db: Db,
+    orgId: string,
+    envId: string,
+    fingerprints: readonly string[],
+    column: 'rolled_back_at' | 'broke_compliance_at',
+    at: Date,
+  ): Promise<void> {
+    for (const part of chunks([...new Set(fingerprints)])) {
+      const latest = db
+        .selectFrom('deployments')
+        .select('id')
+        .distinctOn('fingerprint')
+        .where('org_id', '=', orgId)
+        .where('environment_id', '=', envId)
+        .where('fingerprint', 'in', part)
+        .orderBy('fingerprint')
+        .orderBy('started_at', 'desc')
+        .orderBy('id', 'desc');
+      await db
+        .updateTable('deployments')
+        .set({ [column]: at })
+        .where('org_id', '=', orgId)
+        .where('id', 'in', latest)
+        .where(column, 'is', null)
+        .execute();
+    }
+  },
+
+  /** Opens the environment's stretch of non-compliance at a snapshot (none is open). */
+  async openIncident(db: Db, orgId: string, envId: string, index: number, at: Date): Promise<void> {
+    await db
+      .insertInto('compliance_incidents')
+      .values({ org_id: orgId, environment_id: envId, started_index: index, started_at: at })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+  },
+
+  /** Closes the environment's open stretch of non-compliance. */
+  async closeIncident(db: Db, orgId: string, envId: string, index: number, at: Date): Promise<void> {
+    await db
+      .updateTable('compliance_incidents')
+      .set({ restored_index: index, restored_at: at })
+      .where('org_id', '=', orgId)
+      .where('environment_id', '=', envId)
+      .where('restored_at', 'is', null)
+      .execute();
+  },
+
+  /** Lead times of artifact records in an environment; those known already stay as they are. */
+  async insertLeadTimes(db: Db, rows: readonly NewLeadTime[]): Promise<void> {
+    for (const part of chunks(rows)) {
+      await db
+        .insertInto('artifact_lead_times')
+        .values(part)
+        .onConflict((oc) => oc.columns(['org_id', 'artifact_id', 'environment_id']).doNothing())
+        .execute();
+    }
+  },
+
+  /**
+   * Lead times of artifact records reported after their fingerprint started running: measured to
+   * the snapshot where that run started.
+   */
+  async insertLinkedLeadTimes(
+    db: Db,
+    orgId: string,
+    envId: string,
+    runs: ReadonlyArray<{ artifactId: string; runStart: number }>,
+  ): Promise<void> {
+    for (const part of chunks(runs)) {
+      const ids = part.map((r) => r.artifactId);
+      const starts = part.map((r) => r.runStart);
+      await sql`
+        insert into artifact_lead_times (org_id, artifact_id, environment_id, snapshot_index,
+          first_ran_at, commit_lead_time, build_lead_time)
+        select a.org_id, a.id, s.environment_id, s.index, s.created_at,
+          case when jsonb_typeof(a.git_commit_info -> 'timestamp') = 'number'
+            then extract(epoch from s.created_at) - (a.git_commit_info ->> 'timestamp')::double precision end,
+          extract(epoch from s.created_at - a.created_at)
+        from unnest(${ids}::text[], ${starts}::int[]) as r(artifact_id, run_start)
+        join artifacts a on a.org_id = ${orgId} and a.id = r.artifact_id
+        join runtime_snapshots s on s.org_id = ${orgId} and s.environment_id = ${envId} and s.index = r.run_start
+        on conflict (org_id, artifact_id, environment_id) do nothing`.execute(db);
+    }
+  },
+
+  /** Lead times per environment of these artifact records, with the environment's name. */
+  async leadTimesOf(
+    db: Db,
+    orgId: string,
+    artifactIds: readonly string[],
+  ): Promise<
+    Array<
+      { artifact_id: string; environment_id: string; environment_name: string } & {
+        commit_lead_time: number | null;
+        build_lead_time: number;
+      }
+    >
+  > {
+    if (artifactIds.length === 0) {
+      return [];
+    }
+    const out = [];
+    for (const part of chunks([...new Set(artifactIds)])) {
+      out.push(
+        ...(await db
+          .selectFrom('artifact_lead_times as l')
+          .innerJoin('environments as e', (j) =>
+            j.onRef('e.org_id', '=', 'l.org_id').onRef('e.id', '=', 'l.environment_id'),
+          )
+          .select([
+            'l.artifact_id',
+            'l.environment_id',
+            'e.name as environment_name',
+            'l.commit_lead_time',
+            'l.build_lead_time',
+          ])
+          .where('l.org_id', '=', orgId)
+          .where('l.artifact_id', 'in', part)
+          .orderBy('e.name')
+          .execute()),
+      );
+    }
+    return out;
+  },
+};

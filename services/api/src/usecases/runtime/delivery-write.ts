@@ -1,0 +1,234 @@
+/**
+ * What a snapshot records for delivery insight, in the snapshot's transaction (domain/deployments.ts):
+ * the deployments among the fingerprints it started, with what they replaced, the commits they
+ * brought and their lead times; the lead times of every artifact record that started running in
+ * the environment for the first time; the deployments a rollback undid; and the stretches of
+ * non-compliance it opened or closed, with the deployments that caused them.
+ */
+import { newId } from '../../ids.js';
+import {
+  changeLeadTime,
+  commitOf,
+  deployedCommits,
+  leadSeconds,
+  planDeployments,
+  type CommitCandidate,
+  type PlannedDeployment,
+} from '../../domain/deployments.js';
+import type { CurrentState, LinkedRun, NewState } from '../../domain/snapshot-plan.js';
+import {
+  deploymentsRepository,
+  type ArtifactFacts,
+  type NewDeployment,
+  type NewLeadTime,
+} from '../../storage/repositories/deployments.js';
+import type { NewVerdict } from '../../storage/repositories/runtime.js';
+import type { OrgScope } from '../scope/org-scope.js';
+import type { ProvenanceRecord } from '../scope/provenance.js';
+
+/** A deployment one snapshot recorded, as metrics count it. */
+export interface DeploymentMade {
+  org: string;
+  environment: string;
+  changeLeadTime: number | null;
+}
+
+export interface DeliveryInput {
+  env: { id: string; name: string; compliant: boolean | null };
+  index: number;
+  /** What ran just before the snapshot. */
+  before: readonly CurrentState[];
+  newStates: readonly NewState[];
+  verdicts: readonly NewVerdict[];
+  startedRecords: ReadonlyMap<string, ProvenanceRecord[]>;
+  complianceAfter: boolean | null;
+}
+
+/** The commits a deployment brought, read from its flow between the replaced artifact and itself. */
+async function commitsOf(
+  scope: OrgScope,
+  d: PlannedDeployment,
+  facts: ReadonlyMap<string, ArtifactFacts>,
+): Promise<CommitCandidate[]> {
+  const own = d.artifactId ? facts.get(d.artifactId) : undefined;
+  if (!own || d.rollback) {
+    return [];
+  }
+  const ownCommit =
+    commitOf(own.git_commit_info) ??
+    (own.git_commit ? { sha1: own.git_commit, timestamp: null, author: null, message: null } : null);
+  const listed = (own.commits_list ?? []).map(commitOf).filter((c): c is CommitCandidate => c !== null);
+  const previous = d.replaced
+    .map((r) => (r.artifactId ? facts.get(r.artifactId) : undefined))
+    .find((f): f is ArtifactFacts => f !== undefined && f.flow_id === own.flow_id);
+  if (!previous) {
+    return deployedCommits(ownCommit, listed, null);
+  }
+  const after = commitOf(previous.git_commit_info)?.timestamp ?? null;
+  const between =
+    Number(previous.seq) < Number(own.seq)
+      ? (await deploymentsRepository.flowCommits(scope.db, scope.org.id, own.flow_id, previous.seq, own.seq))
+          .map(commitOf)
+          .filter((c): c is CommitCandidate => c !== null)
+      : [];
+  return deployedCommits(ownCommit, [...listed, ...between], after);
+}
+
+/** Lead times of every artifact record of the started fingerprints, from their first run here. */
+function leadTimes(
+  scope: OrgScope,
+  envId: string,
+  index: number,
+  started: readonly NewState[],
+  records: ReadonlyMap<string, ProvenanceRecord[]>,
+): NewLeadTime[] {
+  const { now } = scope;
+  return started.flatMap((s) =>
+    (records.get(s.fingerprint) ?? []).map((r) => ({
+      org_id: scope.org.id,
+      artifact_id: r.artifactId,
+      environment_id: envId,
+      snapshot_index: index,
+      first_ran_at: now,
+      commit_lead_time: leadSeconds(now, commitOf(r.gitCommitInfo)?.timestamp),
+      build_lead_time: leadSeconds(now, r.reportedAt)!,
+    })),
+  );
+}
+
+/** The rows of the planned deployments. */
+async function deploymentRows(
+  scope: OrgScope,
+  input: DeliveryInput,
+  planned: readonly PlannedDeployment[],
+  facts: ReadonlyMap<string, ArtifactFacts>,
+  verdicts: ReadonlyMap<string, NewVerdict>,
+): Promise<NewDeployment[]> {
+  const { org, now } = scope;
+  const stateOf = new Map(
+    input.newStates.filter((s) => s.change === 'started').map((s) => [s.fingerprint, s]),
+  );
+  const rows: NewDeployment[] = [];
+  // Bounded by the fingerprints one report starts; one bounded read per deployment that replaced a build of its flow.
+  for (const d of planned) {
+    const verdict = verdicts.get(stateOf.get(d.fingerprint)!.verdict_hash);
+    const record = (input.startedRecords.get(d.fingerprint) ?? []).find((r) => r.artifactId === d.artifactId);
+    const own = d.artifactId ? facts.get(d.artifactId) : undefined;
+    const commits = await commitsOf(scope, d, facts);
+    rows.push({
+      org_id: org.id,
+      id: newId(),
+      environment_id: input.env.id,
+      snapshot_index: input.index,
+      started_at: now,
+      fingerprint: d.fingerprint,
+      artifact_name: d.name,
+      artifact_id: d.artifactId,
+      flow_name: d.flowName,
+      trail_name: record?.trailName ?? null,
+      git_commit: record?.gitCommit ?? null,
+      html_url: record?.htmlUrl ?? null,
+      repo_name: own?.repo_name ?? null,
+      replaced: JSON.stringify(
+        d.replaced.map((r) => ({
+          name: r.name,
+          fingerprint: r.fingerprint,
+          git_commit: (r.artifactId ? facts.get(r.artifactId)?.git_commit : null) ?? null,
+        })),
+      ),
+      rollback: d.rollback,
+      commit_lead_time: record ? leadSeconds(now, commitOf(record.gitCommitInfo)?.timestamp) : null,
+      build_lead_time: record ? leadSeconds(now, record.reportedAt) : null,
+      change_lead_time: d.rollback ? null : changeLeadTime(now, commits),
+      commits: JSON.stringify(commits),
+      compliant: verdict?.compliant ?? null,
+    });
+  }
+  return rows;
+}
+
+/** Records what a snapshot means for delivery; returns the deployments it made. */
+export async function recordDelivery(scope: OrgScope, input: DeliveryInput): Promise<DeploymentMade[]> {
+  const { db, org, now } = scope;
+  const { env, index } = input;
+  const verdicts = new Map(input.verdicts.map((v) => [v.hash, v]));
+  const started = input.newStates.filter((s) => s.change === 'started');
+  const made: DeploymentMade[] = [];
+  if (started.length > 0) {
+    await deploymentsRepository.insertLeadTimes(
+      db,
+      leadTimes(scope, env.id, index, started, input.startedRecords),
+    );
+    const ranBefore = await deploymentsRepository.ranBefore(
+      db,
+      org.id,
+      env.id,
+      started.map((s) => s.fingerprint),
+      index,
+    );
+    const planned = planDeployments(
+      started.map((s) => ({
+        fingerprint: s.fingerprint,
+        name: s.name,
+        flows: verdicts.get(s.verdict_hash)?.provenance ?? [],
+        ranBefore: ranBefore.has(s.fingerprint),
+      })),
+      input.before.map((b) => ({ fingerprint: b.fingerprint, name: b.name, flows: b.provenance })),
+    );
+    const facts = await deploymentsRepository.artifactFacts(db, org.id, [
+      ...planned.flatMap((d) => (d.artifactId ? [d.artifactId] : [])),
+      ...planned.flatMap((d) => d.replaced.flatMap((r) => (r.artifactId ? [r.artifactId] : []))),
+    ]);
+    const rows = await deploymentRows(scope, input, planned, facts, verdicts);
+    for (const r of rows) {
+      made.push({ org: org.name, environment: env.name, changeLeadTime: r.change_lead_time ?? null });
+    }
+    await deploymentsRepository.insert(db, rows);
+    const undone = planned.filter((d) => d.rollback).flatMap((d) => d.replaced.map((r) => r.fingerprint));
+    if (undone.length > 0) {
+      await deploymentsRepository.mark(db, org.id, env.id, undone, 'rolled_back_at', now);
+    }
+  }
+  await recordCompliance(scope, input, verdicts);
+  return made;
+}
+
+/** Opens or closes the environment's stretch of non-compliance, and marks the deployments that caused one. */
+async function recordCompliance(
+  scope: OrgScope,
+  input: DeliveryInput,
+  verdicts: ReadonlyMap<string, NewVerdict>,
+): Promise<void> {
+  const { db, org, now } = scope;
+  const { env, index, complianceAfter } = input;
+  const wasNonCompliant = env.compliant === false;
+  if (!wasNonCompliant && complianceAfter === false) {
+    await deploymentsRepository.openIncident(db, org.id, env.id, index, now);
+    const culprits = input.newStates
+      .filter(
+        (s) =>
+          s.change === 'became-non-compliant' ||
+          (s.change === 'started' && verdicts.get(s.verdict_hash)?.compliant === false),
+      )
+      .map((s) => s.fingerprint);
+    if (culprits.length > 0) {
+      await deploymentsRepository.mark(db, org.id, env.id, culprits, 'broke_compliance_at', now);
+    }
+  } else if (wasNonCompliant && complianceAfter !== false) {
+    await deploymentsRepository.closeIncident(db, org.id, env.id, index, now);
+  }
+}
+
+/** Lead times of artifact records reported after their fingerprint started running here. */
+export async function recordLinkedLeadTimes(
+  scope: OrgScope,
+  envId: string,
+  linked: readonly LinkedRun[],
+): Promise<void> {
+  const runs = linked.flatMap((l) =>
+    l.artifactIds.map((artifactId) => ({ artifactId, runStart: l.snapshotIndex })),
+  );
+  if (runs.length > 0) {
+    await deploymentsRepository.insertLinkedLeadTimes(scope.db, scope.org.id, envId, runs);
+  }
+}
