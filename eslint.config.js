@@ -125,12 +125,13 @@ export default tseslint.config(
   // (decisions); everything -> scope;
   // access stands apart.
   ...[
-    ['scope', ['evidence', 'runtime', 'access', 'notifications', 'evaluations']],
-    ['evidence', ['runtime', 'access', 'notifications', 'evaluations']],
-    ['access', ['evidence', 'runtime', 'notifications', 'evaluations']],
-    ['notifications', ['evidence', 'runtime', 'access', 'evaluations']],
-    ['runtime', ['access', 'evidence', 'evaluations']],
-    ['evaluations', ['runtime', 'access', 'notifications']],
+    ['scope', ['evidence', 'runtime', 'access', 'notifications', 'evaluations', 'insight']],
+    ['evidence', ['runtime', 'access', 'notifications', 'evaluations', 'insight']],
+    ['access', ['evidence', 'runtime', 'notifications', 'evaluations', 'insight']],
+    ['notifications', ['evidence', 'runtime', 'access', 'evaluations', 'insight']],
+    ['runtime', ['access', 'evidence', 'evaluations', 'insight']],
+    ['evaluations', ['runtime', 'access', 'notifications', 'insight']],
+    ['insight', ['access', 'evidence', 'runtime', 'notifications', 'evaluations']],
   ].map(([feature, below]) => ({
     files: [`services/api/src/usecases/${feature}/**/*.ts`],
     ignores:

@@ -23,3 +23,4 @@ export * from './notification-config.js';
 export * from './people.js';
 export * from './evaluations.js';
 export * from './policy-preview.js';
+export * from './insight.js';

@@ -22,6 +22,7 @@ import environments from './environments/index.js';
 import policies from './policies/index.js';
 import snapshots from './snapshots/index.js';
 import exposure from './exposure/index.js';
+import insight from './insight/index.js';
 import admin from './admin/index.js';
 import people from './people/index.js';
 import evaluations from './evaluations/index.js';
@@ -47,6 +48,7 @@ const routes: FastifyPluginAsync = async (app) => {
   await app.register(actions);
   await app.register(notificationConfig);
   await app.register(exposure);
+  await app.register(insight);
   await app.register(admin);
   await app.register(people);
   await app.register(evaluations);
