@@ -106,11 +106,13 @@ describe('the Grafana dashboard', async () => {
     }
   });
 
-  it('shows compliance, report and snapshot age, ingest rate and latency, notifications and the database', () => {
+  it('shows compliance, report and snapshot age, ingest rate and latency, notifications, the database and deployments', () => {
     const read = new Set(queries.flatMap((q) => metricsRead(asPrometheusSees(q.expr))));
     expect([...read].sort()).toEqual(
       expect.arrayContaining([
         'verity_database_available',
+        'verity_deployment_lead_time_seconds_bucket',
+        'verity_deployments_total',
         'verity_environment_compliant',
         'verity_environment_last_report_age_seconds',
         'verity_environment_snapshot_age_seconds',
