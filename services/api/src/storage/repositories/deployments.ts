@@ -7,6 +7,7 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { ArtifactLeadTimesTable, DeploymentsTable } from '../tables/insight.js';
+import { pushTo } from '../../group-by.js';
 import { chunks } from './runtime.js';
 
 export type DeploymentRow = Selectable<DeploymentsTable>;
@@ -27,6 +28,8 @@ export interface ArtifactFacts {
 
 /** Artifacts of a flow one deployment's commits are read from at most. */
 const COMMIT_SCAN = 200;
+/** Artifacts the deployments of one snapshot read their commits from at most. */
+const COMMIT_BUDGET = 20_000;
 
 export const deploymentsRepository = {
   /** The fingerprints among these that ran in the environment before snapshot `index`. */
@@ -82,26 +85,45 @@ export const deploymentsRepository = {
     return out;
   },
 
-  /** The commits of a flow's artifacts reported after `afterSeq` up to `upToSeq`, newest first, bounded. */
+  /**
+   * For each range: the commits of its flow's artifacts reported after `afterSeq` up to `upToSeq`,
+   * newest first, in one statement. Each range reads at most `COMMIT_SCAN` artifacts, and fewer
+   * when one snapshot starts many deployments, so a snapshot reads at most `COMMIT_BUDGET` in all
+   * (at least 10 a range).
+   */
   async flowCommits(
     db: Db,
     orgId: string,
-    flowId: string,
-    afterSeq: string | number,
-    upToSeq: string | number,
-  ): Promise<Array<Record<string, unknown>>> {
-    const rows = await db
-      .selectFrom('artifacts')
-      .select('git_commit_info')
-      .where('org_id', '=', orgId)
-      .where('flow_id', '=', flowId)
-      .where('seq', '>', Number(afterSeq))
-      .where('seq', '<=', Number(upToSeq))
-      .where('git_commit_info', 'is not', null)
-      .orderBy('seq', 'desc')
-      .limit(COMMIT_SCAN)
-      .execute();
-    return rows.flatMap((r) => (r.git_commit_info ? [r.git_commit_info] : []));
+    ranges: ReadonlyArray<{
+      key: string;
+      flowId: string;
+      afterSeq: string | number;
+      upToSeq: string | number;
+    }>,
+  ): Promise<Map<string, Array<Record<string, unknown>>>> {
+    const out = new Map<string, Array<Record<string, unknown>>>();
+    if (ranges.length === 0) {
+      return out;
+    }
+    const scan = Math.max(10, Math.min(COMMIT_SCAN, Math.floor(COMMIT_BUDGET / ranges.length)));
+    for (const part of chunks(ranges)) {
+      const rows = await sql<{ key: string; git_commit_info: Record<string, unknown> }>`
+        select r.key, c.git_commit_info
+        from unnest(${part.map((r) => r.key)}::text[], ${part.map((r) => r.flowId)}::text[],
+          ${part.map((r) => String(r.afterSeq))}::bigint[], ${part.map((r) => String(r.upToSeq))}::bigint[])
+          as r(key, flow_id, after_seq, up_to_seq)
+        cross join lateral (
+          select a.git_commit_info from artifacts a
+          where a.org_id = ${orgId} and a.flow_id = r.flow_id and a.seq > r.after_seq and a.seq <= r.up_to_seq
+            and a.git_commit_info is not null
+          order by a.seq desc
+          limit ${scan}
+        ) c`.execute(db);
+      for (const r of rows.rows) {
+        pushTo(out, r.key, r.git_commit_info);
+      }
+    }
+    return out;
   },
 
   async insert(db: Db, rows: readonly NewDeployment[]): Promise<void> {

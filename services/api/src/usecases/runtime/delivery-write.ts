@@ -44,34 +44,53 @@ export interface DeliveryInput {
   complianceAfter: boolean | null;
 }
 
-/** The commits a deployment brought, read from its flow between the replaced artifact and itself. */
-async function commitsOf(
+/** The artifact record a deployment is attributed to, and the one it replaced in the same flow. */
+function lineage(d: PlannedDeployment, facts: ReadonlyMap<string, ArtifactFacts>) {
+  const own = d.artifactId ? facts.get(d.artifactId) : undefined;
+  const previous = own
+    ? d.replaced
+        .map((r) => (r.artifactId ? facts.get(r.artifactId) : undefined))
+        .find((f): f is ArtifactFacts => f !== undefined && f.flow_id === own.flow_id)
+    : undefined;
+  return { own, previous };
+}
+
+/** The builds of each deployment's flow between the replaced artifact and the deployed one, read at once. */
+async function buildsBetween(
   scope: OrgScope,
+  planned: readonly PlannedDeployment[],
+  facts: ReadonlyMap<string, ArtifactFacts>,
+): Promise<Map<string, Array<Record<string, unknown>>>> {
+  const ranges = planned.flatMap((d) => {
+    const { own, previous } = lineage(d, facts);
+    return own && previous && !d.rollback && Number(previous.seq) < Number(own.seq)
+      ? [{ key: d.fingerprint, flowId: own.flow_id, afterSeq: previous.seq, upToSeq: own.seq }]
+      : [];
+  });
+  return deploymentsRepository.flowCommits(scope.db, scope.org.id, ranges);
+}
+
+/** The commits a deployment brought (domain/deployments.ts deployedCommits). */
+function commitsOf(
   d: PlannedDeployment,
   facts: ReadonlyMap<string, ArtifactFacts>,
-): Promise<CommitCandidate[]> {
-  const own = d.artifactId ? facts.get(d.artifactId) : undefined;
+  between: ReadonlyMap<string, ReadonlyArray<Record<string, unknown>>>,
+): CommitCandidate[] {
+  const { own, previous } = lineage(d, facts);
   if (!own || d.rollback) {
     return [];
   }
   const ownCommit =
     commitOf(own.git_commit_info) ??
     (own.git_commit ? { sha1: own.git_commit, timestamp: null, author: null, message: null } : null);
-  const listed = (own.commits_list ?? []).map(commitOf).filter((c): c is CommitCandidate => c !== null);
-  const previous = d.replaced
-    .map((r) => (r.artifactId ? facts.get(r.artifactId) : undefined))
-    .find((f): f is ArtifactFacts => f !== undefined && f.flow_id === own.flow_id);
+  const known = (list: readonly unknown[]) =>
+    list.map(commitOf).filter((c): c is CommitCandidate => c !== null);
+  const listed = known(own.commits_list ?? []);
   if (!previous) {
     return deployedCommits(ownCommit, listed, null);
   }
   const after = commitOf(previous.git_commit_info)?.timestamp ?? null;
-  const between =
-    Number(previous.seq) < Number(own.seq)
-      ? (await deploymentsRepository.flowCommits(scope.db, scope.org.id, own.flow_id, previous.seq, own.seq))
-          .map(commitOf)
-          .filter((c): c is CommitCandidate => c !== null)
-      : [];
-  return deployedCommits(ownCommit, [...listed, ...between], after);
+  return deployedCommits(ownCommit, [...listed, ...known(between.get(d.fingerprint) ?? [])], after);
 }
 
 /** Lead times of every artifact record of the started fingerprints, from their first run here. */
@@ -108,13 +127,14 @@ async function deploymentRows(
   const stateOf = new Map(
     input.newStates.filter((s) => s.change === 'started').map((s) => [s.fingerprint, s]),
   );
+  const between = await buildsBetween(scope, planned, facts);
   const rows: NewDeployment[] = [];
-  // Bounded by the fingerprints one report starts; one bounded read per deployment that replaced a build of its flow.
+  // Bounded by the fingerprints one report starts; each lookup is a Map.
   for (const d of planned) {
     const verdict = verdicts.get(stateOf.get(d.fingerprint)!.verdict_hash);
     const record = (input.startedRecords.get(d.fingerprint) ?? []).find((r) => r.artifactId === d.artifactId);
     const own = d.artifactId ? facts.get(d.artifactId) : undefined;
-    const commits = await commitsOf(scope, d, facts);
+    const commits = commitsOf(d, facts, between);
     rows.push({
       org_id: org.id,
       id: newId(),
