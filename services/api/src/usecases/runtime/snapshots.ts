@@ -115,7 +115,7 @@ function snapshotArtifacts(
   const artifacts = views.map(({ state: s, exited, annotation }) => {
     const detail: InstanceDetail[] =
       (exited ? undefined : live?.get(s.fingerprint)?.detail) ?? recorded.get(s.detail_hash) ?? [];
-    // Kosli's commit_lead_time per flow: its first run here minus its commit's time (section 8.4).
+    // The reference service's commit_lead_time per flow: its first run here minus its commit's time.
     const flows = s.provenance.map((f) => ({
       ...f,
       commit_lead_time: commitLeadTimes.get(f.artifact_id) ?? null,
