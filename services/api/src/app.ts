@@ -16,6 +16,7 @@ import auditPlugin from './plugins/audit.js';
 import authPlugin from './plugins/auth.js';
 import backupPlugin from './plugins/backup.js';
 import cachesPlugin from './plugins/caches.js';
+import mcpPlugin from './plugins/mcp.js';
 import consolePlugin from './plugins/console.js';
 import dbPlugin from './plugins/db.js';
 import statisticsPlugin from './plugins/statistics.js';
@@ -130,6 +131,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(healthPlugin);
   await app.register(backupPlugin, { dump: handle.dump });
   await app.register(routes, { prefix: '/api/v2' });
+  await app.register(mcpPlugin);
   await app.register(consolePlugin, { root: options.consoleDir });
   return app;
 }

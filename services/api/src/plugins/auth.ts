@@ -244,32 +244,48 @@ async function identify(
 }
 
 /** Sets the request's organization and role, and returns the role; 403 for a non-member. */
+/**
+ * The organization a principal names and its role there, for callers that name the organization
+ * outside the path (the MCP endpoint); null when the principal has no access to it.
+ */
+export async function orgAccess(
+  app: FastifyInstance,
+  principal: Principal,
+  orgName: string,
+): Promise<{ org: RequestOrg; role: Role } | null> {
+  if (principal.kind === 'service_account') {
+    if (principal.homeOrg?.name !== orgName) {
+      return null;
+    }
+    return { org: principal.homeOrg, role: principal.privilege ?? 'reader' };
+  }
+  const membership = await usersRepository.membershipByOrgName(app.db, principal.id, orgName);
+  if (!membership) {
+    return null;
+  }
+  return {
+    org: {
+      id: membership.org_id,
+      name: membership.org_name,
+      experimentalFeaturesEnabled: membership.experimental_features_enabled,
+    },
+    role: membership.role,
+  };
+}
+
 async function enterOrg(
   app: FastifyInstance,
   request: FastifyRequest,
   principal: Principal,
   orgName: string,
 ): Promise<Role> {
-  const denied = () => new ForbiddenError(`Access denied to ${request.url.split('?')[0]}`);
-  if (principal.kind === 'service_account') {
-    if (principal.homeOrg?.name !== orgName) {
-      throw denied();
-    }
-    request.org = principal.homeOrg;
-    request.role = principal.privilege ?? 'reader';
-    return request.role;
+  const access = await orgAccess(app, principal, orgName);
+  if (!access) {
+    throw new ForbiddenError(`Access denied to ${request.url.split('?')[0]}`);
   }
-  const membership = await usersRepository.membershipByOrgName(app.db, principal.id, orgName);
-  if (!membership) {
-    throw denied();
-  }
-  request.org = {
-    id: membership.org_id,
-    name: membership.org_name,
-    experimentalFeaturesEnabled: membership.experimental_features_enabled,
-  };
-  request.role = membership.role;
-  return request.role;
+  request.org = access.org;
+  request.role = access.role;
+  return access.role;
 }
 
 export default fp(
