@@ -246,14 +246,24 @@ describe('lead times', () => {
     expect(a1.flows[0].commit_lead_time).toBe(3 * 3600);
   });
 
-  it('measures an artifact reported after it started running from the start of that run', async () => {
+  it('measures an artifact reported after it started running from the start of that run, and attributes its deployment', async () => {
     const late = fp('b7');
+    const latest = async () => {
+      const r = await reader.get(`/api/v2/deployments/${ORG}?environment=staging&per_page=1`);
+      expect(r.status, r.body).toBe(200);
+      return (r.json as { deployments: any[] }).deployments[0];
+    };
     h.advanceTo(10);
     await h.report(
       'staging',
       [...h.shop('3', A3, 1), ...deployment('late', 'registry.example/late:1', late, 1)],
       'Snapshot #2 created',
     );
+    expect(await latest()).toMatchObject({
+      snapshot_index: 2,
+      artifact: { fingerprint: late, flow: null, git_commit: null },
+      change_lead_time: null,
+    });
     h.advanceTo(11);
     await h.attestArtifact(late, sha('d4'), at(9), 'b4', 'registry.example/late:1');
     await t.app.runtime.processMarks();
@@ -262,5 +272,16 @@ describe('lead times', () => {
       // Reported an hour after it started.
       build_lead_times: { staging: -3600 },
     });
+    expect(await latest()).toMatchObject({
+      snapshot_index: 2,
+      started_at: at(10),
+      artifact: { fingerprint: late, flow: FLOW, trail: 'b4', git_commit: sha('d4') },
+      commit_lead_time: 3600,
+      build_lead_time: -3600,
+      change_lead_time: 3600,
+      commits: [{ sha1: sha('d4'), timestamp: at(9) }],
+    });
+    const byRepo = await reader.get(`/api/v2/deployments/${ORG}?repo=${encodeURIComponent(REPO)}&per_page=1`);
+    expect((byRepo.json as { deployments: any[] }).deployments[0].artifact.fingerprint).toBe(late);
   });
 });

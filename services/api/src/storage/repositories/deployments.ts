@@ -259,4 +259,51 @@ export const deploymentsRepository = {
     }
     return out;
   },
+
+  /** Deployments of these fingerprints in the environment still attributed to no artifact record. */
+  async unattributed(
+    db: Db,
+    orgId: string,
+    envId: string,
+    fingerprints: readonly string[],
+  ): Promise<
+    Array<{ id: string; fingerprint: string; snapshot_index: number; started_at: Date; rollback: boolean }>
+  > {
+    const out = [];
+    for (const part of chunks([...new Set(fingerprints)])) {
+      out.push(
+        ...(await db
+          .selectFrom('deployments')
+          .select(['id', 'fingerprint', 'snapshot_index', 'started_at', 'rollback'])
+          .where('org_id', '=', orgId)
+          .where('environment_id', '=', envId)
+          .where('fingerprint', 'in', part)
+          .where('artifact_id', 'is', null)
+          .execute()),
+      );
+    }
+    return out;
+  },
+
+  /** Attributes a deployment to the artifact record CI reported after it started. */
+  async attribute(
+    db: Db,
+    orgId: string,
+    id: string,
+    patch: Pick<
+      NewDeployment,
+      | 'artifact_id'
+      | 'flow_name'
+      | 'trail_name'
+      | 'git_commit'
+      | 'html_url'
+      | 'repo_name'
+      | 'commit_lead_time'
+      | 'build_lead_time'
+      | 'change_lead_time'
+      | 'commits'
+    >,
+  ): Promise<void> {
+    await db.updateTable('deployments').set(patch).where('org_id', '=', orgId).where('id', '=', id).execute();
+  },
 };

@@ -239,16 +239,60 @@ async function recordCompliance(
   }
 }
 
-/** Lead times of artifact records reported after their fingerprint started running here. */
-export async function recordLinkedLeadTimes(
+/**
+ * Artifact records CI reported after their fingerprint started running here: their lead times,
+ * measured to the start of that run; and the run's deployment, recorded without provenance, is
+ * attributed to the first of them.
+ */
+export async function recordLinkedRuns(
   scope: OrgScope,
   envId: string,
   linked: readonly LinkedRun[],
+  records: ReadonlyMap<string, readonly ProvenanceRecord[]>,
 ): Promise<void> {
+  const { db, org } = scope;
   const runs = linked.flatMap((l) =>
     l.artifactIds.map((artifactId) => ({ artifactId, runStart: l.snapshotIndex })),
   );
-  if (runs.length > 0) {
-    await deploymentsRepository.insertLinkedLeadTimes(scope.db, scope.org.id, envId, runs);
+  if (runs.length === 0) {
+    return;
+  }
+  await deploymentsRepository.insertLinkedLeadTimes(db, org.id, envId, runs);
+  const pending = await deploymentsRepository.unattributed(
+    db,
+    org.id,
+    envId,
+    linked.map((l) => l.fingerprint),
+  );
+  const runOf = new Map(linked.map((l) => [l.fingerprint, l]));
+  const current = pending.filter((d) => runOf.get(d.fingerprint)?.snapshotIndex === d.snapshot_index);
+  const facts = await deploymentsRepository.artifactFacts(
+    db,
+    org.id,
+    current.flatMap((d) => runOf.get(d.fingerprint)!.artifactIds.slice(0, 1)),
+  );
+  // Bounded by the fingerprints running in the environment.
+  for (const d of current) {
+    const artifactId = runOf.get(d.fingerprint)!.artifactIds[0]!;
+    const record = (records.get(d.fingerprint) ?? []).find((r) => r.artifactId === artifactId);
+    const own = facts.get(artifactId);
+    if (!record || !own) {
+      continue;
+    }
+    const ownCommit = commitOf(own.git_commit_info);
+    const listed = (own.commits_list ?? []).map(commitOf).filter((c): c is CommitCandidate => c !== null);
+    const commits = d.rollback ? [] : deployedCommits(ownCommit, listed, null);
+    await deploymentsRepository.attribute(db, org.id, d.id, {
+      artifact_id: artifactId,
+      flow_name: record.flowName,
+      trail_name: record.trailName,
+      git_commit: record.gitCommit,
+      html_url: record.htmlUrl,
+      repo_name: own.repo_name,
+      commit_lead_time: leadSeconds(d.started_at, ownCommit?.timestamp),
+      build_lead_time: leadSeconds(d.started_at, record.reportedAt),
+      change_lead_time: d.rollback ? null : changeLeadTime(d.started_at, commits),
+      commits: JSON.stringify(commits),
+    });
   }
 }

@@ -26,7 +26,7 @@ import { runtimeRepository, type NewVerdict } from '../../storage/repositories/r
 import { snapshotsRepository } from '../../storage/repositories/snapshots.js';
 import type { ProvenanceEntry } from '../../storage/tables/runtime.js';
 import { flowHtmlUrl } from '../scope/links.js';
-import { recordLinkedLeadTimes } from './delivery-write.js';
+import { recordLinkedRuns } from './delivery-write.js';
 import { groupAndHash } from './report-grouping.js';
 import { policyRefs, writeSnapshot, type ReportOutcome } from './snapshot-write.js';
 import { enqueueNotifications } from '../notifications/notifications.js';
@@ -291,7 +291,12 @@ export async function reevaluateLocked(
   }));
   if (linked.length > 0) {
     await scope.services.provenance.recordRuntimeEvents(db, org.id, linked);
-    await recordLinkedLeadTimes(scope, env.id, plan.linked);
+    await recordLinkedRuns(
+      scope,
+      env.id,
+      plan.linked,
+      new Map([...evaluated].map(([fp, e]) => [fp, e.records])),
+    );
   }
   return writeSnapshot(scope, {
     ...plan,
