@@ -8,6 +8,7 @@
  *  - time to restore: prod non-compliant from T+5h to T+6h: one restore of 3600 s.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as m0387 from '../../services/api/src/storage/migrations/0387_deployments.js';
 import {
   A1,
   A3,
@@ -228,5 +229,36 @@ describe('repository delivery', () => {
     expect((await h.other.get(`/api/v2/repos/${ORG}/${REPO}/delivery`)).status).toBe(403);
     // The repo itself is still answered by its own path.
     expect((await h.reader.get(`/api/v2/repos/${ORG}/${REPO}`)).status).toBe(200);
+  });
+});
+
+// Last: it rebuilds the tables from the history, as an upgrade does.
+describe('upgrade', () => {
+  it('fills time to restore and artifact lead times from the history recorded before it', async () => {
+    const restores = async () => (await dora(day())).total.time_to_restore;
+    const leadTimes = async () => {
+      const r = await h.reader.get(`/api/v2/artifacts/${ORG}/${FLOW}/fingerprint/${A3}`);
+      expect(r.status, r.body).toBe(200);
+      const { commit_lead_times, build_lead_times } = r.json as Record<string, unknown>;
+      return { commit_lead_times, build_lead_times };
+    };
+    const before = { restores: await restores(), leadTimes: await leadTimes() };
+    expect(before.leadTimes).toEqual({
+      commit_lead_times: { prod: 5400, staging: 3600 },
+      build_lead_times: { prod: 3600, staging: 1800 },
+    });
+    const db = h.t.db.db as unknown as Parameters<typeof m0387.up>[0];
+    await m0387.down(db);
+    await m0387.up(db);
+    // A write, so no reader is answered from a view cached before the rebuild.
+    const write = await h.cli.json('PUT', `/api/v2/environments/${ORG}`, {
+      name: 'dev',
+      type: 'K8S',
+      description: '',
+    });
+    expect(write.status, write.body).toBe(201);
+    expect({ restores: await restores(), leadTimes: await leadTimes() }).toEqual(before);
+    // What a past start replaced and brought was never recorded: deployments start with the upgrade.
+    expect((await h.reader.get(`/api/v2/deployments/${ORG}`)).json).toEqual({ deployments: [], next: null });
   });
 });

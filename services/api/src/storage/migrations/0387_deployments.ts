@@ -16,6 +16,11 @@
  * `artifact_lead_times`: per artifact record and environment, the first moment it ran there and
  * the seconds from its commit and from its creation to that moment; fixed once written.
  *
+ * Filled here from the history recorded so far, where the history tells exactly: the stretches of
+ * non-compliance from the snapshots' compliance, and the lead times of the artifact records each
+ * run started with. Deployments are not: what a past start replaced and the commits it brought
+ * were never recorded, so deployments start with this migration.
+ *
  * `artifacts_org_flow_seq_idx`: the artifacts of a flow in the order they were reported, for the
  * commits a deployment brought (those between the replaced artifact and the deployed one);
  * `artifacts_org_repo_created_idx`: a repository's builds over time, for its delivery view.
@@ -85,9 +90,51 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     primary key (org_id, artifact_id, environment_id),
     foreign key (org_id, environment_id) references environments(org_id, id) on delete cascade
   )`.execute(db);
+  await backfill(db);
   await sql`create index artifacts_org_flow_seq_idx on artifacts (org_id, flow_id, seq)`.execute(db);
   await sql`create index artifacts_org_repo_created_idx on artifacts (org_id, repo_id, created_at)
     where repo_id is not null`.execute(db);
+}
+
+/** The stretches of non-compliance and the artifact lead times the recorded history holds. */
+async function backfill(db: Kysely<unknown>): Promise<void> {
+  // A stretch opens where a snapshot is non-compliant after one that was not (or none), and
+  // closes at the next snapshot that is not non-compliant.
+  await sql`
+    with s as (
+      select org_id, environment_id, index, created_at, compliant,
+        lag(compliant) over (partition by org_id, environment_id order by index) as prev
+      from runtime_snapshots
+    ), opened as (
+      select * from s where compliant is false and prev is distinct from false
+    ), closed as (
+      select * from s where compliant is distinct from false and prev is false
+    )
+    insert into compliance_incidents (org_id, environment_id, started_index, started_at, restored_index, restored_at)
+    select o.org_id, o.environment_id, o.index, o.created_at, c.index, c.created_at
+    from opened o
+    left join lateral (
+      select c.index, c.created_at from closed c
+      where c.org_id = o.org_id and c.environment_id = o.environment_id and c.index > o.index
+      order by c.index limit 1
+    ) c on true`.execute(db);
+  // Each artifact record a run started with, measured at the first start of its fingerprint there.
+  await sql`
+    insert into artifact_lead_times (org_id, artifact_id, environment_id, snapshot_index, first_ran_at,
+      commit_lead_time, build_lead_time)
+    select distinct on (a.org_id, a.id, st.environment_id)
+      a.org_id, a.id, st.environment_id, st.from_index, sn.created_at,
+      case when jsonb_typeof(a.git_commit_info -> 'timestamp') = 'number'
+        then extract(epoch from sn.created_at) - (a.git_commit_info ->> 'timestamp')::double precision end,
+      extract(epoch from sn.created_at - a.created_at)
+    from runtime_states st
+    join runtime_snapshots sn
+      on sn.org_id = st.org_id and sn.environment_id = st.environment_id and sn.index = st.from_index
+    join runtime_verdicts v on v.org_id = st.org_id and v.hash = st.verdict_hash
+    cross join lateral jsonb_array_elements(v.provenance) p
+    join artifacts a on a.org_id = st.org_id and a.id = p ->> 'artifact_id'
+    where st.change = 'started'
+    order by a.org_id, a.id, st.environment_id, st.from_index`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
