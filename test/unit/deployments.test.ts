@@ -9,6 +9,7 @@ import {
   deployedCommits,
   imageRepository,
   leadSeconds,
+  MAX_REPLACED,
   planDeployments,
   type RunningFingerprint,
 } from '../../services/api/src/domain/deployments.js';
@@ -72,6 +73,17 @@ describe('planDeployments', () => {
 
   it('makes no deployment of a fingerprint that comes back replacing nothing (a restart)', () => {
     expect(planDeployments([{ ...running('a', 'shop:1', ['shop']), ranBefore: true }], [])).toEqual([]);
+  });
+
+  it('names at most MAX_REPLACED replaced fingerprints, however many ran under the flow', () => {
+    const before = Array.from({ length: 500 }, (_, i) => running(`old${i}`, `shop:${i}`, ['shop']));
+    const started = Array.from({ length: 500 }, (_, i) => ({
+      ...running(`new${i}`, `shop:n${i}`, ['shop']),
+      ranBefore: false,
+    }));
+    const planned = planDeployments(started, before);
+    expect(planned).toHaveLength(500);
+    expect(planned.every((d) => d.replaced.length === MAX_REPLACED)).toBe(true);
   });
 
   it('never counts a fingerprint started in the same snapshot as replaced', () => {

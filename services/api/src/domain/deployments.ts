@@ -32,6 +32,12 @@ export interface PlannedDeployment {
   replaced: Array<{ fingerprint: string; name: string; artifactId: string | null }>;
 }
 
+/**
+ * What one deployment names as replaced at most: a flow may run many fingerprints at once, and
+ * a report starting as many would otherwise record each of them against each.
+ */
+export const MAX_REPLACED = 20;
+
 /** The image repository of a name: without its tag or digest (`registry:5000/app:1.2@sha256:..` -> `registry:5000/app`). */
 export function imageRepository(name: string): string {
   const at = name.indexOf('@');
@@ -72,7 +78,7 @@ export function planDeployments(
       const found = byFlow.get(f.flow_name);
       if (found && found.length > 0) {
         primary = f;
-        replaced = found.map((x) => ({
+        replaced = found.slice(0, MAX_REPLACED).map((x) => ({
           fingerprint: x.r.fingerprint,
           name: x.r.name,
           artifactId: x.artifactId,
@@ -81,7 +87,7 @@ export function planDeployments(
       }
     }
     if (s.flows.length === 0) {
-      replaced = (byImage.get(imageRepository(s.name)) ?? []).map((r) => ({
+      replaced = (byImage.get(imageRepository(s.name)) ?? []).slice(0, MAX_REPLACED).map((r) => ({
         fingerprint: r.fingerprint,
         name: r.name,
         artifactId: null,
