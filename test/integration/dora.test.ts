@@ -153,6 +153,20 @@ describe('DORA keys', () => {
     expect((await h.reader.get(`/api/v2/dora/${ORG}?environment=nowhere`)).status).toBe(404);
   });
 
+  it('writes each definition into the OpenAPI description', async () => {
+    const doc = (await h.t.app.inject({ url: '/api/v2/openapi.json' })).json();
+    const text: string = doc.paths['/api/v2/dora/{org}'].get.description;
+    for (const key of [
+      'Deployment frequency',
+      'Lead time for changes',
+      'Change failure rate',
+      'Time to restore',
+    ]) {
+      expect(text).toContain(`**${key}**`);
+    }
+    expect(doc.paths['/api/v2/deployments/{org}'].get.description).toContain('rollback');
+  });
+
   it("shows another organization nothing of this one's", async () => {
     expect((await h.other.get(`/api/v2/dora/${ORG}`)).status).toBe(403);
     const own = await h.other.get(`/api/v2/dora/${OTHER}?from=${h.at(0)}&to=${h.at(24)}`);
