@@ -93,6 +93,14 @@ describe('DORA keys', () => {
     expect(await follow(a.buckets[1].deployment_frequency.deployments_url)).toEqual([]);
     const prod = await dora(`${day()}&environment=prod&failure_window=3600`);
     expect(await follow(prod.total.change_failure_rate.failures_url)).toEqual(['prod#3']);
+    expect(a.total.time_to_restore.snapshots_url).toBeNull();
+    const snapshots = await h.reader.get(
+      prod.total.time_to_restore.snapshots_url.replace('http://verity.test', ''),
+    );
+    expect(snapshots.status, snapshots.body).toBe(200);
+    expect((snapshots.json as any[]).find((s) => s.index === 3)).toMatchObject({
+      compliance_state: 'NON-COMPLIANT',
+    });
   });
 
   it('narrows to an environment, a repository and a failure window', async () => {

@@ -102,7 +102,15 @@ export const DoraFigures = z
       deployments: z.number().int(),
       failures_url: z.string(),
     }),
-    time_to_restore: Percentiles.extend({ restores: z.number().int() }),
+    time_to_restore: Percentiles.extend({
+      restores: z.number().int(),
+      snapshots_url: z
+        .string()
+        .nullable()
+        .meta({
+          description: 'With an environment: its snapshots, whose compliance the restores are read from',
+        }),
+    }),
   })
   .meta({ id: 'DoraFigures' });
 

@@ -122,6 +122,7 @@ function figures(
       p50: round(r?.restore_p50 ?? null),
       p90: round(r?.restore_p90 ?? null),
       restores: r?.restores ?? 0,
+      snapshots_url: req.environment === undefined ? null : apiUrl(scope, 'snapshots', req.environment),
     },
   };
 }
