@@ -44,14 +44,19 @@ export interface DeliveryInput {
   complianceAfter: boolean | null;
 }
 
-/** The artifact record a deployment is attributed to, and the one it replaced in the same flow. */
+/**
+ * The artifact record a deployment is attributed to, and the one it replaced in the same flow:
+ * of several, the latest reported, so the commits it brought are those no replaced build held.
+ */
 function lineage(d: PlannedDeployment, facts: ReadonlyMap<string, ArtifactFacts>) {
   const own = d.artifactId ? facts.get(d.artifactId) : undefined;
-  const previous = own
-    ? d.replaced
-        .map((r) => (r.artifactId ? facts.get(r.artifactId) : undefined))
-        .find((f): f is ArtifactFacts => f !== undefined && f.flow_id === own.flow_id)
-    : undefined;
+  let previous: ArtifactFacts | undefined;
+  for (const r of d.replaced) {
+    const f = r.artifactId ? facts.get(r.artifactId) : undefined;
+    if (own && f && f.flow_id === own.flow_id && (!previous || Number(f.seq) > Number(previous.seq))) {
+      previous = f;
+    }
+  }
   return { own, previous };
 }
 
