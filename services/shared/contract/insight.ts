@@ -104,12 +104,9 @@ export const DoraFigures = z
     }),
     time_to_restore: Percentiles.extend({
       restores: z.number().int(),
-      snapshots_url: z
-        .string()
-        .nullable()
-        .meta({
-          description: 'With an environment: its snapshots, whose compliance the restores are read from',
-        }),
+      snapshots_url: z.string().nullable().meta({
+        description: 'With an environment: its snapshots, whose compliance the restores are read from',
+      }),
     }),
   })
   .meta({ id: 'DoraFigures' });
