@@ -6,7 +6,7 @@
  * scaled to zero and back (a restart, no deployment).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deployment, fp } from '../helpers/runtime.js';
+import { deployment, fp, POLICY_SCHEMA, putPolicy } from '../helpers/runtime.js';
 import {
   A1,
   A2,
@@ -283,5 +283,49 @@ describe('lead times', () => {
     });
     const byRepo = await reader.get(`/api/v2/deployments/${ORG}?repo=${encodeURIComponent(REPO)}&per_page=1`);
     expect((byRepo.json as { deployments: any[] }).deployments[0].artifact.fingerprint).toBe(late);
+  });
+
+  it('counts a deployment as failed when its artifact later turns the environment non-compliant', async () => {
+    const cli = h.cli;
+    expect(
+      (await cli.json('PUT', `/api/v2/environments/${ORG}`, { name: 'qa', type: 'K8S', description: '' }))
+        .status,
+    ).toBe(201);
+    const policy = await putPolicy(
+      t.app,
+      await t.seedKey(ORG, 'admin'),
+      ORG,
+      'trail-ok',
+      `${POLICY_SCHEMA}artifacts:\n  trail-compliance:\n    required: true\n`,
+    );
+    expect(policy.status).toBe(201);
+    expect(
+      (await cli.json('POST', `/api/v2/environments/${ORG}/qa/policies`, { policy_names: ['trail-ok'] }))
+        .status,
+    ).toBe(200);
+    h.advanceTo(12);
+    await h.report('qa', h.shop('3', A3, 1), 'Snapshot #1 created');
+    const failed = async (within: number) => {
+      const r = await reader.get(`/api/v2/deployments/${ORG}?environment=qa&failed_within=${within}`);
+      expect(r.status, r.body).toBe(200);
+      return (r.json as { deployments: any[] }).deployments.map(
+        (d) => `${d.environment}#${d.snapshot_index}`,
+      );
+    };
+    expect(await failed(86_400)).toEqual([]);
+    // An hour later a failing test result lands on A3's trail: qa turns non-compliant because of A3.
+    h.advanceTo(13);
+    const attested = await cli.multipart('POST', `/api/v2/attestations/${ORG}/${FLOW}/trail/b3/generic`, [
+      {
+        name: 'data_json',
+        value: JSON.stringify({ attestation_name: 'tests', is_compliant: false, user_data: {} }),
+      },
+    ]);
+    expect(attested.status, attested.body).toBe(201);
+    await t.app.runtime.processMarks();
+    const latest = await reader.get(`/api/v2/snapshots/${ORG}/qa/-1`);
+    expect(latest.json).toMatchObject({ index: 2, compliance_state: 'NON-COMPLIANT' });
+    expect(await failed(7200)).toEqual(['qa#1']);
+    expect(await failed(1800)).toEqual([]);
   });
 });
