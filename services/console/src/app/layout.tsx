@@ -62,7 +62,6 @@ export function Layout() {
   const session = useSession();
   const params = useParams();
   const org = params.org ?? session?.org ?? '';
-  const navigate = useNavigate();
   const location = useLocation();
   const main = useRef<HTMLElement>(null);
   const { zone } = usePreferences();
