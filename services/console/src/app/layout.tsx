@@ -98,6 +98,9 @@ export function Layout() {
               <NavLink to={`${base}/exposure`}>Exposure</NavLink>
             </li>
             <li>
+              <NavLink to={`${base}/policies`}>Policies</NavLink>
+            </li>
+            <li>
               <NavLink to={`${base}/actions`}>Actions</NavLink>
             </li>
             <li>

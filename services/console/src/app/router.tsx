@@ -69,6 +69,14 @@ const router = createBrowserRouter([
             lazy: () => import('../features/exposure/exposure-page').then((m) => ({ Component: m.default })),
           },
           {
+            path: ':org/policies',
+            lazy: () => import('../features/policies/policies-page').then((m) => ({ Component: m.default })),
+          },
+          {
+            path: ':org/policies/:name',
+            lazy: () => import('../features/policies/policy-page').then((m) => ({ Component: m.default })),
+          },
+          {
             path: ':org/settings/members',
             lazy: () => import('../features/access/members-page').then((m) => ({ Component: m.default })),
           },

@@ -45,3 +45,5 @@ export type ServiceAccount = z.infer<typeof C.ServiceAccount>;
 export type ApiKeyInfo = z.infer<typeof C.ApiKeyInfo>;
 export type ApiKeyCreated = z.infer<typeof C.ApiKeyCreated>;
 export type OidcTrust = z.infer<typeof C.OidcTrust>;
+export type PolicyPreview = z.infer<typeof C.PolicyPreview>;
+export type PolicyPreviewInput = z.input<typeof C.PolicyPreviewInput>;
