@@ -209,6 +209,12 @@ describeConsole('the policy pages', (t) => {
     const url = new URL(page.url());
     expect([url.searchParams.get('from'), url.searchParams.get('to')]).toEqual(['2', '1']);
 
+    // at phone width the diff scrolls in its own box: the page does not scroll sideways
+    const phone = await t.open({ viewport: { width: 390, height: 844 } });
+    await phone.goto(`${t.baseUrl}/${t.org}/policies/${POLICY}`);
+    await phone.getByRole('table', { name: 'Changes from v1 to v2' }).waitFor();
+    expect(await phone.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+
     // a version the policy does not have is said, not guessed
     await page.goto(`${t.baseUrl}/${t.org}/policies/${POLICY}?version=9&from=1&to=9`);
     await page
@@ -284,6 +290,9 @@ describeConsole('the policy pages', (t) => {
     // staging's one policy judges it: without it, what failed is no longer failing
     expect(answer.summary.flipped_artifacts).toBeGreaterThan(0);
     expectSameChanges(shown, answer);
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await page.setViewportSize({ width: 1280, height: 900 });
 
     // attaching the very text staging applies changes nothing, and the page says so
     await askPreview(page, { env: 'staging', mode: 'attach', last: 1 });

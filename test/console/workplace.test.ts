@@ -3,13 +3,10 @@
  * grey states in their own words, long lists that say how many, errors with Retry, phone width,
  * the dark theme, and an automated accessibility check (axe-core) of every page.
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
+import { seriousViolations } from './axe.js';
 import { describeConsole, signIn } from './pages.js';
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** Every page of the console, with what shows it has loaded. */
 async function pages(t: { org: string; api: (path: string) => Promise<any> }) {
@@ -29,6 +26,11 @@ async function pages(t: { org: string; api: (path: string) => Promise<any> }) {
     { path: `/${t.org}/search?q=payments`, ready: /^Names containing/ },
     { path: `/${t.org}/exposure?purl=${encodeURIComponent('pkg:npm/lodash@4.17.20')}`, ready: /^Exposure$/ },
     { path: `/${t.org}/actions`, ready: /^Actions$/ },
+    { path: `/${t.org}/policies`, ready: /^Policies$/ },
+    { path: `/${t.org}/policies/build-provenance`, ready: /^Compare versions$/ },
+    { path: `/${t.org}/settings/members`, ready: /^Members$/ },
+    { path: `/${t.org}/settings/service-accounts`, ready: /^Service accounts$/ },
+    { path: `/${t.org}/audit-log`, ready: /^Audit log$/ },
     { path: `/${t.org}/nowhere`, ready: /^Page not found$/ },
   ];
 }
@@ -39,15 +41,12 @@ async function openAndWait(page: Page, url: string, ready: RegExp): Promise<void
   await page.waitForLoadState('networkidle');
 }
 
-/** axe-core's serious and critical violations of the page, as "rule: target" lines. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ content: AXE });
-  const result = await page.evaluate<
-    Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }>
-  >("axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations)");
-  return result
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}`));
+/** Opens the page's first five closed disclosures, so what hides behind them is checked too. */
+async function openDisclosures(page: Page): Promise<void> {
+  const closed = page.locator('details:not([open]) > summary');
+  for (let i = 0; i < 5 && (await closed.count()) > 0; i++) {
+    await closed.first().click();
+  }
 }
 
 describeConsole('the console as a workplace', (t) => {
@@ -199,6 +198,7 @@ describeConsole('the console as a workplace', (t) => {
     const page = await t.open({ viewport: { width: 390, height: 844 } });
     for (const { path, ready } of await pages(t)) {
       await openAndWait(page, `${t.baseUrl}${path}`, ready);
+      await openDisclosures(page);
       const width = await page.evaluate<number>('document.documentElement.scrollWidth');
       expect(width, path).toBeLessThanOrEqual(390);
     }
@@ -229,8 +229,10 @@ describeConsole('the console as a workplace', (t) => {
 
     const found: string[] = [];
     const all = await pages(t);
-    // every page light; dark, the pages with the most kinds of state and colour
-    const dark = all.filter((p) => /staging$|staging\/snapshots|trails\/|exposure|actions/.test(p.path));
+    // every page light; dark, the pages with the most kinds of state and colour, and the forms
+    const dark = all.filter((p) =>
+      /staging$|staging\/snapshots|trails\/|exposure|actions|policies\/|settings|audit-log/.test(p.path),
+    );
     for (const [scheme, list] of [
       ['light', all],
       ['dark', dark],
@@ -239,10 +241,7 @@ describeConsole('the console as a workplace', (t) => {
       for (const { path, ready } of list) {
         await openAndWait(page, `${t.baseUrl}${path}`, ready);
         // what hides behind a disclosure is checked too
-        const closed = page.locator('details:not([open]) > summary');
-        for (let i = 0; i < 5 && (await closed.count()) > 0; i++) {
-          await closed.first().click();
-        }
+        await openDisclosures(page);
         found.push(...(await seriousViolations(page)).map((v) => `${scheme} ${path}: ${v}`));
       }
     }
