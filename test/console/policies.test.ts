@@ -209,11 +209,15 @@ describeConsole('the policy pages', (t) => {
     const url = new URL(page.url());
     expect([url.searchParams.get('from'), url.searchParams.get('to')]).toEqual(['2', '1']);
 
-    // at phone width the diff scrolls in its own box: the page does not scroll sideways
-    const phone = await t.open({ viewport: { width: 390, height: 844 } });
+    // at phone width the diff scrolls in its own box: the page does not scroll sideways; and
+    // axe finds nothing serious in the diff's colours, light or dark
+    const phone = await t.open({ viewport: { width: 390, height: 844 }, axe: true });
     await phone.goto(`${t.baseUrl}/${t.org}/policies/${POLICY}`);
     await phone.getByRole('table', { name: 'Changes from v1 to v2' }).waitFor();
     expect(await phone.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    expect(await seriousViolations(phone), 'axe on the diff, light').toEqual([]);
+    await phone.getByLabel('Theme').selectOption('dark');
+    expect(await seriousViolations(phone), 'axe on the diff, dark').toEqual([]);
 
     // a version the policy does not have is said, not guessed
     await page.goto(`${t.baseUrl}/${t.org}/policies/${POLICY}?version=9&from=1&to=9`);
@@ -261,7 +265,9 @@ describeConsole('the policy pages', (t) => {
         .getByRole('link', { name: `Snapshot #${first.index}` })
         .getAttribute('href'),
     ).toBe(`/${t.org}/environments/dev/snapshots/${first.index}`);
-    expect(await seriousViolations(page), 'axe on the preview').toEqual([]);
+    expect(await seriousViolations(page), 'axe on the preview, light').toEqual([]);
+    await page.getByLabel('Theme').selectOption('dark');
+    expect(await seriousViolations(page), 'axe on the preview, dark').toEqual([]);
   });
 
   it("previews detaching a policy as the API's preview answers it, a change that changes nothing, and what failed", async () => {
