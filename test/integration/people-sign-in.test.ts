@@ -319,4 +319,19 @@ describe('sign-in settings', () => {
       await off.close();
     }
   });
+
+  it('limits sign-in starts per client address, like every other route', async () => {
+    const limited = await createTestApp({
+      env: { ...oidcEnv(idp, { platform: { acme: 'admin' } }), VERITY_RATE_LIMIT_PER_MINUTE: '3' },
+    });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i += 1) {
+        statuses.push((await limited.app.inject({ method: 'GET', url: '/auth/oidc/login' })).statusCode);
+      }
+      expect(statuses).toEqual([302, 302, 302, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
 });

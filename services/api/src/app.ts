@@ -28,7 +28,7 @@ import metricsPlugin from './plugins/metrics.js';
 import multipartPlugin from './plugins/multipart.js';
 import oidcFederationPlugin from './plugins/oidc-federation.js';
 import openapiPlugin from './plugins/openapi.js';
-import peoplePlugin from './plugins/people.js';
+import peoplePlugin, { peopleRoutes } from './plugins/people.js';
 import provenancePlugin from './plugins/provenance.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
 import requestTextPlugin from './plugins/request-text.js';
@@ -128,6 +128,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(rateLimitPlugin);
   await app.register(requestTextPlugin);
   await app.register(multipartPlugin);
+  await app.register(peopleRoutes);
   await app.register(healthPlugin);
   await app.register(backupPlugin, { dump: handle.dump });
   await app.register(routes, { prefix: '/api/v2' });
