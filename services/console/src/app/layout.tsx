@@ -83,11 +83,19 @@ export function Layout() {
         Skip to content
       </a>
       <header className="top">
-        <Link to={`${base}/environments`} className="brand">
+        <Link to={base} className="brand">
           Verity
         </Link>
         <nav aria-label="Main">
           <ul>
+            <li>
+              <NavLink to={base} end>
+                Home
+              </NavLink>
+            </li>
+            <li>
+              <NavLink to={`${base}/deployments`}>Deployments</NavLink>
+            </li>
             <li>
               <NavLink to={`${base}/environments`}>Environments</NavLink>
             </li>
@@ -155,7 +163,7 @@ export function NotFoundPage() {
       <title>Page not found · Verity</title>
       <h1>Page not found</h1>
       <p>No console page lives at this address.</p>
-      {session && <Link to={`/${encodeURIComponent(session.org)}/environments`}>Go to environments</Link>}
+      {session && <Link to={`/${encodeURIComponent(session.org)}`}>Go to the home page</Link>}
     </>
   );
 }

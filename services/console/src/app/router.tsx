@@ -12,7 +12,7 @@ import { Layout, NotFoundPage } from './layout';
 
 function Home() {
   const session = useSession();
-  return <Navigate to={session ? `/${encodeURIComponent(session.org)}/environments` : '/sign-in'} replace />;
+  return <Navigate to={session ? `/${encodeURIComponent(session.org)}` : '/sign-in'} replace />;
 }
 
 const router = createBrowserRouter([
@@ -25,6 +25,19 @@ const router = createBrowserRouter([
         Component: Layout,
         children: [
           { index: true, Component: Home },
+          {
+            path: ':org',
+            lazy: () => import('../features/insight/home-page').then((m) => ({ Component: m.default })),
+          },
+          {
+            path: ':org/deployments',
+            lazy: () =>
+              import('../features/insight/deployments-page').then((m) => ({ Component: m.default })),
+          },
+          {
+            path: ':org/repos/*',
+            lazy: () => import('../features/insight/repo-page').then((m) => ({ Component: m.default })),
+          },
           {
             path: ':org/environments',
             lazy: () =>

@@ -102,6 +102,14 @@ export function consolePath(htmlUrl: string | null | undefined): string | undefi
 
 /** Console paths, each segment encoded. */
 export const paths = {
+  home: (org: string) => `/${encodeURIComponent(org)}`,
+  deployments: (org: string, query: Record<string, string> = {}) => {
+    const q = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== '')).toString();
+    return `/${encodeURIComponent(org)}/deployments${q ? `?${q}` : ''}`;
+  },
+  /** A repository's page: its name's slashes stay path separators, each part encoded. */
+  repo: (org: string, repo: string) =>
+    `/${encodeURIComponent(org)}/repos/${repo.split('/').map(encodeURIComponent).join('/')}`,
   environments: (org: string) => `/${encodeURIComponent(org)}/environments`,
   environment: (org: string, env: string) =>
     `/${encodeURIComponent(org)}/environments/${encodeURIComponent(env)}`,

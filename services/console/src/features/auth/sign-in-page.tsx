@@ -46,7 +46,7 @@ function useSignIn(from: string | null) {
       }
       const o = await getJsonWithKey<Organization>(key, apiUrl(`/organizations/${seg(org)}`));
       signIn({ key, org: o.name });
-      void navigate(from ?? `/${encodeURIComponent(o.name)}/environments`, { replace: true });
+      void navigate(from ?? `/${encodeURIComponent(o.name)}`, { replace: true });
     } catch (err) {
       setError(signInError(err, org));
     } finally {
@@ -141,7 +141,7 @@ export function SignInPage() {
   const providers = useProviders();
 
   if (session && !busy) {
-    return <Navigate to={from ?? `/${encodeURIComponent(session.org)}/environments`} replace />;
+    return <Navigate to={from ?? `/${encodeURIComponent(session.org)}`} replace />;
   }
 
   return (

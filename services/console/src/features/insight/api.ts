@@ -1,0 +1,147 @@
+/**
+ * Query hooks of the delivery pages. Each page makes a bounded number of requests: the home page
+ * one per environment it shows (at most HOME_ENVIRONMENTS), the others one per list.
+ */
+import { keepPreviousData, useQueries, useQuery } from '@tanstack/react-query';
+import { apiUrl, getJson, seg } from '../../lib/api-client';
+import type {
+  DeploymentPage,
+  DoraAnswer,
+  EnvironmentPage,
+  RepoDelivery,
+  RepoPage,
+  Snapshot,
+} from '../../lib/contract';
+
+/** The home page shows this many environments (by name), and links to the rest. */
+export const HOME_ENVIRONMENTS = 12;
+/** The home page lists this many repositories (by name), and says when there are more. */
+export const HOME_REPOS = 50;
+/** Deployments on one page of the deployments list. */
+export const DEPLOYMENTS_PER_PAGE = 50;
+/** Weeks the charts span, this week included. */
+export const CHART_WEEKS = 12;
+
+const WEEK = 7 * 86_400;
+
+/** Monday 00:00 UTC of the week `epochSeconds` falls in: where the API's week buckets start. */
+export function weekStart(epochSeconds: number): number {
+  const d = new Date(epochSeconds * 1000);
+  const sinceMonday = (d.getUTCDay() + 6) % 7;
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() - sinceMonday) / 1000;
+}
+
+/** The start of the charts' range: the Monday CHART_WEEKS - 1 weeks before this week's. */
+export const chartsFrom = (now: number): number => weekStart(now) - (CHART_WEEKS - 1) * WEEK;
+
+export function useHomeEnvironments(org: string) {
+  return useQuery({
+    queryKey: ['insight-environments', org],
+    queryFn: ({ signal }) =>
+      getJson<EnvironmentPage>(
+        apiUrl(`/environments/${seg(org)}`, { page: 1, per_page: HOME_ENVIRONMENTS, sort: 'name' }),
+        signal,
+      ),
+  });
+}
+
+/** The four keys over `from`..now, per week, for one environment or all of them. */
+export function useDora(org: string, environment: string, from: number) {
+  return useQuery({
+    queryKey: ['dora', org, environment, from],
+    queryFn: ({ signal }) =>
+      getJson<DoraAnswer>(apiUrl(`/dora/${seg(org)}`, { environment, from, bucket: 'week' }), signal),
+    placeholderData: keepPreviousData,
+  });
+}
+
+/** Per environment shown: the DORA figures since `from`, and its latest snapshot (what runs now). */
+export function useEnvironmentsNow(
+  org: string,
+  environments: Array<{ name: string; snapshot: boolean }>,
+  from: number,
+) {
+  const dora = useQueries({
+    queries: environments.map((e) => ({
+      queryKey: ['dora', org, e.name, from],
+      queryFn: ({ signal }: { signal: AbortSignal }) =>
+        getJson<DoraAnswer>(
+          apiUrl(`/dora/${seg(org)}`, { environment: e.name, from, bucket: 'week' }),
+          signal,
+        ),
+    })),
+  });
+  const snapshots = useQueries({
+    queries: environments.map((e) => ({
+      queryKey: ['snapshot', org, e.name, '-1'],
+      queryFn: ({ signal }: { signal: AbortSignal }) =>
+        getJson<Snapshot>(apiUrl(`/snapshots/${seg(org)}/${seg(e.name)}/-1`), signal),
+      enabled: e.snapshot,
+    })),
+  });
+  return { dora, snapshots };
+}
+
+export function useHomeRepos(org: string) {
+  return useQuery({
+    queryKey: ['insight-repos', org],
+    queryFn: ({ signal }) =>
+      getJson<RepoPage>(apiUrl(`/repos/${seg(org)}`, { page: 1, per_page: HOME_REPOS }), signal),
+  });
+}
+
+export interface DeploymentFilter {
+  environment: string;
+  flow: string;
+  repo: string;
+  /** As the API reads them: ISO date-times or epoch seconds; '' when absent. */
+  from: string;
+  to: string;
+  /** The opaque start of the page, from the previous page's `next` link; '' for the newest. */
+  page: string;
+}
+
+export function useDeployments(org: string, f: DeploymentFilter) {
+  return useQuery({
+    queryKey: ['deployments', org, f],
+    queryFn: ({ signal }) =>
+      getJson<DeploymentPage>(
+        apiUrl(`/deployments/${seg(org)}`, {
+          environment: f.environment,
+          flow: f.flow,
+          repo: f.repo,
+          from: f.from,
+          to: f.to,
+          page: f.page,
+          per_page: DEPLOYMENTS_PER_PAGE,
+        }),
+        signal,
+      ),
+    placeholderData: keepPreviousData,
+    retry: false,
+  });
+}
+
+/** A repository's delivery since `from`, per week. The name is one escaped segment. */
+export function useRepoDelivery(org: string, repo: string, from: number) {
+  return useQuery({
+    queryKey: ['repo-delivery', org, repo, from],
+    queryFn: ({ signal }) =>
+      getJson<RepoDelivery>(
+        apiUrl(`/repos/${seg(org)}/${seg(repo)}/delivery`, { from, bucket: 'week' }),
+        signal,
+      ),
+  });
+}
+
+/** The `page` value of the API's `next` link, or null on the last page. */
+export function nextPage(next: string | null): string | null {
+  if (!next) {
+    return null;
+  }
+  try {
+    return new URL(next, window.location.origin).searchParams.get('page');
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * `/{org}/deployments?environment=&flow=&repo=&from=&to=`: deployments newest first, filtered as
+ * the API filters them, paged with the API's `next` link (`?page=`), saying how many it shows.
+ */
+import type { FormEvent } from 'react';
+import { Link, useParams, useSearchParams } from 'react-router';
+import { Field } from '../../components/field';
+import { ErrorMessage, Loading } from '../../components/query-state';
+import { ApiError } from '../../lib/api-client';
+import { formText } from '../../lib/form';
+import { paths, plural } from '../../lib/format';
+import { zoneChoice } from '../../lib/preferences';
+import { DEPLOYMENTS_PER_PAGE, nextPage, useDeployments, type DeploymentFilter } from './api';
+import { DeploymentsTable } from './deployments-table';
+import './insight.css';
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const FILTERS = ['environment', 'flow', 'repo', 'from', 'to'] as const;
+
+/**
+ * A `from`/`to` of the address as the API reads it: a date is midnight (or, for `to`, the day's
+ * end) in the zone the page shows times in; times pass as they are.
+ */
+function apiTime(value: string, end: boolean): string {
+  if (!DAY.test(value)) {
+    return value;
+  }
+  const d = new Date(`${value}T${end ? '23:59:59.999' : '00:00:00'}${zoneChoice() === 'utc' ? 'Z' : ''}`);
+  return Number.isNaN(d.getTime()) ? value : d.toISOString();
+}
+
+/** A date input shows a date: an ISO time of the address (as the home page links) shows as its UTC day. */
+const dateValue = (value: string): string =>
+  DAY.test(value) ? value : /^\d{4}-\d{2}-\d{2}T/.test(value) ? value.slice(0, 10) : '';
+
+function DeploymentsFilter({
+  filter,
+  badRequest,
+  setParams,
+}: {
+  filter: DeploymentFilter;
+  badRequest: ApiError | null;
+  setParams: (params: URLSearchParams) => void;
+}) {
+  const filtered = FILTERS.some((k) => filter[k]);
+  const onSubmit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    const next = new URLSearchParams();
+    for (const k of FILTERS) {
+      const v = formText(form, k);
+      if (v) {
+        next.set(k, v);
+      }
+    }
+    setParams(next);
+  };
+  const text = (k: 'environment' | 'flow' | 'repo', label: string) => (
+    <Field id={`deployments-${k}`} label={label}>
+      <input id={`deployments-${k}`} name={k} type="search" defaultValue={filter[k]} autoComplete="off" />
+    </Field>
+  );
+  return (
+    <form className="filters" onSubmit={onSubmit} aria-label="Filter deployments">
+      {text('environment', 'Environment')}
+      {text('flow', 'Flow')}
+      {text('repo', 'Repository (owner/name)')}
+      <Field id="deployments-from" label="From (date)">
+        <input id="deployments-from" name="from" type="date" defaultValue={dateValue(filter.from)} />
+      </Field>
+      <Field id="deployments-to" label="To (date)">
+        <input id="deployments-to" name="to" type="date" defaultValue={dateValue(filter.to)} />
+      </Field>
+      <button type="submit">Filter</button>
+      {filtered && (
+        <button type="button" onClick={() => setParams(new URLSearchParams())}>
+          Clear filters
+        </button>
+      )}
+      {badRequest && (
+        <p role="alert" className="field-error field-wide">
+          {badRequest.message}
+        </p>
+      )}
+    </form>
+  );
+}
+
+/** The answer: loading, an error, none, or a page of deployments with how many and the way on. */
+function DeploymentsAnswer({
+  org,
+  query,
+  filter,
+  filtered,
+  withPage,
+}: {
+  org: string;
+  query: ReturnType<typeof useDeployments>;
+  filter: DeploymentFilter;
+  filtered: boolean;
+  withPage: (page: string | null) => string;
+}) {
+  if (query.error) {
+    return <ErrorMessage error={query.error} what="the deployments" onRetry={query.refetch} />;
+  }
+  if (query.isPending || !query.data) {
+    return <Loading what="the deployments" />;
+  }
+  const { deployments, next } = query.data;
+  if (deployments.length === 0) {
+    return (
+      <p role="status">
+        {filter.page
+          ? 'No older deployments.'
+          : filtered
+            ? 'No deployment matches these filters.'
+            : 'No deployments yet: a deployment is a new artifact starting to run in an environment, as its snapshots report it.'}
+      </p>
+    );
+  }
+  const older = nextPage(next);
+  return (
+    <>
+      <p role="status" className="muted">
+        {`Showing ${plural(deployments.length, 'deployment')}${filter.page ? ' further back' : ''}, newest first${
+          older
+            ? `; older ones on the next page (${DEPLOYMENTS_PER_PAGE} a page).`
+            : filter.page
+              ? ': the oldest that match.'
+              : ': all that match.'
+        }`}
+      </p>
+      <div className="table-scroll">
+        <DeploymentsTable org={org} deployments={deployments} />
+      </div>
+      {(filter.page || older) && (
+        <nav className="pager-links" aria-label="Deployments pages">
+          {filter.page && <Link to={withPage(null)}>Newest deployments</Link>}
+          {older && <Link to={withPage(older)}>Next page (older)</Link>}
+        </nav>
+      )}
+    </>
+  );
+}
+
+export default function DeploymentsPage() {
+  const { org = '' } = useParams();
+  const [params, setParams] = useSearchParams();
+  const get = (k: string) => (params.get(k) ?? '').trim();
+  const filter: DeploymentFilter = {
+    environment: get('environment'),
+    flow: get('flow'),
+    repo: get('repo'),
+    from: get('from'),
+    to: get('to'),
+    page: get('page'),
+  };
+  const query = useDeployments(org, {
+    ...filter,
+    from: apiTime(filter.from, false),
+    to: apiTime(filter.to, true),
+  });
+  const badRequest = query.error instanceof ApiError && query.error.status === 400 ? query.error : null;
+  const filtered = FILTERS.some((k) => filter[k]);
+  const withPage = (page: string | null) => {
+    const next = new URLSearchParams(params);
+    if (page) {
+      next.set('page', page);
+    } else {
+      next.delete('page');
+    }
+    return `?${next.toString()}`;
+  };
+
+  return (
+    <>
+      <title>{`Deployments · ${org} · Verity`}</title>
+      <h1>Deployments</h1>
+      <DeploymentsFilter
+        key={FILTERS.map((k) => filter[k]).join('\u0000')}
+        filter={filter}
+        badRequest={badRequest}
+        setParams={setParams}
+      />
+      {filter.repo && (
+        <p>
+          <Link to={paths.repo(org, filter.repo)}>{`Delivery of ${filter.repo}`}</Link>: its builds, lead time
+          per environment and what runs now.
+        </p>
+      )}
+      {!badRequest && (
+        <DeploymentsAnswer org={org} query={query} filter={filter} filtered={filtered} withPage={withPage} />
+      )}
+    </>
+  );
+}

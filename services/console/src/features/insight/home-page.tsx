@@ -1,0 +1,144 @@
+/**
+ * `/{org}`: the organization's home, the first page after sign-in. Per environment what runs now,
+ * its compliance and its deployments this week; the four keys and charts of deployment frequency
+ * and lead time over the last weeks (`?environment=` narrows them); the repositories.
+ */
+import { useState } from 'react';
+import { Link, useParams, useSearchParams } from 'react-router';
+import { Field } from '../../components/field';
+import { QueryView } from '../../components/query-state';
+import { paths, plural } from '../../lib/format';
+import type { Environment } from '../../lib/contract';
+import {
+  CHART_WEEKS,
+  chartsFrom,
+  HOME_REPOS,
+  useDora,
+  useEnvironmentsNow,
+  useHomeEnvironments,
+  useHomeRepos,
+  weekStart,
+} from './api';
+import { DeliveryCharts, DeliveryLoading, EnvironmentsNow } from './home-parts';
+import './insight.css';
+
+function Environments({
+  org,
+  environments,
+  total,
+  since,
+}: {
+  org: string;
+  environments: Environment[];
+  total: number;
+  since: number;
+}) {
+  const { dora, snapshots } = useEnvironmentsNow(
+    org,
+    environments.map((e) => ({ name: e.name, snapshot: e.latest_snapshot_index !== null })),
+    since,
+  );
+  return (
+    <EnvironmentsNow
+      org={org}
+      environments={environments}
+      total={total}
+      since={since}
+      dora={dora}
+      snapshots={snapshots}
+    />
+  );
+}
+
+function Delivery({ org, environments, now }: { org: string; environments: Environment[]; now: number }) {
+  const [params, setParams] = useSearchParams();
+  const environment = params.get('environment') ?? '';
+  const dora = useDora(org, environment, chartsFrom(now));
+  const names = environments.map((e) => e.name);
+  return (
+    <section aria-labelledby="home-delivery">
+      <h2 id="home-delivery">{`Delivery over the last ${CHART_WEEKS} weeks`}</h2>
+      <div className="filters">
+        <Field id="home-environment" label="Environment">
+          <select
+            id="home-environment"
+            value={environment}
+            onChange={(e) =>
+              setParams(e.target.value ? { environment: e.target.value } : {}, { replace: true })
+            }
+          >
+            <option value="">All environments</option>
+            {(names.includes(environment) || !environment ? names : [environment, ...names]).map((n) => (
+              <option key={n} value={n}>
+                {n}
+              </option>
+            ))}
+          </select>
+        </Field>
+      </div>
+      {dora.data ? (
+        <DeliveryCharts org={org} answer={dora.data} environment={environment} />
+      ) : (
+        <DeliveryLoading error={dora.error} retry={dora.refetch} />
+      )}
+    </section>
+  );
+}
+
+function Repositories({ org }: { org: string }) {
+  const repos = useHomeRepos(org);
+  return (
+    <section aria-labelledby="home-repos">
+      <h2 id="home-repos">Repositories</h2>
+      <QueryView query={repos} what="the repositories">
+        {(data) =>
+          data.total_count === 0 ? (
+            <p>
+              No repository yet: CI reports one with an artifact&apos;s commit (
+              <code>kosli attest artifact</code> with <code>--repo-url</code>).
+            </p>
+          ) : (
+            <>
+              <p className="muted">
+                {data.total_count > data.repos.length
+                  ? `The first ${HOME_REPOS} of ${data.total_count} repositories, by name.`
+                  : `${plural(data.total_count, 'repository')}.`}{' '}
+                Each shows its builds, deployments and lead time per environment, and what runs now.
+              </p>
+              <ul className="repo-list">
+                {data.repos.map((r) => (
+                  <li key={r.id}>
+                    <Link to={paths.repo(org, r.name)}>{r.name}</Link>
+                  </li>
+                ))}
+              </ul>
+            </>
+          )
+        }
+      </QueryView>
+    </section>
+  );
+}
+
+export default function HomePage() {
+  const { org = '' } = useParams();
+  // "now" of the page: fixed per visit, so the weeks asked for do not move on every render
+  const [now] = useState(() => Date.now() / 1000);
+  const since = weekStart(now);
+  const environments = useHomeEnvironments(org);
+  return (
+    <>
+      <title>{`${org} · Verity`}</title>
+      <h1>{`Delivery in ${org}`}</h1>
+      <QueryView query={environments} what="the environments">
+        {(data) => (
+          <>
+            <Environments org={org} environments={data.environments} total={data.total_count} since={since} />
+            <Delivery org={org} environments={data.environments} now={now} />
+          </>
+        )}
+      </QueryView>
+      <Repositories org={org} />
+    </>
+  );
+}
