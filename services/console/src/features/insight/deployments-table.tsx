@@ -74,7 +74,7 @@ function Commits({ d }: { d: Deployment }) {
 
 export function DeploymentsTable({ org, deployments }: { org: string; deployments: Deployment[] }) {
   return (
-    <table>
+    <table className="delivery-table">
       <caption className="visually-hidden">Deployments, newest first</caption>
       <ColumnHeads
         columns={[

@@ -7,7 +7,7 @@ import { useState } from 'react';
 import { Link, useParams, useSearchParams } from 'react-router';
 import { Field } from '../../components/field';
 import { QueryView } from '../../components/query-state';
-import { paths, plural } from '../../lib/format';
+import { paths } from '../../lib/format';
 import type { Environment } from '../../lib/contract';
 import {
   CHART_WEEKS,
@@ -102,7 +102,7 @@ function Repositories({ org }: { org: string }) {
               <p className="muted">
                 {data.total_count > data.repos.length
                   ? `The first ${HOME_REPOS} of ${data.total_count} repositories, by name.`
-                  : `${plural(data.total_count, 'repository')}.`}{' '}
+                  : `${data.total_count === 1 ? '1 repository' : `${data.total_count} repositories`}.`}{' '}
                 Each shows its builds, deployments and lead time per environment, and what runs now.
               </p>
               <ul className="repo-list">

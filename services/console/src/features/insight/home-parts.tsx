@@ -97,7 +97,7 @@ export function EnvironmentsNow({
         </p>
       ) : (
         <>
-          <table>
+          <table className="delivery-table">
             <caption className="visually-hidden">
               What runs in each environment now, its compliance, and its deployments this week
             </caption>
@@ -210,11 +210,11 @@ function FrequencyChart({
       table={
         <table className="compact">
           <caption className="visually-hidden">Deployments per week</caption>
-          <ColumnHeads columns={['Week from', 'Deployments', 'A day']} />
+          <ColumnHeads columns={['Week from (UTC)', 'Deployments', 'A day']} />
           <tbody>
             {buckets.map((b) => (
               <tr key={b.from}>
-                <th scope="row">{utcDateText(b.from)}</th>
+                <th scope="row">{weekLabel(b.from)}</th>
                 <td className="num">
                   <Link to={weekLink(b)}>{String(b.deployment_frequency.deployments)}</Link>
                 </td>
@@ -248,11 +248,11 @@ function LeadTimeChart({ where, buckets }: { where: string; buckets: Bucket[] })
       table={
         <table className="compact">
           <caption className="visually-hidden">Lead time for changes per week</caption>
-          <ColumnHeads columns={['Week from', 'p50', 'p90', 'Deployments measured']} />
+          <ColumnHeads columns={['Week from (UTC)', 'p50', 'p90', 'Deployments measured']} />
           <tbody>
             {buckets.map((b) => (
               <tr key={b.from}>
-                <th scope="row">{utcDateText(b.from)}</th>
+                <th scope="row">{weekLabel(b.from)}</th>
                 <td className="num">{leadTime(b.lead_time_for_changes.p50)}</td>
                 <td className="num">{leadTime(b.lead_time_for_changes.p90)}</td>
                 <td className="num">{b.lead_time_for_changes.deployments}</td>

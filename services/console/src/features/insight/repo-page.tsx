@@ -11,7 +11,7 @@ import type { RepoDelivery } from '../../lib/contract';
 import { consolePath, formatTime, isoTime, paths, plural, short } from '../../lib/format';
 import { CHART_WEEKS, chartsFrom, useRepoDelivery } from './api';
 import { ChartFigure, WeekChart } from './chart';
-import { isoSecond, leadTime, utcDateText } from './figures';
+import { isoSecond, leadTime, utcDateText, weekLabel } from './figures';
 import './insight.css';
 
 type RepoEnvironment = RepoDelivery['environments'][number];
@@ -50,7 +50,7 @@ function PerEnvironment({ org, d }: { org: string; d: RepoDelivery }) {
     return <p>Nothing built from this repository has run in an environment yet.</p>;
   }
   return (
-    <table>
+    <table className="delivery-table">
       <caption className="visually-hidden">Deployments, lead time and what runs now, per environment</caption>
       <ColumnHeads
         columns={['Environment', 'Deployments', 'Lead time for changes p50', 'p90', 'Running now, by commit']}
@@ -104,11 +104,11 @@ function Builds({ d }: { d: RepoDelivery }) {
         table={
           <table className="compact">
             <caption className="visually-hidden">Builds per week</caption>
-            <ColumnHeads columns={['Week from', 'Builds']} />
+            <ColumnHeads columns={['Week from (UTC)', 'Builds']} />
             <tbody>
               {d.builds.map((b) => (
                 <tr key={b.from}>
-                  <th scope="row">{utcDateText(b.from)}</th>
+                  <th scope="row">{weekLabel(b.from)}</th>
                   <td className="num">{b.builds}</td>
                 </tr>
               ))}
