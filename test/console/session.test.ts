@@ -10,8 +10,8 @@ describeConsole('the console session', (t) => {
     expect(new URL(page.url()).pathname).toBe('/sign-in');
 
     await signIn(page, t.baseUrl, undefined, t.apiKey);
-    await page.getByRole('heading', { name: 'Environments', level: 1 }).waitFor();
-    expect(new URL(page.url()).pathname).toBe(`/${t.org}/environments`);
+    await page.getByRole('heading', { name: `Delivery in ${t.org}`, level: 1 }).waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/${t.org}`);
     await expect(page.getByText(`Organization ${t.org}`).isVisible()).resolves.toBe(true);
 
     const stored = await page.evaluate<{ local: string; cookies: string }>(
@@ -67,9 +67,9 @@ describeConsole('the console session', (t) => {
     const page = await t.open({ signedIn: false });
     await page.clock.install();
     await signIn(page, t.baseUrl, t.org, t.apiKey);
-    await page.getByRole('heading', { name: 'Environments', level: 1 }).waitFor();
+    await page.getByRole('heading', { name: `Delivery in ${t.org}`, level: 1 }).waitFor();
     await page.clock.fastForward('29:00');
-    expect(new URL(page.url()).pathname).toBe(`/${t.org}/environments`);
+    expect(new URL(page.url()).pathname).toBe(`/${t.org}`);
     await page.clock.fastForward('02:00');
     await page.getByRole('heading', { name: 'Sign in to Verity' }).waitFor();
   });

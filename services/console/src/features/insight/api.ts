@@ -17,8 +17,9 @@ import type {
 export const HOME_ENVIRONMENTS = 12;
 /** The home page lists this many repositories (by name), and says when there are more. */
 export const HOME_REPOS = 50;
-/** Deployments on one page of the deployments list. */
+/** Deployments on one page of the deployments list, unless the address asks for 1 to 500 (`?per_page=`). */
 export const DEPLOYMENTS_PER_PAGE = 50;
+export const MAX_DEPLOYMENTS_PER_PAGE = 500;
 /** Weeks the charts span, this week included. */
 export const CHART_WEEKS = 12;
 
@@ -99,9 +100,10 @@ export interface DeploymentFilter {
   to: string;
   /** The opaque start of the page, from the previous page's `next` link; '' for the newest. */
   page: string;
+  perPage: number;
 }
 
-export function useDeployments(org: string, f: DeploymentFilter) {
+export function useDeployments(org: string, f: DeploymentFilter, enabled: boolean) {
   return useQuery({
     queryKey: ['deployments', org, f],
     queryFn: ({ signal }) =>
@@ -113,10 +115,11 @@ export function useDeployments(org: string, f: DeploymentFilter) {
           from: f.from,
           to: f.to,
           page: f.page,
-          per_page: DEPLOYMENTS_PER_PAGE,
+          per_page: f.perPage,
         }),
         signal,
       ),
+    enabled,
     placeholderData: keepPreviousData,
     retry: false,
   });

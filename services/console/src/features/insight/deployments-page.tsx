@@ -10,7 +10,13 @@ import { ApiError } from '../../lib/api-client';
 import { formText } from '../../lib/form';
 import { paths, plural } from '../../lib/format';
 import { zoneChoice } from '../../lib/preferences';
-import { DEPLOYMENTS_PER_PAGE, nextPage, useDeployments, type DeploymentFilter } from './api';
+import {
+  DEPLOYMENTS_PER_PAGE,
+  MAX_DEPLOYMENTS_PER_PAGE,
+  nextPage,
+  useDeployments,
+  type DeploymentFilter,
+} from './api';
 import { DeploymentsTable } from './deployments-table';
 import './insight.css';
 
@@ -29,6 +35,23 @@ function apiTime(value: string, end: boolean): string {
   return Number.isNaN(d.getTime()) ? value : d.toISOString();
 }
 
+/** What the API reads as a time: a date, an ISO 8601 date-time, or epoch seconds. */
+const TIME = /^(\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?|\d{1,12}(\.\d+)?)$/;
+
+/** Why a `from`/`to` of the address is not a time, or null when it is one (or absent). */
+export function badTime(name: string, value: string): string | null {
+  if (!value || (TIME.test(value) && (/^\d+(\.\d+)?$/.test(value) || !Number.isNaN(Date.parse(value))))) {
+    return null;
+  }
+  return `“${name}” is not a time: “${value}”. Give a date (YYYY-MM-DD), an ISO 8601 time or epoch seconds.`;
+}
+
+/** The page size the address asks for, within what the API allows. */
+function perPageOf(value: string | null): number {
+  const n = Math.floor(Number(value));
+  return Number.isFinite(n) && n >= 1 ? Math.min(n, MAX_DEPLOYMENTS_PER_PAGE) : DEPLOYMENTS_PER_PAGE;
+}
+
 /** A date input shows a date: an ISO time of the address (as the home page links) shows as its UTC day. */
 const dateValue = (value: string): string =>
   DAY.test(value) ? value : /^\d{4}-\d{2}-\d{2}T/.test(value) ? value.slice(0, 10) : '';
@@ -39,7 +62,7 @@ function DeploymentsFilter({
   setParams,
 }: {
   filter: DeploymentFilter;
-  badRequest: ApiError | null;
+  badRequest: string | null;
   setParams: (params: URLSearchParams) => void;
 }) {
   const filtered = FILTERS.some((k) => filter[k]);
@@ -52,6 +75,10 @@ function DeploymentsFilter({
       if (v) {
         next.set(k, v);
       }
+    }
+    const perPage = formText(form, 'per_page');
+    if (perPage && Number(perPage) !== DEPLOYMENTS_PER_PAGE) {
+      next.set('per_page', perPage);
     }
     setParams(next);
   };
@@ -71,6 +98,17 @@ function DeploymentsFilter({
       <Field id="deployments-to" label="To (date)">
         <input id="deployments-to" name="to" type="date" defaultValue={dateValue(filter.to)} />
       </Field>
+      <Field id="deployments-per-page" label="A page">
+        <select id="deployments-per-page" name="per_page" defaultValue={String(filter.perPage)}>
+          {[...new Set([10, DEPLOYMENTS_PER_PAGE, 200, filter.perPage])]
+            .sort((a, b) => a - b)
+            .map((n) => (
+              <option key={n} value={n}>
+                {n}
+              </option>
+            ))}
+        </select>
+      </Field>
       <button type="submit">Filter</button>
       {filtered && (
         <button type="button" onClick={() => setParams(new URLSearchParams())}>
@@ -79,7 +117,7 @@ function DeploymentsFilter({
       )}
       {badRequest && (
         <p role="alert" className="field-error field-wide">
-          {badRequest.message}
+          {badRequest}
         </p>
       )}
     </form>
@@ -100,6 +138,7 @@ function DeploymentsAnswer({
   filtered: boolean;
   withPage: (page: string | null) => string;
 }) {
+  const perPage = filter.perPage;
   if (query.error) {
     return <ErrorMessage error={query.error} what="the deployments" onRetry={query.refetch} />;
   }
@@ -124,7 +163,7 @@ function DeploymentsAnswer({
       <p role="status" className="muted">
         {`Showing ${plural(deployments.length, 'deployment')}${filter.page ? ' further back' : ''}, newest first${
           older
-            ? `; older ones on the next page (${DEPLOYMENTS_PER_PAGE} a page).`
+            ? `; older ones on the next page (${perPage} a page).`
             : filter.page
               ? ': the oldest that match.'
               : ': all that match.'
@@ -154,13 +193,16 @@ export default function DeploymentsPage() {
     from: get('from'),
     to: get('to'),
     page: get('page'),
+    perPage: perPageOf(params.get('per_page')),
   };
-  const query = useDeployments(org, {
-    ...filter,
-    from: apiTime(filter.from, false),
-    to: apiTime(filter.to, true),
-  });
-  const badRequest = query.error instanceof ApiError && query.error.status === 400 ? query.error : null;
+  const badTimes = badTime('from', filter.from) ?? badTime('to', filter.to);
+  const query = useDeployments(
+    org,
+    { ...filter, from: apiTime(filter.from, false), to: apiTime(filter.to, true) },
+    badTimes === null,
+  );
+  const badRequest =
+    badTimes ?? (query.error instanceof ApiError && query.error.status === 400 ? query.error.message : null);
   const filtered = FILTERS.some((k) => filter[k]);
   const withPage = (page: string | null) => {
     const next = new URLSearchParams(params);
@@ -177,7 +219,7 @@ export default function DeploymentsPage() {
       <title>{`Deployments · ${org} · Verity`}</title>
       <h1>Deployments</h1>
       <DeploymentsFilter
-        key={FILTERS.map((k) => filter[k]).join('\u0000')}
+        key={[...FILTERS.map((k) => filter[k]), filter.perPage].join('\u0000')}
         filter={filter}
         badRequest={badRequest}
         setParams={setParams}
