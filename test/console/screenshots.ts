@@ -49,6 +49,12 @@ async function main(): Promise<void> {
         1750,
       ],
       [
+        'home.png',
+        `/${org}`,
+        () => page.getByRole('figure', { name: /^Lead time for changes/ }).waitFor(),
+        1760,
+      ],
+      [
         'exposure.png',
         `/${org}/exposure?purl=${encodeURIComponent('pkg:npm/lodash@4.17.20')}`,
         () => page.getByText(/^\d+ artifacts? contained/).waitFor(),
