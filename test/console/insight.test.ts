@@ -283,6 +283,14 @@ describeConsole('the delivery pages', (t) => {
     await page.unroute('**/api/v2/dora/**');
     await alert.getByRole('button', { name: 'Retry' }).click();
     await page.getByRole('figure', { name: /^Deployment frequency/ }).waitFor();
+    // each environment's count says what failed too, and retries on its own
+    const prod = page
+      .getByRole('table', { name: ENV_TABLE })
+      .getByRole('row')
+      .filter({ has: page.getByRole('rowheader', { name: 'prod' }) });
+    const failed = prod.getByRole('alert').filter({ hasText: 'Could not load the deployments' });
+    await failed.getByRole('button', { name: 'Retry' }).click();
+    await prod.getByRole('cell').nth(2).getByRole('link', { name: /^\d+$/ }).waitFor();
     t.problems.splice(0);
 
     const empty = await t.open({ signedIn: false });

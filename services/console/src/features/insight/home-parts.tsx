@@ -12,14 +12,14 @@ import { isoSecond, leadTime, percent, utcDateText, weekLabel } from './figures'
 /** Running artifacts named per environment; the rest are counted and link to the snapshot. */
 const NAMED_RUNNING = 5;
 
-type Answer<T> = { data: T | undefined; error: unknown; isPending: boolean };
+type Answer<T> = { data: T | undefined; error: unknown; isPending: boolean; refetch: () => unknown };
 
 function RunningNow({ org, env, snapshot }: { org: string; env: Environment; snapshot: Answer<Snapshot> }) {
   if (env.latest_snapshot_index === null) {
     return <span className="muted">nothing reported yet</span>;
   }
   if (snapshot.error) {
-    return <ErrorMessage error={snapshot.error} what="what runs" />;
+    return <ErrorMessage error={snapshot.error} what="what runs" onRetry={snapshot.refetch} />;
   }
   if (!snapshot.data) {
     return <span className="muted">Loading…</span>;
@@ -63,7 +63,7 @@ function DeploymentsThisWeek({
   dora: Answer<DoraAnswer>;
 }) {
   if (dora.error) {
-    return <ErrorMessage error={dora.error} what="the deployments" />;
+    return <ErrorMessage error={dora.error} what="the deployments" onRetry={dora.refetch} />;
   }
   if (!dora.data) {
     return <span className="muted">Loading…</span>;
