@@ -20,20 +20,6 @@ export const HOME_REPOS = 50;
 /** Deployments on one page of the deployments list, unless the address asks for 1 to 500 (`?per_page=`). */
 export const DEPLOYMENTS_PER_PAGE = 50;
 export const MAX_DEPLOYMENTS_PER_PAGE = 500;
-/** Weeks the charts span, this week included. */
-export const CHART_WEEKS = 12;
-
-const WEEK = 7 * 86_400;
-
-/** Monday 00:00 UTC of the week `epochSeconds` falls in: where the API's week buckets start. */
-export function weekStart(epochSeconds: number): number {
-  const d = new Date(epochSeconds * 1000);
-  const sinceMonday = (d.getUTCDay() + 6) % 7;
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() - sinceMonday) / 1000;
-}
-
-/** The start of the charts' range: the Monday CHART_WEEKS - 1 weeks before this week's. */
-export const chartsFrom = (now: number): number => weekStart(now) - (CHART_WEEKS - 1) * WEEK;
 
 export function useHomeEnvironments(org: string) {
   return useQuery({

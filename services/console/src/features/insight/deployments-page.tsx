@@ -18,6 +18,7 @@ import {
   type DeploymentFilter,
 } from './api';
 import { DeploymentsTable } from './deployments-table';
+import { badTime } from './figures';
 import './insight.css';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -33,17 +34,6 @@ function apiTime(value: string, end: boolean): string {
   }
   const d = new Date(`${value}T${end ? '23:59:59.999' : '00:00:00'}${zoneChoice() === 'utc' ? 'Z' : ''}`);
   return Number.isNaN(d.getTime()) ? value : d.toISOString();
-}
-
-/** What the API reads as a time: a date, an ISO 8601 date-time, or epoch seconds. */
-const TIME = /^(\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2})?)?|\d{1,12}(\.\d+)?)$/;
-
-/** Why a `from`/`to` of the address is not a time, or null when it is one (or absent). */
-export function badTime(name: string, value: string): string | null {
-  if (!value || (TIME.test(value) && (/^\d+(\.\d+)?$/.test(value) || !Number.isNaN(Date.parse(value))))) {
-    return null;
-  }
-  return `“${name}” is not a time: “${value}”. Give a date (YYYY-MM-DD), an ISO 8601 time or epoch seconds.`;
 }
 
 /** The page size the address asks for, within what the API allows. */

@@ -1,4 +1,4 @@
-/** How delivery figures read: lead times, rates and the UTC weeks the API counts in. */
+/** How delivery figures read (lead times, rates, the UTC weeks the API counts in) and what the address may say. */
 
 /** A lead time in seconds, in the unit that reads best: "45 min", "18.3 h", "2.2 days"; "none" when null. */
 export function leadTime(seconds: number | null | undefined): string {
@@ -35,3 +35,31 @@ export const utcDateText = (epochSeconds: number): string => utcDate.format(new 
 /** An ISO date-time (to the second) of epoch seconds, as the API's `from`/`to` accept it. */
 export const isoSecond = (epochSeconds: number): string =>
   `${new Date(Math.floor(epochSeconds) * 1000).toISOString().slice(0, 19)}Z`;
+
+/** Weeks the charts span, this week included. */
+export const CHART_WEEKS = 12;
+const WEEK = 7 * 86_400;
+
+/** Monday 00:00 UTC of the week `epochSeconds` falls in: where the API's week buckets start. */
+export function weekStart(epochSeconds: number): number {
+  const d = new Date(epochSeconds * 1000);
+  const sinceMonday = (d.getUTCDay() + 6) % 7;
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() - sinceMonday) / 1000;
+}
+
+/** The start of the charts' range: the Monday CHART_WEEKS - 1 weeks before this week's. */
+export const chartsFrom = (now: number): number => weekStart(now) - (CHART_WEEKS - 1) * WEEK;
+
+/**
+ * What the page can ask the API with: a date (the page turns it into a time in its zone), an
+ * ISO 8601 date-time with its zone, or epoch seconds.
+ */
+const TIME = /^(\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?|\d{1,12}(\.\d+)?)$/;
+
+/** Why a `from`/`to` of the address is not a time, or null when it is one (or absent). */
+export function badTime(name: string, value: string): string | null {
+  if (!value || (TIME.test(value) && (/^\d+(\.\d+)?$/.test(value) || !Number.isNaN(Date.parse(value))))) {
+    return null;
+  }
+  return `“${name}” is not a time: “${value}”. Give a date (YYYY-MM-DD), an ISO 8601 time or epoch seconds.`;
+}

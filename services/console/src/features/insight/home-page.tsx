@@ -9,16 +9,8 @@ import { Field } from '../../components/field';
 import { QueryView } from '../../components/query-state';
 import { paths } from '../../lib/format';
 import type { Environment } from '../../lib/contract';
-import {
-  CHART_WEEKS,
-  chartsFrom,
-  HOME_REPOS,
-  useDora,
-  useEnvironmentsNow,
-  useHomeEnvironments,
-  useHomeRepos,
-  weekStart,
-} from './api';
+import { HOME_REPOS, useDora, useEnvironmentsNow, useHomeEnvironments, useHomeRepos } from './api';
+import { CHART_WEEKS, chartsFrom, weekStart } from './figures';
 import { DeliveryCharts, DeliveryLoading, EnvironmentsNow } from './home-parts';
 import './insight.css';
 

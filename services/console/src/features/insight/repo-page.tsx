@@ -9,9 +9,9 @@ import { Breadcrumbs, QueryView } from '../../components/query-state';
 import { ColumnHeads } from '../../components/table-head';
 import type { RepoDelivery } from '../../lib/contract';
 import { consolePath, formatTime, isoTime, paths, plural, short } from '../../lib/format';
-import { CHART_WEEKS, chartsFrom, useRepoDelivery } from './api';
+import { useRepoDelivery } from './api';
 import { ChartFigure, WeekChart } from './chart';
-import { isoSecond, leadTime, utcDateText, weekLabel } from './figures';
+import { CHART_WEEKS, chartsFrom, isoSecond, leadTime, utcDateText, weekLabel } from './figures';
 import './insight.css';
 
 type RepoEnvironment = RepoDelivery['environments'][number];
