@@ -55,6 +55,31 @@ async function main(): Promise<void> {
         1760,
       ],
       [
+        'diff.png',
+        `/${org}/environments/staging/diff?from=${Math.max(1, (server.demo.environments.staging ?? 4) - 3)}&to=${server.demo.environments.staging ?? 4}`,
+        () =>
+          page
+            .getByText(/^Unchanged/)
+            .first()
+            .waitFor(),
+      ],
+      [
+        'policy-preview.png',
+        `/${org}/policies/build-provenance`,
+        async () => {
+          const form = page.getByRole('form', { name: 'Preview on an environment' });
+          await form.getByLabel('Environment').fill('dev');
+          await form.getByRole('radio', { name: /^Attach v\d+/ }).check();
+          await form.getByLabel(/^Snapshots, back from the latest/).fill('20');
+          await form.getByRole('button', { name: 'Preview' }).click();
+          await page
+            .getByRole('status')
+            .filter({ hasText: /would flip\.$/ })
+            .waitFor();
+        },
+        1750,
+      ],
+      [
         'exposure.png',
         `/${org}/exposure?purl=${encodeURIComponent('pkg:npm/lodash@4.17.20')}`,
         () => page.getByText(/^\d+ artifacts? contained/).waitFor(),
