@@ -24,6 +24,26 @@ export interface ApiProcess {
 
 /** Starts the API on `databaseUrl` and waits until it answers `/readyz`. */
 export async function startApi(databaseUrl: string, env: Record<string, string> = {}): Promise<ApiProcess> {
+  const api = await spawnApi(databaseUrl, env);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (!api.alive()) {
+      throw new Error(`The API exited on start:\n${api.output()}`);
+    }
+    if (Date.now() > deadline) {
+      await api.kill('SIGKILL');
+      throw new Error(`The API did not get ready:\n${api.output()}`);
+    }
+    const ready = await fetch(`${api.base}/readyz`).catch(() => undefined);
+    if (ready?.status === 200) {
+      return api;
+    }
+    await sleep(200);
+  }
+}
+
+/** Starts the API on `databaseUrl` without waiting for anything. */
+export async function spawnApi(databaseUrl: string, env: Record<string, string> = {}): Promise<ApiProcess> {
   const port = await freePort();
   // Node itself with tsx as a loader (not the tsx wrapper): the pid is the API's, so a SIGKILL
   // kills the API, and nothing outlives the test.
@@ -61,21 +81,7 @@ export async function startApi(databaseUrl: string, env: Record<string, string> 
       await exited;
     },
   };
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (!api.alive()) {
-      throw new Error(`The API exited on start:\n${out}`);
-    }
-    if (Date.now() > deadline) {
-      await api.kill('SIGKILL');
-      throw new Error(`The API did not get ready:\n${out}`);
-    }
-    const ready = await fetch(`${base}/readyz`).catch(() => undefined);
-    if (ready?.status === 200) {
-      return api;
-    }
-    await sleep(200);
-  }
+  return api;
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { buildApp, openConfiguredDatabase } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { startWaitingServer, untilDatabase } from './database-wait.js';
 import { loggerOptions } from './logger.js';
 import { openDatabase, type DatabaseHandle } from './storage/create-db.js';
 import { isDatabaseUnavailable, isUniqueViolation } from './storage/errors.js';
@@ -83,6 +84,59 @@ async function bootstrap(handle: DatabaseHandle, config: Config, log: Log): Prom
   return boot;
 }
 
+interface Started {
+  handle: DatabaseHandle;
+  boot: BootstrapResult;
+}
+
+/** The database opened, migrated and bootstrapped; closed again when a step fails. */
+async function openAndBootstrap(config: Config, log: Log): Promise<Started> {
+  const handle = await openMigrated(config, log);
+  try {
+    return { handle, boot: await bootstrap(handle, config, log) };
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * PostgreSQL may not be there yet (a cluster restarting with the API): the process waits for it
+ * with backoff, answering the probes on its port meanwhile (`/readyz` says why it is not ready),
+ * and goes on once it answers. SIGTERM or SIGINT while waiting ends the process.
+ */
+async function waitForDatabase(config: Config, log: Log & Pick<FastifyBaseLogger, 'warn' | 'error'>) {
+  const waiting = await startWaitingServer(config.host, config.port);
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    log.info({ signal }, 'shutting down while waiting for the database');
+    stop.abort();
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  let started: Started | undefined;
+  try {
+    started = await untilDatabase(() => openAndBootstrap(config, log), {
+      log,
+      onFailure: (message) => waiting.setReason(message),
+      signal: stop.signal,
+    });
+  } catch (err) {
+    if (!stop.signal.aborted) {
+      throw err;
+    }
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    await waiting.close();
+  }
+  if (!started || stop.signal.aborted) {
+    await started?.handle.close();
+    process.exit(0);
+  }
+  return started;
+}
+
 /** Closes the app on SIGTERM and SIGINT, and decides what an error nothing caught does. */
 function handleShutdown(app: FastifyInstance, config: Config): void {
   const grace = closeWithGrace(
@@ -138,8 +192,9 @@ function showGeneratedKey(config: Config, org: string | undefined, key: string):
 async function main(): Promise<void> {
   const config = readConfig();
   const log = pino(loggerOptions(config.logLevel));
-  const handle = await openMigrated(config, log);
-  const boot = await bootstrap(handle, config, log);
+  const { handle, boot } = config.databaseUrl
+    ? await waitForDatabase(config, log)
+    : await openAndBootstrap(config, log);
 
   const app = await buildApp({ config, database: handle, logger: loggerOptions(config.logLevel) });
   app.addHook('onClose', async () => handle.close());
