@@ -19,8 +19,11 @@ export default async function setup(project: TestProject): Promise<() => void> {
   const path = join(tmpdir(), `verity-pglite-template-${process.pid}.tar`);
   const handle = await openDatabase({ dataDir: 'memory://' });
   await migrateToLatest(handle);
-  const dump = await handle.dump!();
-  writeFileSync(path, Buffer.from(await dump.arrayBuffer()));
+  const chunks: Buffer[] = [];
+  for await (const chunk of await handle.dump!()) {
+    chunks.push(chunk as Buffer);
+  }
+  writeFileSync(path, Buffer.concat(chunks));
   await handle.close();
   project.provide('pgliteTemplate', path);
   return () => rmSync(path, { force: true });

@@ -8,6 +8,8 @@ import { join, resolve } from 'node:path';
 import { Kysely, PostgresDialect } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { Readable } from 'node:stream';
+import { removeStaleStaging, streamDataDirBackup } from './backup-tar.js';
 import { EMBEDDED_STATEMENT_BYTES, runtimeWrites } from './repositories/runtime.js';
 import pg from 'pg';
 import { setImmediate as turn } from 'node:timers/promises';
@@ -23,8 +25,11 @@ export interface DatabaseHandle {
   dialect: DialectName;
   /** Closes the pool or the embedded database and releases its directory lock. */
   close(): Promise<void>;
-  /** Embedded only: a dump of the whole database, which `loadDataDir` can start from. */
-  dump?: () => Promise<Blob>;
+  /**
+   * Embedded only: a consistent tar of the whole database, which `loadDataDir` can start from;
+   * streamed in constant memory when the database is in a directory.
+   */
+  dump?: () => Promise<Readable>;
   /** Follows committed changes (migration 0300) for in-process caches. */
   listen(handlers: ChangeHandlers): Promise<ChangeListener>;
 }
@@ -249,6 +254,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   if (!inMemory) {
     mkdirSync(dataDir, { recursive: true });
     release = lockDirectory(dataDir);
+    removeStaleStaging(dataDir);
   }
   try {
     const client = await PGlite.create({
@@ -261,7 +267,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     return {
       db,
       dialect: 'pglite',
-      dump: async () => await client.dumpDataDir('none'),
+      dump: inMemory
+        ? async () => Readable.fromWeb((await client.dumpDataDir('none')).stream())
+        : async () => streamDataDirBackup(client, resolve(dataDir)),
       listen: (handlers) => listenPglite(client, handlers),
       close: async () => {
         try {

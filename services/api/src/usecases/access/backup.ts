@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { ApiError, ForbiddenError } from '../../errors.js';
 import { lockDirectory, openDatabase } from '../../storage/create-db.js';
 import type { Db } from '../../storage/database.js';
@@ -55,12 +55,11 @@ export async function assertMayBackUp(db: Db, principal: Principal, backupOrg: s
 }
 
 /** The dump as a stream (a tar of the data directory), or 501 on PostgreSQL. */
-export async function backupStream(dump: (() => Promise<Blob>) | undefined): Promise<Readable> {
+export async function backupStream(dump: (() => Promise<Readable>) | undefined): Promise<Readable> {
   if (!dump) {
     throw new BackupUnsupportedError();
   }
-  const blob = await dump();
-  return Readable.fromWeb(blob.stream());
+  return dump();
 }
 
 /** A restore that cannot go ahead; the CLI prints the message. */
