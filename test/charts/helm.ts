@@ -99,6 +99,17 @@ export function helm(args: string[]): Promise<HelmResult> {
 /** The chart directory of a chart name. */
 export const chartDir = (chart: string): string => join(root, 'charts', chart);
 
+/**
+ * The image each chart is rendered with: the charts name no default (an install without one is
+ * refused), so the tests pass one first, as an install would; `withoutImage` leaves it out.
+ */
+export const TEST_IMAGES: Record<string, string> = {
+  verity: 'registry.test/verity/verity-api',
+  'verity-agent': 'registry.test/verity/verity-agent',
+};
+const imageValues = (chart: string): string[] =>
+  TEST_IMAGES[chart] ? ['-f', valuesFile({ image: { repository: TEST_IMAGES[chart] } })] : [];
+
 /** Writes values to a temporary file for `-f`. */
 let valuesFiles = 0;
 export function valuesFile(values: unknown): string {
@@ -135,14 +146,21 @@ export function parseManifests(text: string): K8sObject[] {
 /** Release name and namespace every test renders with. */
 export const RELEASE = { name: 'verity', namespace: 'verity-system' } as const;
 
+export interface TemplateOptions {
+  files?: string[];
+  values?: unknown;
+  set?: string[];
+  release?: string;
+  showOnly?: string;
+  /** Leave out the test image (TEST_IMAGES), to see the chart refuse an install without one. */
+  withoutImage?: boolean;
+}
+
 /**
  * `helm template` of a chart with value files and `--set` pairs; throws with helm's message when
  * rendering fails, so a test names the reason.
  */
-export async function render(
-  chart: string,
-  opts: { files?: string[]; values?: unknown; set?: string[]; release?: string; showOnly?: string } = {},
-): Promise<K8sObject[]> {
+export async function render(chart: string, opts: TemplateOptions = {}): Promise<K8sObject[]> {
   const result = await template(chart, opts);
   if (result.code !== 0) {
     throw new Error(`helm template ${chart} failed:\n${result.stderr}`);
@@ -151,11 +169,11 @@ export async function render(
 }
 
 /** `helm template` returning helm's exit code and output, for the refusal tests. */
-export function template(
-  chart: string,
-  opts: { files?: string[]; values?: unknown; set?: string[]; release?: string; showOnly?: string } = {},
-): Promise<HelmResult> {
+export function template(chart: string, opts: TemplateOptions = {}): Promise<HelmResult> {
   const args = ['template', opts.release ?? RELEASE.name, chartDir(chart), '--namespace', RELEASE.namespace];
+  if (!opts.withoutImage) {
+    args.push(...imageValues(chart));
+  }
   for (const f of opts.files ?? []) {
     args.push('-f', f);
   }
@@ -187,7 +205,7 @@ export async function expectRefused(
   if (by === 'template') {
     return;
   }
-  const linted = await helm(['lint', chartDir(chart), '-f', valuesFile(values)]);
+  const linted = await helm(['lint', chartDir(chart), ...imageValues(chart), '-f', valuesFile(values)]);
   expect(linted.code).not.toBe(0);
   expect(linted.stdout + linted.stderr).toMatch(message);
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { Ajv } from 'ajv';
-import { chartDir, expectRefused, render, type K8sObject } from './helm.js';
+import { chartDir, expectRefused, render, template, type K8sObject } from './helm.js';
 import { loadOperatorConfig } from '../../services/operator/src/config.js';
 
 const CHART = 'verity-agent';
@@ -442,6 +442,26 @@ describe('the two programs', async () => {
 });
 
 describe('the agent chart refuses', () => {
+  it('an install that names no image: no default points at a namespace of someone else', async () => {
+    const refused = await template(CHART, { values: BASE, withoutImage: true });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(
+      'image.repository is required: the chart names no default image. Build Dockerfile.reporter, push it to a registry you control and set image.repository',
+    );
+    const named = await render(CHART, {
+      values: BASE,
+      withoutImage: true,
+      set: ['image.repository=ghcr.io/acme/verity-agent'],
+    });
+    const images = named
+      .filter((o) => o.kind === 'Deployment')
+      .map((o) => o.spec.template.spec.containers[0].image as string);
+    expect(images.length).toBeGreaterThan(0);
+    for (const image of images) {
+      expect(image).toMatch(/^ghcr\.io\/acme\/verity-agent:/);
+    }
+  });
+
   it('a missing API URL, organization or key', async () => {
     await expectRefused(CHART, { ...BASE, api: { url: '' } }, /api.url is empty/, 'template');
     await expectRefused(CHART, { ...BASE, org: '' }, /org is empty/, 'template');

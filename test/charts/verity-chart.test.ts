@@ -2,9 +2,10 @@
  * charts/verity, rendered by a real helm: what the API pod gets (security, probes, storage,
  * secrets as files), what the chart refuses and why, and the alerts of its PrometheusRule.
  */
+import * as fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parser as promql } from '@prometheus-io/lezer-promql';
-import { chartDir, expectRefused, helm, render, type K8sObject } from './helm.js';
+import { chartDir, expectRefused, helm, render, template, TEST_IMAGES, type K8sObject } from './helm.js';
 import { schemaProblems } from './k8s-schemas.js';
 import { CONFIG_VARIABLES, loadConfig } from '../../services/api/src/config.js';
 import { ensureBootstrap } from '../../services/api/src/usecases/access/bootstrap.js';
@@ -190,6 +191,42 @@ describe('the API chart by default (embedded database)', async () => {
 });
 
 describe('the API chart refuses', () => {
+  it('an install that names no image: no default points at a namespace of someone else', async () => {
+    const refused = await template(CHART, { withoutImage: true });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(
+      'image.repository is required: the chart names no default image. Build Dockerfile.api, push it to a registry you control and set image.repository',
+    );
+    // An install as the README gives it, without the image: refused before anything is created.
+    const installed = await helm([
+      'install',
+      'verity',
+      chartDir(CHART),
+      '--dry-run=client',
+      '--namespace',
+      'verity-system',
+    ]);
+    expect(installed.code).not.toBe(0);
+    expect(installed.stderr).toContain('image.repository is required');
+    // helm lint only warns of a missing required value; it names it all the same.
+    const linted = await helm(['lint', chartDir(CHART)]);
+    expect(linted.stdout + linted.stderr).toContain('image.repository is required');
+    const named = await render(CHART, {
+      withoutImage: true,
+      set: ['image.repository=ghcr.io/acme/verity-api'],
+    });
+    expect(apiContainer(named).image).toMatch(/^ghcr\.io\/acme\/verity-api:/);
+  });
+
+  it('an image repository with a tag or a digest in it (they have values of their own)', async () => {
+    await expectRefused(
+      CHART,
+      { image: { repository: 'ghcr.io/acme/verity-api:1.0' } },
+      /repository/,
+      'schema',
+    );
+  });
+
   it('more than one replica with the embedded database', async () => {
     await expectRefused(
       CHART,
@@ -699,6 +736,8 @@ describe('NOTES.txt', () => {
       '--dry-run=client',
       '--namespace',
       'verity-system',
+      '--set',
+      `image.repository=${TEST_IMAGES[CHART]}`,
     ]);
     expect(result.code, result.stderr).toBe(0);
     const notes = result.stdout.slice(result.stdout.indexOf('NOTES:'));
@@ -709,5 +748,158 @@ describe('NOTES.txt', () => {
     );
     expect(notes).toContain('helm install verity-agent charts/verity-agent');
     expect(notes).toContain('--set api.url=http://verity.verity-system.svc:8080');
+    expect(notes).toContain('--set image.repository=<your registry>/verity-agent');
+  });
+});
+
+/**
+ * Settings the API reads that no chart value sets, each with the reason. Empty today: a new
+ * setting of `config.ts` fails the test below until the chart has a value for it (or it is
+ * listed here with why it must not be in the chart).
+ */
+const NOT_IN_CHART: Record<string, string> = {};
+
+/** Set by the chart from its own structure, not from a value of their own. */
+const FIXED: Record<string, string> = {
+  PORT: 'the container port the Service, the probes and the network policy name',
+  HOST: 'all interfaces of the pod',
+  VERITY_DATA_DIR: 'persistence.mountPath, where the claim is mounted',
+};
+
+/** Where the chart reads a variable's value: itself, or the file or Secret form of it. */
+const chartNames = (variable: string) => [variable, `${variable}_FILE`, variable.replace(/_FILE$/, '')];
+
+describe('the chart covers every setting of the API', async () => {
+  const deploymentText = fs.readFileSync(`${chartDir(CHART)}/templates/deployment.yaml`, 'utf8');
+  const valuesText = fs.readFileSync(`${chartDir(CHART)}/values.yaml`, 'utf8');
+  const schema = JSON.parse(fs.readFileSync(`${chartDir(CHART)}/values.schema.json`, 'utf8'));
+  const templated = new Set([...deploymentText.matchAll(/- name: ([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!));
+  // `## @param <path> <VARIABLE>: ...`: the value documented as setting the variable.
+  const documented = new Map(
+    [...valuesText.matchAll(/^\s*## @param (\S+) ([A-Z][A-Z0-9_]+):/gm)].map((m) => [m[2]!, m[1]!]),
+  );
+  const inSchema = (path: string) =>
+    path.split('.').reduce<any>((node, key) => node?.properties?.[key], schema) !== undefined;
+
+  it('has a value (or a fixed setting, or a listed reason) for every variable config.ts reads', () => {
+    const uncovered = CONFIG_VARIABLES.filter(
+      (v) => !(v in NOT_IN_CHART) && !chartNames(v).some((n) => templated.has(n)),
+    );
+    expect(uncovered, 'settings of the API that no chart value sets').toEqual([]);
+    for (const name of Object.keys(NOT_IN_CHART)) {
+      expect(CONFIG_VARIABLES, `NOT_IN_CHART lists ${name}, which the API no longer reads`).toContain(name);
+    }
+  });
+
+  it('documents each variable it sets in values.yaml, on a value values.schema.json knows', () => {
+    const undocumented: string[] = [];
+    for (const name of templated) {
+      if (name in FIXED || name.endsWith('_FILE') || ['SMTP_URL', 'VERITY_WEBHOOK_SECRET'].includes(name)) {
+        continue;
+      }
+      const path = documented.get(name);
+      if (!path || !inSchema(path)) {
+        undocumented.push(`${name} (${path ?? 'no @param names it'})`);
+      }
+    }
+    expect(undocumented).toEqual([]);
+  });
+
+  it('passes every new value to the API as its configuration reads it', async () => {
+    const objects = await render(CHART, {
+      values: {
+        database: { url: PG, statementTimeoutMs: 20_000, connectTimeoutMs: 7_000 },
+        bootstrap: { org: 'acme', apiKey: 'k'.repeat(24) },
+        config: {
+          backupOrg: 'ops',
+          evidenceMaxBytes: 50 * 1024 * 1024,
+          sbomMaxComponents: 30_000,
+          sbomMaxVersions: 50,
+          authFailuresPerMinute: 30,
+          reevaluationIntervalMs: 60_000,
+          changePollMs: 250,
+          readCacheEntries: 0,
+          readCacheBytes: 128 * 1024 * 1024,
+          outboundTimeoutMs: 8_000,
+        },
+        evaluations: {
+          enabled: false,
+          pollMs: 10_000,
+          jq: { timeoutMs: 3_000, maxHeapMb: 128, workers: 4, queuePerOrg: 40 },
+          cel: { timeoutMs: 1_000, maxHeapMb: 32, workers: 3 },
+        },
+        notifications: {
+          enabled: false,
+          pollMs: 2_000,
+          maxAttempts: 5,
+          leaseMs: 30_000,
+          emailFrom: 'Verity <verity@acme.example>',
+          webhookSecret: { existingSecret: 'verity-webhooks', existingSecretKey: 'signing' },
+        },
+      },
+    });
+    const env = envOf(objects);
+    expect(env.VERITY_WEBHOOK_SECRET).toEqual({
+      secretKeyRef: { name: 'verity-webhooks', key: 'signing' },
+    });
+    const files: Record<string, string> = {
+      '/etc/verity/database/url': PG,
+      '/etc/verity/bootstrap/api-key': 'k'.repeat(24),
+    };
+    const config = loadConfig(literalEnvOf(objects), (path) => {
+      if (!(path in files)) {
+        throw new Error(`ENOENT: ${path}`);
+      }
+      return files[path]!;
+    });
+    expect(config).toMatchObject({
+      dbStatementTimeoutMs: 20_000,
+      dbConnectTimeoutMs: 7_000,
+      backupOrg: 'ops',
+      evidenceMaxBytes: 50 * 1024 * 1024,
+      readCacheEntries: 0,
+      readCacheBytes: 128 * 1024 * 1024,
+      changePollMs: 250,
+      emailFrom: 'Verity <verity@acme.example>',
+    });
+    const literal = literalEnvOf(objects);
+    expect(literal).toMatchObject({
+      VERITY_SBOM_MAX_COMPONENTS: '30000',
+      VERITY_SBOM_MAX_VERSIONS: '50',
+      VERITY_AUTH_FAILURES_PER_MINUTE: '30',
+      VERITY_REEVALUATION_INTERVAL_MS: '60000',
+      VERITY_OUTBOUND_TIMEOUT_MS: '8000',
+      VERITY_EVALUATIONS_ENABLED: 'false',
+      VERITY_EVALUATIONS_POLL_MS: '10000',
+      VERITY_JQ_TIMEOUT_MS: '3000',
+      VERITY_JQ_MAX_HEAP_MB: '128',
+      VERITY_JQ_WORKERS: '4',
+      VERITY_JQ_QUEUE_PER_ORG: '40',
+      VERITY_CEL_TIMEOUT_MS: '1000',
+      VERITY_CEL_MAX_HEAP_MB: '32',
+      VERITY_CEL_WORKERS: '3',
+      VERITY_NOTIFIER_ENABLED: 'false',
+      VERITY_NOTIFIER_POLL_MS: '2000',
+      VERITY_NOTIFIER_MAX_ATTEMPTS: '5',
+      VERITY_NOTIFIER_LEASE_MS: '30000',
+    });
+  });
+
+  it('leaves every new setting to the API default unless a value is given', async () => {
+    const env = envOf(await render(CHART));
+    for (const name of [
+      'VERITY_DB_STATEMENT_TIMEOUT_MS',
+      'VERITY_JQ_WORKERS',
+      'VERITY_NOTIFIER_ENABLED',
+      'VERITY_EMAIL_FROM',
+      'VERITY_WEBHOOK_SECRET',
+    ]) {
+      expect(env[name], name).toBeUndefined();
+    }
+  });
+
+  it('refuses a value the API would refuse at start', async () => {
+    await expectRefused(CHART, { evaluations: { jq: { workers: 0 } } }, /workers/, 'schema');
+    await expectRefused(CHART, { database: { connectTimeoutMs: 50 } }, /connectTimeoutMs/, 'schema');
   });
 });

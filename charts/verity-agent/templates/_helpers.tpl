@@ -57,10 +57,11 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{- define "verity-agent.image" -}}
+{{- $repository := required "image.repository is required: the chart names no default image. Build Dockerfile.reporter, push it to a registry you control and set image.repository (e.g. --set image.repository=registry.example.com/verity/verity-agent)" .Values.image.repository -}}
 {{- if .Values.image.digest -}}
-{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- printf "%s@%s" $repository .Values.image.digest -}}
 {{- else -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- printf "%s:%s" $repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
 {{- end -}}
 
