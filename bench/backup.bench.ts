@@ -3,7 +3,8 @@
  * backup of a large embedded database kept in a directory. The database is filled with
  * BENCH_BACKUP_MIB MiB (default 256) of incompressible rows; the API runs as production runs it
  * (`services/api/src/main.ts` in its own process) and its resident memory is sampled from /proc
- * during the backup. Target: growth below 64 MiB, whatever the size of the database.
+ * during the backup, while a reader measures how long database requests wait for the copy.
+ * Target: growth below 64 MiB, whatever the size of the database.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -112,19 +113,29 @@ export default async function run(ctx: BenchContext): Promise<BenchFigure[]> {
           await sleep(20);
         }
       })();
+      // A reader of the database meanwhile: it waits while the data directory is copied.
+      let slowestMs = 0;
+      const reader = (async () => {
+        while (sampling) {
+          const t0 = performance.now();
+          await fetch(`${url}/api/v2/flows/bench`, { headers: { authorization: `Bearer ${key}` } });
+          slowestMs = Math.max(slowestMs, performance.now() - t0);
+          await sleep(50);
+        }
+      })();
       const file = join(dir, 'backup.tar');
       const started = performance.now();
       try {
         await backupCommand(['backup', file], { VERITY_URL: url, VERITY_API_KEY: key });
       } finally {
         sampling = false;
-        await sampler;
+        await Promise.all([sampler, reader]);
       }
       const seconds = (performance.now() - started) / 1000;
       const size = statSync(file).size;
       const growth = (peak - before) / MIB;
       log(
-        `backup of ${(size / MIB).toFixed(0)} MiB in ${seconds.toFixed(1)} s; API RSS ${(before / MIB).toFixed(0)} MiB before, peak ${(peak / MIB).toFixed(0)} MiB`,
+        `backup of ${(size / MIB).toFixed(0)} MiB in ${seconds.toFixed(1)} s; API RSS ${(before / MIB).toFixed(0)} MiB before, peak ${(peak / MIB).toFixed(0)} MiB; slowest read meanwhile ${slowestMs.toFixed(0)} ms (it waits while the directory is copied)`,
       );
       return [
         {
