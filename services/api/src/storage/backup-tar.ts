@@ -41,9 +41,13 @@ export async function streamDataDirBackup(engine: Exclusive, dataDir: string): P
   }
   const out = new PassThrough();
   const pack = tar.pack();
+  // A download that ends early (the client went away) stops the file being read, so no read
+  // stream or file descriptor outlives it.
+  const stop = new AbortController();
+  out.once('close', () => stop.abort());
   const cleanup = () => void rm(staging, { recursive: true, force: true });
   void pipeline(pack, out).then(cleanup, cleanup);
-  void writeEntries(pack, staging, '').then(
+  void writeEntries(pack, staging, '', stop.signal).then(
     () => pack.finalize(),
     (err: unknown) => pack.destroy(err as Error),
   );
@@ -51,16 +55,22 @@ export async function streamDataDirBackup(engine: Exclusive, dataDir: string): P
 }
 
 /** Each directory and file under `dir`, in PGlite's layout (names from the data directory's root). */
-async function writeEntries(pack: tar.Pack, root: string, relative: string): Promise<void> {
+async function writeEntries(
+  pack: tar.Pack,
+  root: string,
+  relative: string,
+  signal: AbortSignal,
+): Promise<void> {
   const dir = join(root, relative);
   const names = (await readdir(dir)).sort();
   for (const name of names) {
+    signal.throwIfAborted();
     const path = join(dir, name);
     const rel = `${relative}/${name}`;
     const stat = await lstat(path);
     if (stat.isDirectory()) {
       pack.entry({ name: rel, type: 'directory', mode: stat.mode & 0o7777, mtime: stat.mtime });
-      await writeEntries(pack, root, rel);
+      await writeEntries(pack, root, rel, signal);
     } else if (stat.isFile()) {
       const entry = pack.entry({
         name: rel,
@@ -69,7 +79,7 @@ async function writeEntries(pack: tar.Pack, root: string, relative: string): Pro
         mode: stat.mode & 0o7777,
         mtime: stat.mtime,
       });
-      await pipeline(createReadStream(path), entry);
+      await pipeline(createReadStream(path), entry, { signal });
     }
   }
 }
