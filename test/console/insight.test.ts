@@ -204,6 +204,49 @@ describeConsole('the delivery pages', (t) => {
     await page.getByText('Showing 5 deployments, newest first; older ones').waitFor();
   });
 
+  it('marks a rollback as the API marks it: the build whose tests failed, undone in dev', async () => {
+    const answer = await t.api(`/deployments/${t.org}?environment=dev`);
+    expect(answer.next).toBeNull();
+    const rollbacks = answer.deployments.filter((d: any) => d.rollback);
+    // the demo rolls dev back once, to the payments build before the one whose tests failed
+    expect(rollbacks).toHaveLength(1);
+    const back = rollbacks[0];
+    expect(back.artifact.name).toMatch(/^ghcr\.io\/acme\/payments-api:/);
+    expect(back.commits).toEqual([]);
+    expect(back.change_lead_time).toBeNull();
+    // what it replaced had run there after it: the rolled-back build was deployed to dev before
+    const undone = answer.deployments.find(
+      (d: any) => d.artifact.fingerprint === back.replaced[0].fingerprint && d.started_at < back.started_at,
+    );
+    expect(undone).toBeTruthy();
+    expect(
+      answer.deployments.some(
+        (d: any) =>
+          d.artifact.fingerprint === back.artifact.fingerprint && d.started_at < undone.started_at && !d.rollback,
+      ),
+    ).toBe(true);
+
+    const page = await t.page();
+    await page.goto(`${t.baseUrl}/${t.org}/deployments?environment=dev`);
+    await page
+      .getByText(`Showing ${answer.deployments.length} deployments, newest first: all that match.`)
+      .waitFor();
+    const table = page.getByRole('table', { name: 'Deployments, newest first' });
+    const rows = await bodyCells(table);
+    // the Kind column says Rollback exactly where the API says rollback, and nowhere else
+    expect(rows.map((r) => r[4])).toEqual(
+      answer.deployments.map((d: any) => (d.rollback ? '↶ Rollback' : 'Deployment')),
+    );
+    const i = answer.deployments.indexOf(back);
+    expect(rows[i]![2]).toContain(back.artifact.name);
+    expect(rows[i]![3]).toContain(back.replaced[0].name);
+    expect(rows[i]![5]).toBe('none (rollback)');
+    const started = table.locator('tbody tr').nth(i).getByRole('link').first();
+    expect(await started.getAttribute('href')).toBe(
+      `/${t.org}/environments/dev/snapshots/${back.snapshot_index}`,
+    );
+  });
+
   it('says what is wrong with a filter, an unknown environment or an unknown repository', async () => {
     const page = await t.page();
     await page.goto(`${t.baseUrl}/${t.org}/deployments?from=yesterday`);
