@@ -222,7 +222,9 @@ describeConsole('the delivery pages', (t) => {
     expect(
       answer.deployments.some(
         (d: any) =>
-          d.artifact.fingerprint === back.artifact.fingerprint && d.started_at < undone.started_at && !d.rollback,
+          d.artifact.fingerprint === back.artifact.fingerprint &&
+          d.started_at < undone.started_at &&
+          !d.rollback,
       ),
     ).toBe(true);
 
