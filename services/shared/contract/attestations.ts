@@ -335,5 +335,11 @@ export const AttestationPage = z
 
 /** `GET /attestations/{org}`: a cursor page. */
 export const AttestationCursorPage = z
-  .object({ data: z.array(Attestation), _links: z.record(z.string(), z.unknown()) })
+  .object({
+    data: z.array(Attestation),
+    _links: z.record(z.string(), z.unknown()),
+    total_count: z.number().int().optional().meta({
+      description: 'With `trail` (and no `name_regex`): how many attestations match in all, over every page',
+    }),
+  })
   .meta({ id: 'AttestationCursorPage' });

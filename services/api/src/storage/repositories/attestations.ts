@@ -32,6 +32,36 @@ export interface AttestationSearch {
   afterSeq?: number | undefined;
 }
 
+/** The attestations matching a search's filters (its cursor and name pattern aside). */
+function filtered(db: Db, orgId: string, s: AttestationSearch) {
+  let q = withNames(db).where('x.org_id', '=', orgId);
+  if (s.id) {
+    q = q.where('x.id', '=', s.id);
+  }
+  if (s.name) {
+    q = q.where('x.name', '=', s.name);
+  }
+  if (s.flowIds) {
+    q = q.where('x.flow_id', 'in', s.flowIds.length > 0 ? s.flowIds : ['']);
+  }
+  if (s.trailName !== undefined) {
+    q = q.where('t.name', '=', s.trailName);
+  }
+  if (s.types && s.types.length > 0) {
+    q = q.where('x.type', 'in', s.types);
+  }
+  if (s.isCompliant !== undefined) {
+    q = q.where('x.is_compliant', '=', s.isCompliant);
+  }
+  if (s.from) {
+    q = q.where('x.created_at', '>=', s.from);
+  }
+  if (s.to) {
+    q = q.where('x.created_at', '<=', s.to);
+  }
+  return q;
+}
+
 export const attestationsRepository = {
   async insert(db: Db, row: Insertable<AttestationsTable>): Promise<AttestationRow> {
     return db.insertInto('attestations').values(row).returningAll().executeTakeFirstOrThrow();
@@ -132,6 +162,15 @@ export const attestationsRepository = {
    * at most `maxScanned` candidates; `resumeAfter` is then the seq to continue from when the scan
    * stopped before the end with fewer than `limit` found (null otherwise).
    */
+  /** How many attestations match `s` in all (its cursor and name pattern aside), for a trail's pages. */
+  async count(db: Db, orgId: string, s: AttestationSearch): Promise<number> {
+    const row = await filtered(db, orgId, s)
+      .clearSelect()
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  },
+
   async search(
     db: Db,
     orgId: string,
@@ -139,31 +178,7 @@ export const attestationsRepository = {
     limit: number,
     maxScanned = 10_000,
   ): Promise<{ rows: AttestationRowWithNames[]; resumeAfter: number | null }> {
-    let q = withNames(db).where('x.org_id', '=', orgId);
-    if (s.id) {
-      q = q.where('x.id', '=', s.id);
-    }
-    if (s.name) {
-      q = q.where('x.name', '=', s.name);
-    }
-    if (s.flowIds) {
-      q = q.where('x.flow_id', 'in', s.flowIds.length > 0 ? s.flowIds : ['']);
-    }
-    if (s.trailName !== undefined) {
-      q = q.where('t.name', '=', s.trailName);
-    }
-    if (s.types && s.types.length > 0) {
-      q = q.where('x.type', 'in', s.types);
-    }
-    if (s.isCompliant !== undefined) {
-      q = q.where('x.is_compliant', '=', s.isCompliant);
-    }
-    if (s.from) {
-      q = q.where('x.created_at', '>=', s.from);
-    }
-    if (s.to) {
-      q = q.where('x.created_at', '<=', s.to);
-    }
+    let q = filtered(db, orgId, s);
     const test = s.nameMatches;
     if (!test) {
       if (s.afterSeq !== undefined) {
