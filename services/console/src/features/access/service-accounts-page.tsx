@@ -11,6 +11,7 @@ import { formText } from '../../lib/form';
 import { formatTime } from '../../lib/format';
 import { SettingsNav } from './settings-nav';
 import { useAccountWrites, useKeys, useServiceAccounts, useTrusts } from './api';
+import { TableBox } from '../../components/table-box';
 
 type Writes = ReturnType<typeof useAccountWrites>;
 
@@ -117,22 +118,24 @@ function Keys({
             <p>No keys that still work.</p>
           ) : (
             <div className="table-scroll">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Description</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">Change</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((k) => (
-                    <KeyRow key={k.id} account={account} apiKey={k} writes={writes} onSecret={onSecret} />
-                  ))}
-                </tbody>
-              </table>
+              <TableBox>
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Description</th>
+                      <th scope="col">Created</th>
+                      <th scope="col">Expires</th>
+                      <th scope="col">Last used</th>
+                      <th scope="col">Change</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {list.map((k) => (
+                      <KeyRow key={k.id} account={account} apiKey={k} writes={writes} onSecret={onSecret} />
+                    ))}
+                  </tbody>
+                </table>
+              </TableBox>
             </div>
           )
         }
