@@ -129,7 +129,7 @@ describeConsole('the delivery pages', (t) => {
     ).toBe('50');
 
     // more environments than one page holds: the page says how many, and links to them all
-    const page2 = await t.page();
+    const page2 = await t.open();
     await page2.route('**/api/v2/environments-now/**', async (route) => {
       const url = new URL(route.request().url());
       url.searchParams.set('per_page', '2');
@@ -148,6 +148,27 @@ describeConsole('the delivery pages', (t) => {
     expect(
       await page2.getByRole('table', { name: ENV_TABLE }).getByRole('rowheader').allInnerTexts(),
     ).toEqual(['dev', 'prod']);
+  });
+
+  it('says how many repositories there are, and shows more of them on demand', async () => {
+    const all = await t.api(`/repos/${t.org}?page=1&per_page=50`);
+    expect(all.total_count).toBe(2);
+    const page = await t.open();
+    // one a page, as if there were more than a page holds
+    await page.route('**/api/v2/repos/**', async (route) => {
+      const url = new URL(route.request().url());
+      url.searchParams.set('per_page', '1');
+      await route.fulfill({ response: await route.fetch({ url: url.toString() }) });
+    });
+    await page.goto(`${t.baseUrl}/${t.org}`);
+    const region = page.getByRole('region', { name: 'Repositories' });
+    const status = region.getByRole('status');
+    await status.filter({ hasText: 'The first 1 of 2 repositories, by name.' }).waitFor();
+    expect(await region.getByRole('listitem').allInnerTexts()).toEqual([all.repos[0].name]);
+    await region.getByRole('button', { name: 'Show 1 more' }).click();
+    await status.filter({ hasText: /^2 repositories\./ }).waitFor();
+    expect(await region.getByRole('listitem').allInnerTexts()).toEqual(all.repos.map((r: any) => r.name));
+    expect(await region.getByRole('button').count()).toBe(0);
   });
 
   it('charts deployment frequency and lead time per week from the DORA answer, with the numbers beside', async () => {

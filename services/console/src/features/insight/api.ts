@@ -2,7 +2,7 @@
  * Query hooks of the delivery pages. Each page makes one request per list or chart: the home page
  * one for its environments (at most HOME_ENVIRONMENTS, with how many there are).
  */
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { apiUrl, getJson, seg } from '../../lib/api-client';
 import type {
   DeploymentPage,
@@ -42,11 +42,14 @@ export function useDora(org: string, environment: string, from: number) {
   });
 }
 
+/** The repositories by name, HOME_REPOS a page; the home page loads the next page on demand. */
 export function useHomeRepos(org: string) {
-  return useQuery({
+  return useInfiniteQuery({
     queryKey: ['insight-repos', org],
-    queryFn: ({ signal }) =>
-      getJson<RepoPage>(apiUrl(`/repos/${seg(org)}`, { page: 1, per_page: HOME_REPOS }), signal),
+    queryFn: ({ pageParam, signal }) =>
+      getJson<RepoPage>(apiUrl(`/repos/${seg(org)}`, { page: pageParam, per_page: HOME_REPOS }), signal),
+    initialPageParam: 1,
+    getNextPageParam: (last: RepoPage) => (last.page < last.total_pages ? last.page + 1 : undefined),
   });
 }
 

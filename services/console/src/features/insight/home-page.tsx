@@ -52,31 +52,45 @@ function Delivery({ org, environments, now }: { org: string; environments: Envir
 
 function Repositories({ org }: { org: string }) {
   const repos = useHomeRepos(org);
+  const pages = repos.data?.pages ?? [];
+  const list = pages.flatMap((p) => p.repos);
+  const total = pages[0]?.total_count ?? 0;
   return (
     <section aria-labelledby="home-repos">
       <h2 id="home-repos">Repositories</h2>
       <QueryView query={repos} what="the repositories">
-        {(data) =>
-          data.total_count === 0 ? (
+        {() =>
+          total === 0 ? (
             <p>
               No repository yet: CI reports one with an artifact&apos;s commit (
               <code>kosli attest artifact</code> with <code>--repo-url</code>).
             </p>
           ) : (
             <>
-              <p className="muted">
-                {data.total_count > data.repos.length
-                  ? `The first ${HOME_REPOS} of ${data.total_count} repositories, by name.`
-                  : `${data.total_count === 1 ? '1 repository' : `${data.total_count} repositories`}.`}{' '}
+              <p className="muted" role="status">
+                {total > list.length
+                  ? `The first ${list.length} of ${total} repositories, by name.`
+                  : `${total === 1 ? '1 repository' : `${total} repositories`}.`}{' '}
                 Each shows its builds, deployments and lead time per environment, and what runs now.
               </p>
               <ul className="repo-list">
-                {data.repos.map((r) => (
+                {list.map((r) => (
                   <li key={r.id}>
                     <Link to={paths.repo(org, r.name)}>{r.name}</Link>
                   </li>
                 ))}
               </ul>
+              {repos.hasNextPage && (
+                <button
+                  type="button"
+                  disabled={repos.isFetchingNextPage}
+                  onClick={() => void repos.fetchNextPage()}
+                >
+                  {repos.isFetchingNextPage
+                    ? 'Loading more repositories…'
+                    : `Show ${Math.min(HOME_REPOS, total - list.length)} more`}
+                </button>
+              )}
             </>
           )
         }
