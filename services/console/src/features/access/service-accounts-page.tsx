@@ -118,6 +118,9 @@ function Keys({
             <p>No keys that still work.</p>
           ) : (
             <div className="table-scroll">
+              <p className="muted">
+                {list.length === 1 ? '1 key that still works' : `${list.length} keys that still work`}
+              </p>
               <TableBox>
                 <table>
                   <thead>
@@ -172,31 +175,36 @@ function Trusts({ org, account, writes }: { org: string; account: string; writes
           list.length === 0 ? (
             <p>No trusted issuers.</p>
           ) : (
-            <ul className="link-list">
-              {list.map((trust) => (
-                <li key={trust.name}>
-                  <strong>{trust.name}</strong>: <code>{trust.issuer}</code>, audience{' '}
-                  <code>{trust.audience}</code>,{' '}
-                  {Object.entries(trust.claims)
-                    .map(([k, v]) => `${k} = ${v}`)
-                    .join(', ')}{' '}
-                  <button
-                    type="button"
-                    onClick={() => {
-                      if (
-                        window.confirm(
-                          `Remove the trust "${trust.name}"? Jobs using it stop working at once.`,
-                        )
-                      ) {
-                        writes.removeTrust.mutate({ account, trust: trust.name });
-                      }
-                    }}
-                  >
-                    Remove
-                  </button>
-                </li>
-              ))}
-            </ul>
+            <>
+              <p className="muted">
+                {list.length === 1 ? '1 trusted issuer' : `${list.length} trusted issuers`}
+              </p>
+              <ul className="link-list">
+                {list.map((trust) => (
+                  <li key={trust.name}>
+                    <strong>{trust.name}</strong>: <code>{trust.issuer}</code>, audience{' '}
+                    <code>{trust.audience}</code>,{' '}
+                    {Object.entries(trust.claims)
+                      .map(([k, v]) => `${k} = ${v}`)
+                      .join(', ')}{' '}
+                    <button
+                      type="button"
+                      onClick={() => {
+                        if (
+                          window.confirm(
+                            `Remove the trust "${trust.name}"? Jobs using it stop working at once.`,
+                          )
+                        ) {
+                          writes.removeTrust.mutate({ account, trust: trust.name });
+                        }
+                      }}
+                    >
+                      Remove
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            </>
           )
         }
       </QueryView>

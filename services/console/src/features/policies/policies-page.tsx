@@ -78,7 +78,16 @@ export default function PoliciesPage() {
       </p>
       <QueryView query={policies} what="the policies">
         {(list) =>
-          list.length === 0 ? <EmptyPolicies org={org} /> : <PoliciesTable org={org} policies={list} />
+          list.length === 0 ? (
+            <EmptyPolicies org={org} />
+          ) : (
+            <>
+              <p className="muted" role="status">
+                {list.length === 1 ? '1 policy' : `${list.length} policies`}
+              </p>
+              <PoliciesTable org={org} policies={list} />
+            </>
+          )
         }
       </QueryView>
     </>
