@@ -8,7 +8,7 @@ import {
   MAX_SIGNED_EVIDENCE_BYTES,
   SignatureTrustError,
   verifySignedEvidence,
-} from '../../services/api/src/usecases/evidence/signed-evidence.js';
+} from '../../services/api/src/workers/signed-evidence.mjs';
 import { bundle, envelope, IDENTITY, ISSUER, KEY_ID, publicKeys, statement, trustedRoot } from '../helpers/sigstore.js';
 
 const FP = 'a'.repeat(64);

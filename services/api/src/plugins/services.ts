@@ -11,6 +11,7 @@ import { Loop } from '../notify/loop.js';
 import { AttestationBatcher } from '../storage/batching/attestation-batcher.js';
 import type { Services } from '../usecases/scope/services.js';
 import { CustomEvaluator } from '../workers/custom-evaluator.js';
+import { SignatureVerifier } from '../workers/signature-verifier.js';
 import { databaseEvidenceStore, EvidenceCollector } from '../usecases/evidence/evidence-store.js';
 
 const COLLECT_INTERVAL_MS = 600_000;
@@ -40,7 +41,12 @@ export default fp(
       maxVersionsPerPackage: app.config.sbomMaxVersions,
     };
     const provenance = app.provenance;
-    app.decorate('services', { provenance, evaluator, store, batcher, catalog, sbomLimits });
+    // Its worker starts with the first signed evidence file.
+    const signatures = new SignatureVerifier({
+      trustedRoot: app.config.sigstoreTrustedRoot,
+      publicKeys: app.config.sigstorePublicKeys,
+    });
+    app.decorate('services', { provenance, evaluator, store, batcher, catalog, sbomLimits, signatures });
     const orphans = new EvidenceCollector(app.db, store);
     const collect = async () => {
       const n = await orphans.pass(app.clock());
@@ -56,6 +62,7 @@ export default fp(
       await collector.stop();
       await batcher.close();
       await evaluator.close();
+      await signatures.close();
     });
     done();
   },

@@ -4,15 +4,35 @@ import type { Db } from '../database.js';
 import type { AttestationsTable } from '../tables/evidence.js';
 
 export type AttestationRow = Selectable<AttestationsTable>;
-export type AttestationRowWithNames = AttestationRow & { trail_name: string; flow_name: string };
+export type AttestationRowWithNames = AttestationRow & {
+  trail_name: string;
+  flow_name: string;
+  /** The verification of its signed evidence (attestation_signatures); null: none. */
+  signature_verified: boolean | null;
+  signature_kind: string | null;
+  signature_identity: string | null;
+  signature_issuer: string | null;
+  signature_reason: string | null;
+};
 
 const withNames = (db: Db) =>
   db
     .selectFrom('attestations as x')
     .innerJoin('trails as t', (j) => j.onRef('t.org_id', '=', 'x.org_id').onRef('t.id', '=', 'x.trail_id'))
     .innerJoin('flows as f', (j) => j.onRef('f.org_id', '=', 'x.org_id').onRef('f.id', '=', 'x.flow_id'))
+    .leftJoin('attestation_signatures as sg', (j) =>
+      j.onRef('sg.org_id', '=', 'x.org_id').onRef('sg.attestation_id', '=', 'x.id'),
+    )
     .selectAll('x')
-    .select(['t.name as trail_name', 'f.name as flow_name']);
+    .select([
+      't.name as trail_name',
+      'f.name as flow_name',
+      'sg.verified as signature_verified',
+      'sg.kind as signature_kind',
+      'sg.identity as signature_identity',
+      'sg.issuer as signature_issuer',
+      'sg.reason as signature_reason',
+    ]);
 
 export interface AttestationSearch {
   id?: string | undefined;

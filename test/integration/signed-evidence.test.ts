@@ -1,0 +1,157 @@
+/**
+ * Signed evidence as a client sees it: an attestation whose evidence file is a Sigstore bundle
+ * or a DSSE envelope shows `signature` (verified, kind, identity, issuer, reason) on every read,
+ * the file itself is kept and downloadable, and a file that is not signed evidence shows none.
+ * The trust material is private (test/fixtures/sigstore), given through the `_FILE` settings.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { cliClient } from '../helpers/cli.js';
+import { fp } from '../helpers/runtime.js';
+import { bundle, envelope, IDENTITY, ISSUER, KEY_ID, publicKeys, statement, trustedRoot } from '../helpers/sigstore.js';
+
+const ORG = 'acme';
+const FLOW = 'shop';
+const TRAIL = 'build';
+const A = fp('a1');
+const OTHER = fp('b2');
+
+let t: TestApp;
+let cli: ReturnType<typeof cliClient>;
+
+async function attest(name: string, file: { filename: string; content: Buffer | string } | null, fingerprint = A) {
+  const parts = [
+    {
+      name: 'data_json',
+      value: JSON.stringify({ attestation_name: name, is_compliant: true, artifact_fingerprint: fingerprint }),
+    },
+    ...(file ? [{ name: 'attachment_file', ...file }] : []),
+  ];
+  const r = await cli.multipart('POST', `/api/v2/attestations/${ORG}/${FLOW}/trail/${TRAIL}/generic`, parts);
+  expect(r.status, r.body).toBe(201);
+  const got = await cli.get(`/api/v2/attestations/${ORG}/${FLOW}/trail/${TRAIL}/${name}`);
+  expect(got.status).toBe(200);
+  return got.json[0];
+}
+
+const json = (value: unknown, filename = 'provenance.sigstore.json') => ({
+  filename,
+  content: JSON.stringify(value),
+});
+
+beforeAll(async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'verity-sigstore-'));
+  writeFileSync(join(dir, 'trusted_root.json'), trustedRoot());
+  writeFileSync(join(dir, 'keys.json'), publicKeys());
+  t = await createTestApp({
+    env: {
+      VERITY_SIGSTORE_TRUSTED_ROOT_FILE: join(dir, 'trusted_root.json'),
+      VERITY_SIGSTORE_PUBLIC_KEYS_FILE: join(dir, 'keys.json'),
+    },
+  });
+  cli = cliClient(t.app, await t.seedKey(ORG, 'admin'));
+  for (const fingerprint of [A, OTHER]) {
+    const sha = 'a'.repeat(40);
+    const r = await cli.json('POST', `/api/v2/artifacts/${ORG}/${FLOW}`, {
+      fingerprint,
+      filename: `registry.example/shop:${fingerprint.slice(0, 4)}`,
+      git_commit: sha,
+      git_commit_info: { sha1: sha, message: 'm', author: 'Dev <d@example.com>', branch: 'main', timestamp: 1 },
+      build_url: 'https://ci.example/1',
+      commit_url: `https://git.example/${sha}`,
+      trail_name: TRAIL,
+    });
+    expect(r.status, r.body).toBe(201);
+  }
+});
+afterAll(async () => t?.close());
+
+describe('Sigstore bundles on arrival', () => {
+  it('shows a verified bundle with its signer, keeps the file, and shows it on every read', async () => {
+    const file = json(bundle(statement(A)));
+    const a = await attest('provenance', file);
+    expect(a.signature).toEqual({
+      verified: true,
+      kind: 'sigstore-bundle',
+      identity: IDENTITY,
+      issuer: ISSUER,
+      reason: null,
+    });
+    expect(a.is_compliant).toBe(true);
+    expect(a.evidence_file).toMatchObject({ filename: 'provenance.sigstore.json', size: Buffer.byteLength(file.content) });
+    const download = await t.app.inject({
+      url: new URL(a.evidence_file.download_url).pathname,
+      headers: { authorization: `Bearer ${await t.seedKey(ORG, 'reader')}` },
+    });
+    expect(download.statusCode).toBe(200);
+    expect(download.body).toBe(file.content);
+    const byArtifact = await cli.get(`/api/v2/attestations/${ORG}/${FLOW}/artifact/${A}/provenance`);
+    expect(byArtifact.json[0].signature).toEqual(a.signature);
+  });
+
+  it('says why a bundle whose payload changed after signing does not verify', async () => {
+    const a = await attest('changed', json(bundle(statement(A), { tamperedPayload: statement(A, OTHER) })));
+    expect(a.signature).toMatchObject({ verified: false, kind: 'sigstore-bundle' });
+    expect(a.signature.reason).toMatch(/DSSE payload hash mismatch/);
+  });
+
+  it('says why a bundle about another artifact does not verify', async () => {
+    const a = await attest('elsewhere', json(bundle(statement(OTHER))));
+    expect(a.signature).toEqual({
+      verified: false,
+      kind: 'sigstore-bundle',
+      identity: IDENTITY,
+      issuer: ISSUER,
+      reason: `no in-toto subject has the artifact's fingerprint ${A} (subjects: sha256:${OTHER})`,
+    });
+  });
+
+  it('says why a certificate from a CA outside the trusted root does not verify', async () => {
+    const a = await attest('untrusted', json(bundle(statement(A), { untrusted: true })));
+    expect(a.signature).toMatchObject({ verified: false, identity: null, issuer: null });
+    expect(a.signature.reason).toMatch(/certificate error: Failed to verify certificate chain: no valid certificate path found/);
+  });
+
+  it('stores a malformed or oversize bundle as evidence, unverified, saying why', async () => {
+    const malformed = await attest(
+      'malformed',
+      json({ mediaType: 'application/vnd.dev.sigstore.bundle.v0.3+json', dsseEnvelope: 'x' }),
+    );
+    expect(malformed.signature).toMatchObject({ verified: false, kind: 'sigstore-bundle' });
+    expect(malformed.signature.reason).toMatch(/^malformed bundle/);
+    const broken = await attest('broken', { filename: 'release.sigstore.json', content: '{"mediaType": ' });
+    expect(broken.signature.reason).toMatch(/^the file is not JSON/);
+    const big = JSON.stringify({ ...bundle(statement(A)), padding: 'x'.repeat(1024 * 1024) });
+    const oversize = await attest('oversize', { filename: 'bundle.json', content: big });
+    expect(oversize.signature).toMatchObject({ verified: false, kind: 'sigstore-bundle' });
+    expect(oversize.signature.reason).toBe(
+      `the file is ${Buffer.byteLength(big)} bytes, more than the 1048576 read as signed evidence`,
+    );
+    expect(oversize.evidence_file.size).toBe(Buffer.byteLength(big));
+  });
+
+  it('shows no signature for evidence that is not signed, nor for an attestation without a file', async () => {
+    expect(await attest('report', { filename: 'report.json', content: '{"results":[]}' })).not.toHaveProperty(
+      'signature',
+    );
+    expect(await attest('plain', null)).not.toHaveProperty('signature');
+  });
+});
+
+describe('keyed DSSE envelopes on arrival', () => {
+  it('verifies an envelope signed with a configured key, naming the key', async () => {
+    const a = await attest('keyed', json(envelope(statement(A)), 'statement.intoto.json'));
+    expect(a.signature).toEqual({ verified: true, kind: 'dsse', identity: KEY_ID, issuer: null, reason: null });
+  });
+
+  it('says why an envelope with a changed payload or an unknown key does not verify', async () => {
+    const changed = await attest('keyed-changed', json(envelope(statement(A), { tamperedPayload: statement(OTHER) })));
+    expect(changed.signature).toMatchObject({ verified: false, kind: 'dsse' });
+    expect(changed.signature.reason).toBe('signature verification failed: no trusted key verifies the envelope');
+    const unknown = await attest('keyed-unknown', json(envelope(statement(A), { keyid: 'ci-key' })));
+    expect(unknown.signature.reason).toBe("the envelope's key id 'ci-key' is not among the trusted keys");
+  });
+});
