@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
-import { fp } from '../helpers/runtime.js';
+import { deployment, fp, POLICY_SCHEMA, putPolicy } from '../helpers/runtime.js';
 import { bundle, envelope, IDENTITY, ISSUER, KEY_ID, publicKeys, statement, trustedRoot } from '../helpers/sigstore.js';
 
 const ORG = 'acme';
@@ -153,5 +153,82 @@ describe('keyed DSSE envelopes on arrival', () => {
     expect(changed.signature.reason).toBe('signature verification failed: no trusted key verifies the envelope');
     const unknown = await attest('keyed-unknown', json(envelope(statement(A), { keyid: 'ci-key' })));
     expect(unknown.signature.reason).toBe("the envelope's key id 'ci-key' is not among the trusted keys");
+  });
+});
+
+describe('environment policies requiring a signature', () => {
+  const policy = (signers: string) => `${POLICY_SCHEMA}artifacts:\n  signature:\n    signers:\n${signers}`;
+  const workflow = `      - issuer: ${ISSUER}\n        identity: ^https://github\\.com/acme/shop/\\.github/workflows/release\\.yml@refs/heads/main$\n`;
+  let key: string;
+
+  beforeAll(async () => {
+    key = await t.seedKey(ORG, 'admin');
+    expect((await putPolicy(t.app, key, ORG, 'signed-by-ci', policy(workflow))).status).toBe(201);
+    expect(
+      (await putPolicy(t.app, key, ORG, 'signed-elsewhere', policy(`      - issuer: ${ISSUER}\n        identity: ^https://github\\.com/other/\n`)))
+        .status,
+    ).toBe(201);
+    expect((await putPolicy(t.app, key, ORG, 'signed-by-key', policy(`      - key: ${KEY_ID}\n`))).status).toBe(201);
+    expect((await cli.json('PUT', `/api/v2/environments/${ORG}`, { name: 'prod', type: 'K8S', description: '' })).status).toBe(201);
+    expect(
+      (await cli.json('POST', `/api/v2/environments/${ORG}/prod/policies`, { policy_names: ['signed-by-ci'] })).status,
+    ).toBe(200);
+  });
+
+  it('keeps an artifact with a verified signature by a listed signer compliant, and says why another is not', async () => {
+    const r = await cli.json('PUT', `/api/v2/environments/${ORG}/prod/report/K8S`, {
+      artifacts: [...deployment('shop', 'registry/shop:1', A, 1), ...deployment('cart', 'registry/cart:1', OTHER, 1)],
+    });
+    expect(r.json).toBe('Snapshot #1 created');
+    const snap = (await cli.get(`/api/v2/snapshots/${ORG}/prod/-1`)).json;
+    expect(snap.compliant).toBe(false);
+    const shop = snap.artifacts.find((a: any) => a.fingerprint === A);
+    const cart = snap.artifacts.find((a: any) => a.fingerprint === OTHER);
+    expect(shop.compliant).toBe(true);
+    expect(cart.compliant).toBe(false);
+    expect(cart.reasons_for_incompliance).toEqual([
+      "policy 'signed-by-ci' v1: signature: missing_signature in flow 'shop' (no verified signature by an allowed signer; none verified)",
+    ]);
+    const rule = cart.policy_decisions[0].rule_evaluations.find((e: any) => e.rule.type === 'signature');
+    expect(rule).toMatchObject({ satisfied: false, ignored: false });
+    expect(rule.rule.definition.signers).toEqual([
+      { issuer: ISSUER, identity: '^https://github\\.com/acme/shop/\\.github/workflows/release\\.yml@refs/heads/main$' },
+    ]);
+  });
+
+  it('names the verified signatures an artifact does carry when none is by a listed signer', async () => {
+    const r = await cli.get(`/api/v2/asserts/${ORG}/fingerprint/${A}?policy_name=signed-elsewhere`);
+    expect(r.status, r.body).toBe(200);
+    expect(r.json.compliant).toBe(false);
+    const [decision] = r.json.policy_evaluations;
+    expect(decision.status).toBe('NON-COMPLIANT');
+    const rule = decision.rule_evaluations.find((e: any) => e.rule.type === 'signature');
+    expect(rule.resolutions[0].type).toBe('missing_signature');
+    expect([...rule.resolutions[0].context.signatures_found].sort()).toEqual([`'${IDENTITY}' (${ISSUER})`, `key '${KEY_ID}'`]);
+  });
+
+  it('accepts a keyed signer by its key id', async () => {
+    const r = await cli.get(`/api/v2/asserts/${ORG}/fingerprint/${A}?policy_name=signed-by-key`);
+    expect(r.json.compliant).toBe(true);
+    const other = await cli.get(`/api/v2/asserts/${ORG}/fingerprint/${OTHER}?policy_name=signed-by-key`);
+    expect(other.json.compliant).toBe(false);
+  });
+
+  it('turns an artifact compliant once a verified signature arrives for it', async () => {
+    const before = await cli.get(`/api/v2/asserts/${ORG}/fingerprint/${OTHER}?environment_name=prod`);
+    expect(before.json.compliant).toBe(false);
+    expect((await attest('cart-provenance', json(bundle(statement(OTHER))), OTHER)).signature.verified).toBe(true);
+    const after = await cli.get(`/api/v2/asserts/${ORG}/fingerprint/${OTHER}?environment_name=prod`);
+    expect(after.json.compliant).toBe(true);
+  });
+
+  it('refuses a signer whose identity pattern RE2 cannot run, or that names neither issuer nor key', async () => {
+    const lookahead = await putPolicy(t.app, key, ORG, 'bad', policy(`      - issuer: ${ISSUER}\n        identity: ^(?!evil)\n`));
+    expect(lookahead.status).toBe(400);
+    expect(lookahead.json.message).toMatch(/artifacts\.signature\.signers\[0\]\.identity: invalid pattern: .*RE2 syntax/);
+    const neither = await putPolicy(t.app, key, ORG, 'bad', policy(`      - identity: ^x$\n`));
+    expect(neither.status).toBe(400);
+    expect(neither.json.message).toMatch(/artifacts\.signature\.signers\[0\]/);
+    expect((await cli.get(`/api/v2/policies/${ORG}/bad`)).status).toBe(404);
   });
 });

@@ -213,7 +213,7 @@ async function recordLocked(
       facts,
       attestations: [{ row, event }],
       artifacts: artifacts.map((a) => ({ ...a, version: null })),
-      marks: { fingerprints: changedFingerprints, at: scope.now },
+      marks: { fingerprints: signedFingerprints(changedFingerprints, recording), at: scope.now },
     },
   ]);
   if (recording.signature) {
@@ -240,6 +240,18 @@ async function recordLocked(
   }
   await scope.events.publish(trx, planned.events);
   return stored.marks;
+}
+
+/**
+ * The fingerprints whose environments are re-evaluated: those whose compliance changed, and the
+ * artifact of a signature that verified (a policy may require it).
+ */
+function signedFingerprints(changed: string[], recording: Recording): string[] {
+  const fingerprint = recording.input.data.artifact_fingerprint;
+  if (!recording.signature?.verified || !fingerprint || changed.includes(fingerprint)) {
+    return changed;
+  }
+  return [...changed, fingerprint];
 }
 
 /**
