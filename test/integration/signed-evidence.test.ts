@@ -11,7 +11,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { deployment, fp, POLICY_SCHEMA, putPolicy } from '../helpers/runtime.js';
-import { bundle, envelope, IDENTITY, ISSUER, KEY_ID, publicKeys, statement, trustedRoot } from '../helpers/sigstore.js';
+import { runAdmin } from '../../services/api/src/admin-commands.js';
+import { buildSignatureTrust } from '../../services/api/src/workers/signed-evidence.mjs';
+import {
+  bundle,
+  envelope,
+  IDENTITY,
+  ISSUER,
+  KEY_ID,
+  publicKeys,
+  statement,
+  trustedRoot,
+} from '../helpers/sigstore.js';
 
 const ORG = 'acme';
 const FLOW = 'shop';
@@ -22,11 +33,19 @@ const OTHER = fp('b2');
 let t: TestApp;
 let cli: ReturnType<typeof cliClient>;
 
-async function attest(name: string, file: { filename: string; content: Buffer | string } | null, fingerprint = A) {
+async function attest(
+  name: string,
+  file: { filename: string; content: Buffer | string } | null,
+  fingerprint = A,
+) {
   const parts = [
     {
       name: 'data_json',
-      value: JSON.stringify({ attestation_name: name, is_compliant: true, artifact_fingerprint: fingerprint }),
+      value: JSON.stringify({
+        attestation_name: name,
+        is_compliant: true,
+        artifact_fingerprint: fingerprint,
+      }),
     },
     ...(file ? [{ name: 'attachment_file', ...file }] : []),
   ];
@@ -59,7 +78,13 @@ beforeAll(async () => {
       fingerprint,
       filename: `registry.example/shop:${fingerprint.slice(0, 4)}`,
       git_commit: sha,
-      git_commit_info: { sha1: sha, message: 'm', author: 'Dev <d@example.com>', branch: 'main', timestamp: 1 },
+      git_commit_info: {
+        sha1: sha,
+        message: 'm',
+        author: 'Dev <d@example.com>',
+        branch: 'main',
+        timestamp: 1,
+      },
       build_url: 'https://ci.example/1',
       commit_url: `https://git.example/${sha}`,
       trail_name: TRAIL,
@@ -81,7 +106,10 @@ describe('Sigstore bundles on arrival', () => {
       reason: null,
     });
     expect(a.is_compliant).toBe(true);
-    expect(a.evidence_file).toMatchObject({ filename: 'provenance.sigstore.json', size: Buffer.byteLength(file.content) });
+    expect(a.evidence_file).toMatchObject({
+      filename: 'provenance.sigstore.json',
+      size: Buffer.byteLength(file.content),
+    });
     const download = await t.app.inject({
       url: new URL(a.evidence_file.download_url).pathname,
       headers: { authorization: `Bearer ${await t.seedKey(ORG, 'reader')}` },
@@ -112,7 +140,9 @@ describe('Sigstore bundles on arrival', () => {
   it('says why a certificate from a CA outside the trusted root does not verify', async () => {
     const a = await attest('untrusted', json(bundle(statement(A), { untrusted: true })));
     expect(a.signature).toMatchObject({ verified: false, identity: null, issuer: null });
-    expect(a.signature.reason).toMatch(/certificate error: Failed to verify certificate chain: no valid certificate path found/);
+    expect(a.signature.reason).toMatch(
+      /certificate error: Failed to verify certificate chain: no valid certificate path found/,
+    );
   });
 
   it('stores a malformed or oversize bundle as evidence, unverified, saying why', async () => {
@@ -144,13 +174,24 @@ describe('Sigstore bundles on arrival', () => {
 describe('keyed DSSE envelopes on arrival', () => {
   it('verifies an envelope signed with a configured key, naming the key', async () => {
     const a = await attest('keyed', json(envelope(statement(A)), 'statement.intoto.json'));
-    expect(a.signature).toEqual({ verified: true, kind: 'dsse', identity: KEY_ID, issuer: null, reason: null });
+    expect(a.signature).toEqual({
+      verified: true,
+      kind: 'dsse',
+      identity: KEY_ID,
+      issuer: null,
+      reason: null,
+    });
   });
 
   it('says why an envelope with a changed payload or an unknown key does not verify', async () => {
-    const changed = await attest('keyed-changed', json(envelope(statement(A), { tamperedPayload: statement(OTHER) })));
+    const changed = await attest(
+      'keyed-changed',
+      json(envelope(statement(A), { tamperedPayload: statement(OTHER) })),
+    );
     expect(changed.signature).toMatchObject({ verified: false, kind: 'dsse' });
-    expect(changed.signature.reason).toBe('signature verification failed: no trusted key verifies the envelope');
+    expect(changed.signature.reason).toBe(
+      'signature verification failed: no trusted key verifies the envelope',
+    );
     const unknown = await attest('keyed-unknown', json(envelope(statement(A), { keyid: 'ci-key' })));
     expect(unknown.signature.reason).toBe("the envelope's key id 'ci-key' is not among the trusted keys");
   });
@@ -165,19 +206,38 @@ describe('environment policies requiring a signature', () => {
     key = await t.seedKey(ORG, 'admin');
     expect((await putPolicy(t.app, key, ORG, 'signed-by-ci', policy(workflow))).status).toBe(201);
     expect(
-      (await putPolicy(t.app, key, ORG, 'signed-elsewhere', policy(`      - issuer: ${ISSUER}\n        identity: ^https://github\\.com/other/\n`)))
+      (
+        await putPolicy(
+          t.app,
+          key,
+          ORG,
+          'signed-elsewhere',
+          policy(`      - issuer: ${ISSUER}\n        identity: ^https://github\\.com/other/\n`),
+        )
+      ).status,
+    ).toBe(201);
+    expect(
+      (await putPolicy(t.app, key, ORG, 'signed-by-key', policy(`      - key: ${KEY_ID}\n`))).status,
+    ).toBe(201);
+    expect(
+      (await cli.json('PUT', `/api/v2/environments/${ORG}`, { name: 'prod', type: 'K8S', description: '' }))
         .status,
     ).toBe(201);
-    expect((await putPolicy(t.app, key, ORG, 'signed-by-key', policy(`      - key: ${KEY_ID}\n`))).status).toBe(201);
-    expect((await cli.json('PUT', `/api/v2/environments/${ORG}`, { name: 'prod', type: 'K8S', description: '' })).status).toBe(201);
     expect(
-      (await cli.json('POST', `/api/v2/environments/${ORG}/prod/policies`, { policy_names: ['signed-by-ci'] })).status,
+      (
+        await cli.json('POST', `/api/v2/environments/${ORG}/prod/policies`, {
+          policy_names: ['signed-by-ci'],
+        })
+      ).status,
     ).toBe(200);
   });
 
   it('keeps an artifact with a verified signature by a listed signer compliant, and says why another is not', async () => {
     const r = await cli.json('PUT', `/api/v2/environments/${ORG}/prod/report/K8S`, {
-      artifacts: [...deployment('shop', 'registry/shop:1', A, 1), ...deployment('cart', 'registry/cart:1', OTHER, 1)],
+      artifacts: [
+        ...deployment('shop', 'registry/shop:1', A, 1),
+        ...deployment('cart', 'registry/cart:1', OTHER, 1),
+      ],
     });
     expect(r.json).toBe('Snapshot #1 created');
     const snap = (await cli.get(`/api/v2/snapshots/${ORG}/prod/-1`)).json;
@@ -192,7 +252,10 @@ describe('environment policies requiring a signature', () => {
     const rule = cart.policy_decisions[0].rule_evaluations.find((e: any) => e.rule.type === 'signature');
     expect(rule).toMatchObject({ satisfied: false, ignored: false });
     expect(rule.rule.definition.signers).toEqual([
-      { issuer: ISSUER, identity: '^https://github\\.com/acme/shop/\\.github/workflows/release\\.yml@refs/heads/main$' },
+      {
+        issuer: ISSUER,
+        identity: '^https://github\\.com/acme/shop/\\.github/workflows/release\\.yml@refs/heads/main$',
+      },
     ]);
   });
 
@@ -204,7 +267,10 @@ describe('environment policies requiring a signature', () => {
     expect(decision.status).toBe('NON-COMPLIANT');
     const rule = decision.rule_evaluations.find((e: any) => e.rule.type === 'signature');
     expect(rule.resolutions[0].type).toBe('missing_signature');
-    expect([...rule.resolutions[0].context.signatures_found].sort()).toEqual([`'${IDENTITY}' (${ISSUER})`, `key '${KEY_ID}'`]);
+    expect([...rule.resolutions[0].context.signatures_found].sort()).toEqual([
+      `'${IDENTITY}' (${ISSUER})`,
+      `key '${KEY_ID}'`,
+    ]);
   });
 
   it('accepts a keyed signer by its key id', async () => {
@@ -217,18 +283,83 @@ describe('environment policies requiring a signature', () => {
   it('turns an artifact compliant once a verified signature arrives for it', async () => {
     const before = await cli.get(`/api/v2/asserts/${ORG}/fingerprint/${OTHER}?environment_name=prod`);
     expect(before.json.compliant).toBe(false);
-    expect((await attest('cart-provenance', json(bundle(statement(OTHER))), OTHER)).signature.verified).toBe(true);
+    expect((await attest('cart-provenance', json(bundle(statement(OTHER))), OTHER)).signature.verified).toBe(
+      true,
+    );
     const after = await cli.get(`/api/v2/asserts/${ORG}/fingerprint/${OTHER}?environment_name=prod`);
     expect(after.json.compliant).toBe(true);
   });
 
   it('refuses a signer whose identity pattern RE2 cannot run, or that names neither issuer nor key', async () => {
-    const lookahead = await putPolicy(t.app, key, ORG, 'bad', policy(`      - issuer: ${ISSUER}\n        identity: ^(?!evil)\n`));
+    const lookahead = await putPolicy(
+      t.app,
+      key,
+      ORG,
+      'bad',
+      policy(`      - issuer: ${ISSUER}\n        identity: ^(?!evil)\n`),
+    );
     expect(lookahead.status).toBe(400);
-    expect(lookahead.json.message).toMatch(/artifacts\.signature\.signers\[0\]\.identity: invalid pattern: .*RE2 syntax/);
+    expect(lookahead.json.message).toMatch(
+      /artifacts\.signature\.signers\[0\]\.identity: invalid pattern: .*RE2 syntax/,
+    );
     const neither = await putPolicy(t.app, key, ORG, 'bad', policy(`      - identity: ^x$\n`));
     expect(neither.status).toBe(400);
     expect(neither.json.message).toMatch(/artifacts\.signature\.signers\[0\]/);
     expect((await cli.get(`/api/v2/policies/${ORG}/bad`)).status).toBe(404);
+  });
+});
+
+describe('verifying again from the kept files (admin command)', () => {
+  const get = async (name: string) =>
+    (await cli.get(`/api/v2/attestations/${ORG}/${FLOW}/trail/${TRAIL}/${name}`)).json[0];
+
+  it('replaces every stored verification with one made with the trust material given now', async () => {
+    const withoutKeys = buildSignatureTrust(trustedRoot(), undefined);
+    const lines = await runAdmin(t.db.db, ['signatures', 'verify', ORG], new Date(), withoutKeys);
+    const keyed = await get('keyed');
+    expect(lines).toContain(
+      `${keyed.attestation_id} ${FLOW}/${TRAIL}/keyed: not verified: no public keys are configured (VERITY_SIGSTORE_PUBLIC_KEYS_FILE): a DSSE envelope cannot be verified`,
+    );
+    const provenance = await get('provenance');
+    expect(lines).toContain(
+      `${provenance.attestation_id} ${FLOW}/${TRAIL}/provenance: verified by ${IDENTITY} (${ISSUER})`,
+    );
+    expect(lines.at(-1)).toBe('2 verified, 9 not verified');
+    expect(keyed.signature).toMatchObject({ verified: false, kind: 'dsse', identity: null });
+    expect(provenance.signature.verified).toBe(true);
+    // And back, with the keys.
+    const full = buildSignatureTrust(trustedRoot(), publicKeys());
+    await runAdmin(
+      t.db.db,
+      ['signatures', 'verify', ORG, '--attestation', keyed.attestation_id],
+      new Date(),
+      full,
+    );
+    expect((await get('keyed')).signature).toEqual({
+      verified: true,
+      kind: 'dsse',
+      identity: KEY_ID,
+      issuer: null,
+      reason: null,
+    });
+  });
+
+  it('says so for an attestation without signed evidence, and stores nothing for it', async () => {
+    const report = await get('report');
+    const lines = await runAdmin(t.db.db, [
+      'signatures',
+      'verify',
+      ORG,
+      '--attestation',
+      report.attestation_id,
+    ]);
+    expect(lines).toEqual([
+      `${report.attestation_id}: no signed evidence (the file is not a bundle or envelope)`,
+      '0 verified, 0 not verified',
+    ]);
+    expect(await get('report')).not.toHaveProperty('signature');
+    await expect(runAdmin(t.db.db, ['signatures', 'verify', 'nobody'])).rejects.toThrow(
+      "organization 'nobody' does not exist",
+    );
   });
 });
