@@ -105,7 +105,9 @@ export function bundle(payload: Buffer, options: BundleOptions = {}): Record<str
       spec: {
         envelopeHash: { algorithm: 'sha256', value: createHash('sha256').update(signature).digest('hex') },
         payloadHash: { algorithm: 'sha256', value: createHash('sha256').update(payload).digest('hex') },
-        signatures: [{ signature: signature.toString('base64'), verifier: Buffer.from(certPem).toString('base64') }],
+        signatures: [
+          { signature: signature.toString('base64'), verifier: Buffer.from(certPem).toString('base64') },
+        ],
       },
     }),
   );
@@ -126,9 +128,19 @@ export function bundle(payload: Buffer, options: BundleOptions = {}): Record<str
   );
   // The inclusion proof: the entry is the second leaf of a two-leaf tree (RFC 6962 hashing),
   // whose root a checkpoint signed by the log (a C2SP signed note) commits to.
-  const sibling = createHash('sha256').update(Buffer.from([0])).update('an earlier entry').digest();
-  const leafHash = createHash('sha256').update(Buffer.from([0])).update(body).digest();
-  const root = createHash('sha256').update(Buffer.from([1])).update(sibling).update(leafHash).digest();
+  const sibling = createHash('sha256')
+    .update(Buffer.from([0]))
+    .update('an earlier entry')
+    .digest();
+  const leafHash = createHash('sha256')
+    .update(Buffer.from([0]))
+    .update(body)
+    .digest();
+  const root = createHash('sha256')
+    .update(Buffer.from([1]))
+    .update(sibling)
+    .update(leafHash)
+    .digest();
   const note = `rekor.test - 1\n2\n${root.toString('base64')}\n`;
   const noteSig = Buffer.concat([logId.subarray(0, 4), signWith('rekor.key', Buffer.from(note))]);
   const checkpoint = `${note}\n\u2014 rekor.test ${noteSig.toString('base64')}\n`;

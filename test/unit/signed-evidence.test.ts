@@ -9,7 +9,16 @@ import {
   SignatureTrustError,
   verifySignedEvidence,
 } from '../../services/api/src/workers/signed-evidence.mjs';
-import { bundle, envelope, IDENTITY, ISSUER, KEY_ID, publicKeys, statement, trustedRoot } from '../helpers/sigstore.js';
+import {
+  bundle,
+  envelope,
+  IDENTITY,
+  ISSUER,
+  KEY_ID,
+  publicKeys,
+  statement,
+  trustedRoot,
+} from '../helpers/sigstore.js';
 
 const FP = 'a'.repeat(64);
 const OTHER = 'b'.repeat(64);
@@ -35,7 +44,11 @@ describe('Sigstore bundles', () => {
   });
 
   it('refuses a bundle whose payload changed after signing', () => {
-    const r = verifySignedEvidence(trust, file(bundle(statement(FP), { tamperedPayload: statement(FP, OTHER) })), FP);
+    const r = verifySignedEvidence(
+      trust,
+      file(bundle(statement(FP), { tamperedPayload: statement(FP, OTHER) })),
+      FP,
+    );
     expect(r).toMatchObject({ verified: false, kind: 'sigstore-bundle' });
     expect(r!.reason).toMatch(/tlog body error: DSSE payload hash mismatch/);
   });
@@ -43,7 +56,9 @@ describe('Sigstore bundles', () => {
   it('refuses a bundle whose statement is about another artifact', () => {
     const r = verifySignedEvidence(trust, file(bundle(statement(OTHER))), FP);
     expect(r).toMatchObject({ verified: false, identity: IDENTITY, issuer: ISSUER });
-    expect(r!.reason).toBe(`no in-toto subject has the artifact's fingerprint ${FP} (subjects: sha256:${OTHER})`);
+    expect(r!.reason).toBe(
+      `no in-toto subject has the artifact's fingerprint ${FP} (subjects: sha256:${OTHER})`,
+    );
   });
 
   it('refuses a bundle when the attestation names no artifact', () => {
@@ -63,7 +78,11 @@ describe('Sigstore bundles', () => {
   });
 
   it('says a bundle cannot be verified without a trusted root', () => {
-    const r = verifySignedEvidence(buildSignatureTrust(undefined, undefined), file(bundle(statement(FP))), FP);
+    const r = verifySignedEvidence(
+      buildSignatureTrust(undefined, undefined),
+      file(bundle(statement(FP))),
+      FP,
+    );
     expect(r!.reason).toMatch(/no trusted root is configured \(VERITY_SIGSTORE_TRUSTED_ROOT_FILE\)/);
   });
 
@@ -77,7 +96,9 @@ describe('Sigstore bundles', () => {
     expect(malformed!.reason).toMatch(/^malformed bundle/);
     expect(verifySignedEvidence(trust, file('{not json', 'x.sigstore.json'), FP)!.reason).toMatch(/not JSON/);
     const big = JSON.stringify({ ...bundle(statement(FP)), padding: 'x'.repeat(MAX_SIGNED_EVIDENCE_BYTES) });
-    expect(verifySignedEvidence(trust, file(big, 'evidence'), FP)!.reason).toMatch(/more than the 1048576 read/);
+    expect(verifySignedEvidence(trust, file(big, 'evidence'), FP)!.reason).toMatch(
+      /more than the 1048576 read/,
+    );
     expect(verifySignedEvidence(trust, file({ results: [] }, 'report.json'), FP)).toBeNull();
     expect(verifySignedEvidence(trust, file('plain text', 'notes.txt'), FP)).toBeNull();
   });
@@ -95,11 +116,17 @@ describe('keyed DSSE envelopes', () => {
   });
 
   it('tries every key for an envelope that names none', () => {
-    expect(verifySignedEvidence(trust, file(envelope(statement(FP), { keyid: '' })), FP)?.verified).toBe(true);
+    expect(verifySignedEvidence(trust, file(envelope(statement(FP), { keyid: '' })), FP)?.verified).toBe(
+      true,
+    );
   });
 
   it('refuses a changed payload, an unknown key id and a signature by another key', () => {
-    const changed = verifySignedEvidence(trust, file(envelope(statement(FP), { tamperedPayload: statement(FP, OTHER) })), FP);
+    const changed = verifySignedEvidence(
+      trust,
+      file(envelope(statement(FP), { tamperedPayload: statement(FP, OTHER) })),
+      FP,
+    );
     expect(changed).toMatchObject({ verified: false, kind: 'dsse' });
     expect(changed!.reason).toMatch(/no trusted key verifies the envelope/);
     const unknown = verifySignedEvidence(trust, file(envelope(statement(FP), { keyid: 'nobody' })), FP);
@@ -113,7 +140,9 @@ describe('settings', () => {
   it('refuses a trusted root or keys file it cannot use, saying why', () => {
     expect(() => buildSignatureTrust('{', undefined)).toThrow(SignatureTrustError);
     expect(() => buildSignatureTrust('{}', undefined)).toThrow(/lists no certificate authority/);
-    expect(() => buildSignatureTrust(undefined, '{"k":"not a key"}')).toThrow(/public key 'k' is not a PEM public key/);
+    expect(() => buildSignatureTrust(undefined, '{"k":"not a key"}')).toThrow(
+      /public key 'k' is not a PEM public key/,
+    );
     expect(() => buildSignatureTrust(undefined, '[]')).toThrow(/JSON object of key id to PEM/);
   });
 });

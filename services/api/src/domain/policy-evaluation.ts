@@ -8,7 +8,14 @@
  */
 import { evaluateExpression } from './policy-expression-evaluate.js';
 import { parseExpression, type Expr, type ExpressionContext } from './policy-expression.js';
-import type { AttestationRule, BooleanRule, Condition, ParsedPolicy, SignatureRule, Signer } from './policy.js';
+import type {
+  AttestationRule,
+  BooleanRule,
+  Condition,
+  ParsedPolicy,
+  SignatureRule,
+  Signer,
+} from './policy.js';
 import { tryCompileUserPattern, type UserPattern } from './user-pattern.js';
 
 /**
@@ -251,7 +258,9 @@ function signedBy(signer: Signer, s: VerifiedSignature): boolean {
   if ('key' in signer) {
     return s.issuer === null && s.identity === signer.key;
   }
-  return s.issuer === signer.issuer && s.identity !== null && (pattern(signer.identity)?.test(s.identity) ?? false);
+  return (
+    s.issuer === signer.issuer && s.identity !== null && (pattern(signer.identity)?.test(s.identity) ?? false)
+  );
 }
 
 function describeSignature(s: VerifiedSignature): string {
@@ -318,8 +327,12 @@ function reasonsOf(decision: PolicyDecision): string[] {
     }
     const def = r.rule.definition as { name?: string; type?: string };
     const what = r.rule.type === 'attestation' ? `attestation '${def.name}' (${def.type})` : r.rule.type;
-    const failing = r.resolutions.filter((x) => x.type !== 'rule_not_applicable' && x.type !== 'rule_satisfied');
-    const why = failing.map((x) => (x.context.flow_name ? `${x.type} in flow '${x.context.flow_name}'` : x.type));
+    const failing = r.resolutions.filter(
+      (x) => x.type !== 'rule_not_applicable' && x.type !== 'rule_satisfied',
+    );
+    const why = failing.map((x) =>
+      x.context.flow_name ? `${x.type} in flow '${x.context.flow_name}'` : x.type,
+    );
     const found = failing[0]?.context.signatures_found;
     const detail =
       r.rule.type !== 'signature'
@@ -327,7 +340,9 @@ function reasonsOf(decision: PolicyDecision): string[] {
         : found && found.length > 0
           ? ` (no verified signature by an allowed signer; verified signatures: ${found.join(', ')})`
           : ' (no verified signature by an allowed signer; none verified)';
-    out.push(`policy '${decision.policy_name}' v${decision.policy_version}: ${what}: ${why.join(', ')}${detail}`);
+    out.push(
+      `policy '${decision.policy_name}' v${decision.policy_version}: ${what}: ${why.join(', ')}${detail}`,
+    );
   }
   return out;
 }

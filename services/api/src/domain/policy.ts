@@ -298,7 +298,9 @@ function signatureRule(
       exceptions.push(c);
     }
   });
-  const signers = raw.signers.map((s): Signer => ('key' in s ? { key: s.key } : { issuer: s.issuer, identity: s.identity }));
+  const signers = raw.signers.map((s): Signer =>
+    'key' in s ? { key: s.key } : { issuer: s.issuer, identity: s.identity },
+  );
   return { signers, exceptions };
 }
 

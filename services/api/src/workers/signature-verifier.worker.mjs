@@ -16,9 +16,15 @@ if (!parentPort) {
   throw new Error('signature-verifier.worker.mjs runs only as a worker thread');
 }
 const jobs = parentPort;
-const data = /** @type {{ answers: import('node:worker_threads').MessagePort; trustedRoot?: string; publicKeys?: string }} */ (
-  workerData
-);
+/**
+ * What the pool gave this worker: its answers port and the settings' text.
+ * @param {unknown} given
+ */
+const settingsOf = (given) =>
+  /** @type {{ answers: import('node:worker_threads').MessagePort; trustedRoot?: string; publicKeys?: string }} */ (
+    given
+  );
+const data = settingsOf(workerData);
 const answers = data.answers;
 // The settings were checked when the configuration was read, so this does not throw.
 const trust = buildSignatureTrust(data.trustedRoot, data.publicKeys);

@@ -19,6 +19,7 @@
  * Plain JavaScript (type-checked from JSDoc), so that the worker runs the same file from the
  * sources (tsx, vitest) and from the compiled image.
  */
+import { Buffer } from 'node:buffer';
 import { bundleFromJSON, envelopeFromJSON, BUNDLE_V03_MEDIA_TYPE } from '@sigstore/bundle';
 import { crypto as sigCrypto } from '@sigstore/core';
 import { TrustedRoot } from '@sigstore/protobuf-specs';
@@ -119,7 +120,9 @@ export function buildSignatureTrust(trustedRootJson, publicKeysJson) {
   try {
     material = toTrustMaterial(TrustedRoot.fromJSON(JSON.parse(trustedRootJson)), keyFinder);
   } catch (err) {
-    throw new SignatureTrustError(`the trusted root is not a usable Sigstore trusted root: ${errMessage(err)}`);
+    throw new SignatureTrustError(
+      `the trusted root is not a usable Sigstore trusted root: ${errMessage(err)}`,
+    );
   }
   if (material.certificateAuthorities.length === 0 && material.tlogs.length === 0) {
     throw new SignatureTrustError('the trusted root lists no certificate authority and no transparency log');
@@ -255,7 +258,9 @@ function verifyBundle(trust, json) {
     bundle = bundleFromJSON(json);
   } catch (err) {
     const fields = /** @type {{ fields?: string[] }} */ (err).fields;
-    throw new VerifyFailure(`malformed bundle: ${errMessage(err)}${fields?.length ? ` (${fields.join(', ')})` : ''}`);
+    throw new VerifyFailure(
+      `malformed bundle: ${errMessage(err)}${fields?.length ? ` (${fields.join(', ')})` : ''}`,
+    );
   }
   if (bundle.content.$case !== 'dsseEnvelope') {
     throw new VerifyFailure(
@@ -314,7 +319,11 @@ function verifyEnvelope(trust, json) {
   const signatures = envelope.signatures.slice(0, MAX_SIGNATURES);
   for (const signature of signatures) {
     const candidates =
-      signature.keyid === '' ? [...trust.keys.keys()] : trust.keys.has(signature.keyid) ? [signature.keyid] : [];
+      signature.keyid === ''
+        ? [...trust.keys.keys()]
+        : trust.keys.has(signature.keyid)
+          ? [signature.keyid]
+          : [];
     for (const id of candidates) {
       if (verifyKeyed(trust, envelope, signature, id)) {
         return { who: { identity: id, issuer: null }, envelope };
@@ -394,7 +403,10 @@ function bindsArtifact(envelope, fingerprint) {
   }
   const digests = subjects
     .slice(0, MAX_SUBJECTS)
-    .map((s) => /** @type {{ digest?: { sha256?: unknown } } | null} */ (s)?.digest?.sha256)
+    .map(
+      (/** @type {unknown} */ s) =>
+        /** @type {{ digest?: { sha256?: unknown } } | null} */ (s)?.digest?.sha256,
+    )
     .filter(/** @returns {d is string} */ (d) => typeof d === 'string')
     .map((d) => d.toLowerCase());
   if (digests.includes(fingerprint)) {

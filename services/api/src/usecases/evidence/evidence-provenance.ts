@@ -109,7 +109,11 @@ async function nameControls(db: Db, orgId: string, decisions: Decisions[]): Prom
  * The verified signatures of the fingerprints found (one more query, on a partial index that
  * holds verified signatures only), shared by every record of a fingerprint.
  */
-async function attachSignatures(db: Db, orgId: string, result: Map<string, ProvenanceRecord[]>): Promise<void> {
+async function attachSignatures(
+  db: Db,
+  orgId: string,
+  result: Map<string, ProvenanceRecord[]>,
+): Promise<void> {
   const bySha = new Map<string, NonNullable<ProvenanceRecord['signatures']>>();
   for (const part of chunks([...result.keys()])) {
     for (const s of await attestationSignaturesRepository.verifiedFor(db, orgId, part)) {
