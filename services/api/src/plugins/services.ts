@@ -1,8 +1,9 @@
 /**
  * The services every use case's scope carries (`app.services`, usecases/scope/services.ts): the
  * provenance port, the custom-type evaluator (a bounded worker pool), the evidence-file store,
- * the attestation batcher (one per database pool) and the per-organization view cache; the
- * evaluator and batcher close with the app. With the background workers
+ * the attestation batcher (one per database pool), the per-organization view cache and the
+ * signed-evidence verifier (a worker pool, started by the first signed file); the evaluator,
+ * verifier and batcher close with the app. With the background workers
  * (`VERITY_NOTIFIER_ENABLED`), a loop collects evidence files no attestation names, every ten
  * minutes, at most a thousand a pass, each pass reading only what was stored since the one before.
  */
