@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { deployment, fp, POLICY_SCHEMA, putPolicy } from '../helpers/runtime.js';
+import { tgz } from '../helpers/tar.js';
 import { runAdmin } from '../../services/api/src/admin-commands.js';
 import { buildSignatureTrust } from '../../services/api/src/workers/signed-evidence.mjs';
 import {
@@ -161,6 +162,25 @@ describe('Sigstore bundles on arrival', () => {
       `the file is ${Buffer.byteLength(big)} bytes, more than the 1048576 read as signed evidence`,
     );
     expect(oversize.evidence_file.size).toBe(Buffer.byteLength(big));
+  });
+
+  it('finds a bundle among the attachments the CLI tars into evidence.tgz', async () => {
+    const archive = await tgz([
+      ['report.xml', '<testsuites/>'],
+      ['provenance.sigstore.json', JSON.stringify(bundle(statement(A)))],
+    ]);
+    const a = await attest('archived', { filename: 'evidence.tgz', content: archive });
+    expect(a.signature).toMatchObject({ verified: true, kind: 'sigstore-bundle', identity: IDENTITY });
+    const bad = await tgz([['att.intoto.json', JSON.stringify(envelope(statement(A), { keyid: 'ci-key' }))]]);
+    const b = await attest('archived-bad', { filename: 'evidence.tgz', content: bad });
+    expect(b.signature).toMatchObject({ verified: false, kind: 'dsse' });
+    expect(b.signature.reason).toBe(
+      "evidence.tgz:att.intoto.json: the envelope's key id 'ci-key' is not among the trusted keys",
+    );
+    const none = await tgz([['report.xml', '<testsuites/>']]);
+    expect(await attest('archived-none', { filename: 'evidence.tgz', content: none })).not.toHaveProperty(
+      'signature',
+    );
   });
 
   it('shows no signature for evidence that is not signed, nor for an attestation without a file', async () => {
@@ -324,7 +344,7 @@ describe('verifying again from the kept files (admin command)', () => {
     expect(lines).toContain(
       `${provenance.attestation_id} ${FLOW}/${TRAIL}/provenance: verified by ${IDENTITY} (${ISSUER})`,
     );
-    expect(lines.at(-1)).toBe('2 verified, 9 not verified');
+    expect(lines.at(-1)).toBe('3 verified, 10 not verified');
     expect(keyed.signature).toMatchObject({ verified: false, kind: 'dsse', identity: null });
     expect(provenance.signature.verified).toBe(true);
     // And back, with the keys.

@@ -1,7 +1,8 @@
 /**
  * `npm run admin -- signatures verify <org> [--attestation <id>]`: verifies again, from the kept
  * evidence files and with the trust material configured now, the signed evidence of an
- * organization's attestations (every one verified before, or the one named), and replaces the
+ * organization's attestations (every one verified before, or the one named; a bundle inside an
+ * attached archive too), and replaces the
  * stored verification. It reads nothing but the database and the settings' files, so it runs
  * air-gapped, e.g. after the trusted root or a key was rotated or revoked.
  */
@@ -10,6 +11,7 @@ import { attestationSignaturesRepository } from './storage/repositories/attestat
 import { attestationsRepository } from './storage/repositories/attestations.js';
 import { databaseEvidenceStore } from './usecases/evidence/evidence-store.js';
 import { verifySignedEvidence, type SignatureTrust } from './workers/signed-evidence.mjs';
+import { verifyEvidenceFile } from './workers/signed-evidence-files.js';
 
 /** Attestations read per page. */
 const PAGE = 200;
@@ -50,11 +52,10 @@ export async function verifySignaturesAgain(
       const content = a.evidence_sha256
         ? await databaseEvidenceStore.get(db, org.id, a.evidence_sha256)
         : undefined;
+      const file = { filename: a.evidence_filename ?? 'evidence', data: content ?? Buffer.alloc(0) };
       const result = content
-        ? verifySignedEvidence(
-            trust,
-            { filename: a.evidence_filename ?? 'evidence', data: content },
-            a.artifact_fingerprint,
+        ? await verifyEvidenceFile(file, (candidate) =>
+            verifySignedEvidence(trust, candidate, a.artifact_fingerprint),
           )
         : null;
       if (!result) {

@@ -1,10 +1,12 @@
 /**
  * The signed-evidence verifier (signed-evidence.mjs) in a worker pool: an evidence file that
- * looks like a Sigstore bundle or a DSSE envelope is verified in a worker thread, with a time and
- * heap bound, organizations queued apart; any other file costs a look at its first bytes. The
+ * looks like a Sigstore bundle or a DSSE envelope (or such a member of a gzipped tar archive,
+ * signed-evidence-files.ts) is verified in a worker thread, with a time and heap bound,
+ * organizations queued apart; any other file costs a look at its first bytes. The
  * trust material (trusted root, keyed-signature keys) is built in each worker from the settings.
  */
 import { EvaluationLimitError, WorkerPool } from './worker-pool.js';
+import { verifyEvidenceFile } from './signed-evidence-files.js';
 import {
   looksSigned,
   MAX_SIGNED_EVIDENCE_BYTES,
@@ -45,6 +47,14 @@ export class SignatureVerifier extends WorkerPool {
   async verify(
     org: string,
     file: { filename: string; data: Buffer },
+    fingerprint: string | null,
+  ): Promise<SignatureResult | null> {
+    return verifyEvidenceFile(file, (candidate) => this.verifyOne(org, candidate, fingerprint));
+  }
+
+  private async verifyOne(
+    org: string,
+    file: { filename: string; data: Uint8Array },
     fingerprint: string | null,
   ): Promise<SignatureResult | null> {
     const kind = looksSigned(file);
