@@ -23,10 +23,16 @@ const statement = JSON.parse(Buffer.from(goodJson.dsseEnvelope.payload, 'base64'
 };
 const FP = statement.subject[0]!.digest.sha256;
 const file = (data: Buffer) => ({ filename: 'provenance.sigstore.json', data });
+/** The verdict on a file that is signed evidence (never null for these bundles). */
+const verdict = (trust: typeof conformanceTrust, data: Buffer, fingerprint: string) => {
+  const result = verifySignedEvidence(trust, file(data), fingerprint);
+  expect(result).not.toBeNull();
+  return result!;
+};
 
 describe('Sigstore conformance bundles', () => {
   it('verifies a GitHub Actions keyless bundle against its trusted root, naming the signer', () => {
-    expect(verifySignedEvidence(conformanceTrust, file(good), FP)).toEqual({
+    expect(verdict(conformanceTrust, good, FP)).toEqual({
       verified: true,
       kind: 'sigstore-bundle',
       identity:
@@ -41,20 +47,20 @@ describe('Sigstore conformance bundles', () => {
     const payload = JSON.parse(Buffer.from(changed.dsseEnvelope.payload, 'base64').toString());
     payload.predicate = { ...(payload.predicate ?? {}), changed: true };
     changed.dsseEnvelope.payload = Buffer.from(JSON.stringify(payload)).toString('base64');
-    const result = verifySignedEvidence(conformanceTrust, file(Buffer.from(JSON.stringify(changed))), FP);
+    const result = verdict(conformanceTrust, Buffer.from(JSON.stringify(changed)), FP);
     expect(result.verified).toBe(false);
     expect(result.reason).toMatch(/signature|digest|mismatch/i);
   });
 
   it('refuses it for an artifact its statement does not name', () => {
-    const result = verifySignedEvidence(conformanceTrust, file(good), 'c'.repeat(64));
+    const result = verdict(conformanceTrust, good, 'c'.repeat(64));
     expect(result.verified).toBe(false);
     expect(result.reason).toContain(FP);
   });
 
   it('refuses it against a trusted root that did not issue its certificate', () => {
     const other = buildSignatureTrust(trustedRoot(), publicKeys());
-    const result = verifySignedEvidence(other, file(good), FP);
+    const result = verdict(other, good, FP);
     expect(result.verified).toBe(false);
     // The first check that fails is the first one bound to the root: the log's signed timestamp.
     expect(result.reason).toMatch(/^(timestamp|certificate) error/);
@@ -62,7 +68,7 @@ describe('Sigstore conformance bundles', () => {
 
   it('refuses a bundle whose certificate was not valid when it was logged', () => {
     const expired = read('intoto-expired-certificate.sigstore.json');
-    const result = verifySignedEvidence(conformanceTrust, file(expired), FP);
+    const result = verdict(conformanceTrust, expired, FP);
     expect(result).toMatchObject({ verified: false, kind: 'sigstore-bundle' });
     expect(result.reason).toMatch(/certificate is not valid or expired/);
   });
