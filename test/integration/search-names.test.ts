@@ -2,7 +2,10 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { nameSearchQueries } from '../../services/api/src/storage/repositories/name-search.js';
+import {
+  NAME_SEARCH_WINDOW,
+  nameSearchQueries,
+} from '../../services/api/src/storage/repositories/name-search.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { fp } from '../helpers/runtime.js';
@@ -138,6 +141,12 @@ describe('search by name', () => {
       select ${org}, 'a' || i, 'f1', 't' || i, lpad(to_hex(i), 64, '0'), 'registry.example/svc-' || md5(i::text) || ':1.0',
         'seed', ${at}::timestamptz + i * interval '1 second', ${at}, 'COMPLIANT', '{}'::jsonb
       from generate_series(1, 3000) i`.execute(db);
+    // 10,000 more artifacts newer than these, on the last trail
+    await sql`insert into artifacts (org_id, id, flow_id, trail_id, fingerprint, filename, created_by,
+        created_at, last_modified_at, state, compliance)
+      select ${org}, 'b' || i, 'f1', 't3000', lpad(to_hex(i), 63, '0') || 'f', 'registry.example/new-' || i || ':1.0',
+        'seed', ${at}::timestamptz + interval '1 hour' + i * interval '1 second', ${at}, 'COMPLIANT', '{}'::jsonb
+      from generate_series(1, ${NAME_SEARCH_WINDOW}) i`.execute(db);
     await sql`insert into environments (org_id, id, name, type, created_by, created_at, last_modified_at)
       select ${org}, 'e' || i, 'env-' || md5(i::text), 'K8S', 'seed', ${at}, ${at} from generate_series(1, 3000) i`.execute(
       db,
