@@ -32,7 +32,8 @@ function reportInput(n: number): ReportPlanInput {
     fingerprint: `fp${i}`,
     name: `r.example/svc-${i}:v2`,
     detailHash: `d${i}`,
-    detailKey: `[${i}]`,
+    instances: [],
+    detailKey: '[]',
     instanceCount: 1,
   }));
   const current = Array.from({ length: n }, (_, i) => ({
