@@ -127,7 +127,7 @@ async function freePort(): Promise<number> {
 }
 
 async function waitReady(url: string, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 120_000;
+  const deadline = Date.now() + 300_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) {
       throw new Error(`child exited (${child.exitCode}): ${output()}`);
@@ -142,7 +142,7 @@ async function waitReady(url: string, child: ChildProcess, output: () => string)
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error(`not ready after 120 s: ${output()}`);
+  throw new Error(`not ready after 300 s: ${output()}`);
 }
 
 export interface ApiProcess extends Target {
