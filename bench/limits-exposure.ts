@@ -14,7 +14,8 @@
  * per item. Target: a 100-row page within 500 ms.
  *
  * The API runs in a child process of its own as the image starts it (`pipeline-server.ts`), with
- * the embedded database in a directory, a new process for each case; the peak memory is that
+ * the embedded database in a directory (opened once before: `restartedOn` in limits.bench.ts), a
+ * new process for each case; the peak memory is that
  * process's (VmHWM). BENCH_LIMITS_API=inline runs it in this process with the database in memory
  * (the layout of the first figures: this process's own documents and every earlier case count).
  *
@@ -26,6 +27,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startApi, type BenchFigure } from './harness.js';
+import { restartedOn } from './limits.bench.js';
 import { ensureDatabase, startApiProcess } from './pipeline-server.js';
 
 /** The API under measurement; `pid` when it runs in a child process. */
@@ -144,7 +146,7 @@ async function withApi<T>(env: Record<string, string>, run: (api: RunningApi) =>
   if (postgres) {
     await ensureDatabase();
   }
-  const child = await startApiProcess(dir ? { embeddedDir: dir, env } : { env });
+  const child = dir ? await restartedOn(dir, env) : await startApiProcess({ env });
   try {
     return await run({ url: child.url, org: child.org, key: child.adminKey, pid: child.pid });
   } finally {
