@@ -174,7 +174,7 @@ describe('search by name', () => {
     expect(await plan(nameSearchQueries.artifacts(db, org, text, 20))).toContain(
       'artifacts_filename_trgm_idx',
     );
-  });
+  }, 120_000);
 
   it('refuses a missing, too short or too long text with a clear 400', async () => {
     const missing = await reader.get('/api/v2/search/acme/names');
