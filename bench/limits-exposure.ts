@@ -13,11 +13,39 @@
  * every 50 ms: how long the event loop was held), the process's peak RSS so far, and the cost
  * per item. Target: a 100-row page within 500 ms.
  *
+ * The API runs in a child process of its own as the image starts it (`pipeline-server.ts`), with
+ * the embedded database in a directory (opened once before: `restartedOn` in limits.bench.ts), a
+ * new process for each case; the peak memory is that
+ * process's (VmHWM). BENCH_LIMITS_API=inline runs it in this process with the database in memory
+ * (the layout of the first figures: this process's own documents and every earlier case count).
+ *
  * Run: `npx tsx bench/limits-exposure.ts`.
  */
 import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { startApi, type BenchFigure, type RunningApi } from './harness.js';
+import { startApi, type BenchFigure } from './harness.js';
+import { restartedOn } from './limits.bench.js';
+import { ensureDatabase, startApiProcess } from './pipeline-server.js';
+
+/** The API under measurement; `pid` when it runs in a child process. */
+interface RunningApi {
+  url: string;
+  org: string;
+  key: string;
+  pid?: number;
+}
+
+/** Peak resident memory of the API so far, in MiB. */
+function peakRssMiB(api: RunningApi): number {
+  if (api.pid === undefined) {
+    return process.resourceUsage().maxRSS / 1024;
+  }
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${api.pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : 0;
+}
 import { tgz } from '../test/helpers/tar.js';
 
 const VERSIONS = 50_000;
@@ -60,7 +88,7 @@ async function measured(api: RunningApi, path: string, init: RequestInit = {}): 
   if (res.status >= 300) {
     throw new Error(`${path}: ${res.status} ${body.slice(0, 300)}`);
   }
-  return { ms, healthzMaxMs, peakRssMiB: process.resourceUsage().maxRSS / 1024, body };
+  return { ms, healthzMaxMs, peakRssMiB: peakRssMiB(api), body };
 }
 
 async function setup(api: RunningApi, trail: string): Promise<string> {
@@ -105,11 +133,27 @@ const line = (what: string, m: Measured, extra = '') =>
   `peak RSS ${m.peakRssMiB.toFixed(0)} MiB${extra}`;
 
 async function withApi<T>(env: Record<string, string>, run: (api: RunningApi) => Promise<T>): Promise<T> {
-  const api = await startApi({ postgres: process.env.BENCH_EXPOSURE_POSTGRES === '1', env });
+  const postgres = process.env.BENCH_EXPOSURE_POSTGRES === '1';
+  if (process.env.BENCH_LIMITS_API === 'inline') {
+    const api = await startApi({ postgres, env });
+    try {
+      return await run(api);
+    } finally {
+      await api.close();
+    }
+  }
+  const dir = postgres ? undefined : mkdtempSync(join(tmpdir(), 'verity-exposure-'));
+  if (postgres) {
+    await ensureDatabase();
+  }
+  const child = dir ? await restartedOn(dir, env) : await startApiProcess({ env });
   try {
-    return await run(api);
+    return await run({ url: child.url, org: child.org, key: child.adminKey, pid: child.pid });
   } finally {
-    await api.close();
+    await child.stop();
+    if (dir) {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 }
 

@@ -12,18 +12,73 @@
  *
  * BENCH_LIMITS_DATABASES=pglite,postgres picks the databases; BENCH_LIMITS_PODS=1000,10000,50000
  * the report sizes.
+ *
+ * The API runs in a child process of its own, as the image starts it (`pipeline-server.ts`: the
+ * compiled build, or the sources with BENCH_API_SOURCE=1; BENCH_API_NODE_FLAGS for a profile),
+ * the embedded database in a directory on disk as in a deployment (opened once before, see
+ * `restartedOn`); the memory figures are that process's. BENCH_LIMITS_API=inline runs it in the benchmark's own process instead, with the
+ * embedded database in memory (the layout of the first figures: the bench's own reports and the
+ * whole database then count in its memory).
  */
 import { createHash } from 'node:crypto';
-import type { BenchContext, BenchFigure, RunningApi } from './harness.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BenchContext, BenchFigure } from './harness.js';
 import { startApi } from './harness.js';
 import { measureUnderLoad, type UnderLoad } from './limits-probe.js';
+import { ensureDatabase, startApiProcess, type ApiProcess } from './pipeline-server.js';
+
+/** The API under measurement: its address, an administrator's key, and its process when a child. */
+interface Api {
+  url: string;
+  org: string;
+  key: string;
+  pid?: number;
+  close(): Promise<void>;
+}
+
+/**
+ * The API on an embedded database that has been opened before, as after a deployment's first
+ * start: creating the database (initdb) grows PGlite's WebAssembly memory to about 430 MiB,
+ * which the process never gives back; a process opening an existing directory starts at about
+ * 195 MiB of it. The first start also runs the migrations.
+ */
+export async function restartedOn(dir: string, env: Record<string, string> = {}): Promise<ApiProcess> {
+  await (await startApiProcess({ embeddedDir: dir, env })).stop();
+  return startApiProcess({ embeddedDir: dir, env });
+}
+
+async function startLimitsApi(database: Database): Promise<Api> {
+  if (process.env.BENCH_LIMITS_API === 'inline') {
+    const api = await startApi({ postgres: database === 'postgres' });
+    return { url: api.url, org: api.org, key: api.key, close: () => api.close() };
+  }
+  const dir = database === 'pglite' ? mkdtempSync(join(tmpdir(), 'verity-limits-')) : undefined;
+  if (!dir) {
+    await ensureDatabase();
+  }
+  const api = dir ? await restartedOn(dir) : await startApiProcess({});
+  return {
+    url: api.url,
+    org: api.org,
+    key: api.adminKey,
+    pid: api.pid,
+    async close() {
+      await api.stop();
+      if (dir) {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
 
 /** The targets at the report cap: a rollout answers in time, and nobody else waits long. */
 const ROLLOUT_TARGET_MS = 5_000;
 const HEALTHZ_TARGET_MS = 250;
 
 type Database = 'pglite' | 'postgres';
-type Section = (api: RunningApi, database: Database, ctx: BenchContext) => Promise<BenchFigure[]>;
+type Section = (api: Api, database: Database, ctx: BenchContext) => Promise<BenchFigure[]>;
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const list = (value: string | undefined, fallback: string) => (value ?? fallback).split(',').filter(Boolean);
@@ -43,7 +98,7 @@ function k8sReport(pods: number, version: number): string {
   return JSON.stringify({ artifacts });
 }
 
-async function put(api: RunningApi, path: string, body: string): Promise<string> {
+async function put(api: Api, path: string, body: string): Promise<string> {
   const res = await fetch(`${api.url}${path}`, {
     method: 'PUT',
     headers: { authorization: `Bearer ${api.key}`, 'content-type': 'application/json; charset=utf-8' },
@@ -69,7 +124,7 @@ const k8sReports: Section = async (api, database, ctx) => {
       ['rolling every image', 2],
     ] as const) {
       const body = k8sReport(pods, version);
-      const m: UnderLoad<string> = await measureUnderLoad(api.url, () => put(api, path, body));
+      const m: UnderLoad<string> = await measureUnderLoad(api.url, () => put(api, path, body), api.pid);
       const perPod = (m.ms * 1000) / pods;
       baseline[step] ??= perPod;
       const ratio = perPod / baseline[step];
@@ -104,7 +159,7 @@ const sections: Record<string, Section> = { 'K8S reports': k8sReports };
 export default async function run(ctx: BenchContext): Promise<BenchFigure[]> {
   const figures: BenchFigure[] = [];
   for (const database of list(process.env.BENCH_LIMITS_DATABASES, 'pglite,postgres') as Database[]) {
-    const api = await startApi({ postgres: database === 'postgres' });
+    const api = await startLimitsApi(database);
     try {
       for (const [name, section] of Object.entries(sections)) {
         ctx.log(`${name} on ${database}`);

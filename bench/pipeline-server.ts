@@ -127,7 +127,7 @@ async function freePort(): Promise<number> {
 }
 
 async function waitReady(url: string, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 120_000;
+  const deadline = Date.now() + 300_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) {
       throw new Error(`child exited (${child.exitCode}): ${output()}`);
@@ -142,12 +142,14 @@ async function waitReady(url: string, child: ChildProcess, output: () => string)
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error(`not ready after 120 s: ${output()}`);
+  throw new Error(`not ready after 300 s: ${output()}`);
 }
 
 export interface ApiProcess extends Target {
   schema: string;
   pid: number;
+  /** The bootstrap administrator's key (the `key` is a member service account's, as CI's). */
+  adminKey: string;
   stop(): Promise<void>;
 }
 
@@ -168,14 +170,16 @@ function stopChild(child: ChildProcess): Promise<void> {
 /**
  * Starts the API on `schema` (a fresh one when not given) with a service-account key, as CI
  * authenticates. `pgOptions` go to every session of its pool (auto_explain settings, say).
+ * `embeddedDir` starts it on the embedded database in that directory instead, as the image
+ * does without DATABASE_URL.
  */
 export async function startApiProcess(
-  opts: { schema?: string; pgOptions?: string; env?: Record<string, string> } = {},
+  opts: { schema?: string; pgOptions?: string; env?: Record<string, string>; embeddedDir?: string } = {},
 ): Promise<ApiProcess> {
-  const fresh = opts.schema ? undefined : await newSchema('pipeline');
-  const schema = opts.schema ?? fresh!.schema;
-  let url = withOptions(PIPELINE_DATABASE_URL, `-c search_path=${schema}`);
-  if (opts.pgOptions) {
+  const fresh = opts.schema || opts.embeddedDir ? undefined : await newSchema('pipeline');
+  const schema = opts.embeddedDir ? '' : (opts.schema ?? fresh!.schema);
+  let url = opts.embeddedDir ? '' : withOptions(PIPELINE_DATABASE_URL, `-c search_path=${schema}`);
+  if (opts.pgOptions && !opts.embeddedDir) {
     url = withOptions(url, opts.pgOptions);
   }
   const [port, metricsPort] = [await freePort(), await freePort()];
@@ -194,6 +198,7 @@ export async function startApiProcess(
       VERITY_AUTH_FAILURES_PER_MINUTE: '0',
       // 64 CI runs at once send 64 custom attestations at once; the default queue (20) refuses some.
       VERITY_JQ_QUEUE_PER_ORG: process.env.VERITY_JQ_QUEUE_PER_ORG ?? '256',
+      ...(opts.embeddedDir ? { VERITY_DATA_DIR: opts.embeddedDir } : {}),
       ...opts.env,
       VERITY_BOOTSTRAP_ORG: 'bench',
       VERITY_BOOTSTRAP_API_KEY: bootstrapKey,
@@ -227,6 +232,7 @@ export async function startApiProcess(
     url: base,
     org: 'bench',
     key,
+    adminKey: bootstrapKey,
     schema,
     pid: child.pid!,
     async stop() {

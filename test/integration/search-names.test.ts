@@ -1,5 +1,11 @@
 /** Search by name (`GET /search/{org}/names?q=`): flows, trails, environments and artifacts, bounded. */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import {
+  NAME_SEARCH_WINDOW,
+  nameSearchQueries,
+} from '../../services/api/src/storage/repositories/name-search.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { fp } from '../helpers/runtime.js';
@@ -113,6 +119,62 @@ describe('search by name', () => {
     expect(r.json.flows[0].name).toBe('svc-00');
     expect(r.json.more).toEqual({ flows: true, trails: false, environments: false, artifacts: false });
   });
+
+  it('finds a name among thousands through the trigram index of each kind', async () => {
+    // 3,000 of each kind in an organization of its own, seeded in SQL, with table statistics;
+    // each name holds a hash of its number, so most of its trigrams are rare.
+    const initech = cliClient(t.app, await t.seedKey('initech', 'reader'));
+    const db = t.db.db;
+    const { rows } = await sql<{ id: string }>`select id from orgs where name = 'initech'`.execute(db);
+    const org = rows[0]!.id;
+    const at = new Date('2026-01-01T00:00:00Z');
+    await sql`insert into flows (org_id, id, name, created_by, created_at, last_modified_at)
+      select ${org}, 'f' || i, 'team-' || md5(i::text), 'seed', ${at}, ${at} from generate_series(1, 3000) i`.execute(
+      db,
+    );
+    await sql`insert into trails (org_id, id, flow_id, name, created_by, created_at, last_modified_at,
+        compliance, compliance_state, evaluated_at)
+      select ${org}, 't' || i, 'f1', 'build-' || md5(i::text), 'seed', ${at}::timestamptz + i * interval '1 second',
+        ${at}, '{}'::jsonb, 'COMPLIANT', ${at} from generate_series(1, 3000) i`.execute(db);
+    await sql`insert into artifacts (org_id, id, flow_id, trail_id, fingerprint, filename, created_by,
+        created_at, last_modified_at, state, compliance)
+      select ${org}, 'a' || i, 'f1', 't' || i, lpad(to_hex(i), 64, '0'), 'registry.example/svc-' || md5(i::text) || ':1.0',
+        'seed', ${at}::timestamptz + i * interval '1 second', ${at}, 'COMPLIANT', '{}'::jsonb
+      from generate_series(1, 3000) i`.execute(db);
+    // 10,000 more artifacts newer than these, on the last trail
+    await sql`insert into artifacts (org_id, id, flow_id, trail_id, fingerprint, filename, created_by,
+        created_at, last_modified_at, state, compliance)
+      select ${org}, 'b' || i, 'f1', 't3000', lpad(to_hex(i), 63, '0') || 'f', 'registry.example/new-' || i || ':1.0',
+        'seed', ${at}::timestamptz + interval '1 hour' + i * interval '1 second', ${at}, 'COMPLIANT', '{}'::jsonb
+      from generate_series(1, ${NAME_SEARCH_WINDOW}) i`.execute(db);
+    await sql`insert into environments (org_id, id, name, type, created_by, created_at, last_modified_at)
+      select ${org}, 'e' || i, 'env-' || md5(i::text), 'K8S', 'seed', ${at}, ${at} from generate_series(1, 3000) i`.execute(
+      db,
+    );
+    await sql`analyze flows, trails, artifacts, environments`.execute(db);
+
+    const hash = createHash('md5').update('2718').digest('hex');
+    const text = hash.slice(4, 16);
+    const r = await names(text.toUpperCase(), initech, 'initech');
+    expect(r.status).toBe(200);
+    expect(r.json.flows.map((f: any) => f.name)).toEqual([`team-${hash}`]);
+    expect(r.json.trails.map((x: any) => x.name)).toEqual([`build-${hash}`]);
+    expect(r.json.environments.map((e: any) => e.name)).toEqual([`env-${hash}`]);
+    expect(r.json.artifacts.map((a: any) => [a.name, a.trail])).toEqual([
+      [`registry.example/svc-${hash}:1.0`, `build-${hash}`],
+    ]);
+
+    const plan = async (query: { explain(): Promise<Record<string, unknown>[]> }) =>
+      (await query.explain()).map((row) => Object.values(row).join(' ')).join('\n');
+    expect(await plan(nameSearchQueries.flows(db, org, text, 20))).toContain('flows_name_trgm_idx');
+    expect(await plan(nameSearchQueries.trails(db, org, text, 20))).toContain('trails_name_trgm_idx');
+    expect(await plan(nameSearchQueries.environments(db, org, text, 20))).toContain(
+      'environments_name_trgm_idx',
+    );
+    expect(await plan(nameSearchQueries.artifacts(db, org, text, 20))).toContain(
+      'artifacts_filename_trgm_idx',
+    );
+  }, 120_000);
 
   it('refuses a missing, too short or too long text with a clear 400', async () => {
     const missing = await reader.get('/api/v2/search/acme/names');

@@ -8,6 +8,7 @@
  * artifacts without provenance, the same image repository). Pure: the caller reads, this decides.
  */
 import { pushTo } from '../group-by.js';
+import { drain, STEP_ITEMS, type Steps } from '../slices.js';
 
 /** A fingerprint as planning sees it: its name and the flows (with artifact records) it was reported in. */
 export interface RunningFingerprint {
@@ -56,10 +57,22 @@ export function planDeployments(
   started: readonly StartedFingerprint[],
   before: readonly RunningFingerprint[],
 ): PlannedDeployment[] {
+  return drain(planDeploymentsSteps(started, before));
+}
+
+/** planDeployments, yielding after every STEP_ITEMS fingerprints (slices.ts `inSlices`). */
+export function* planDeploymentsSteps(
+  started: readonly StartedFingerprint[],
+  before: readonly RunningFingerprint[],
+): Steps<PlannedDeployment[]> {
+  let done = 0;
   const startedSet = new Set(started.map((s) => s.fingerprint));
   const byFlow = new Map<string, Array<{ r: RunningFingerprint; artifactId: string }>>();
   const byImage = new Map<string, RunningFingerprint[]>();
   for (const r of before) {
+    if (++done % STEP_ITEMS === 0) {
+      yield;
+    }
     if (startedSet.has(r.fingerprint)) {
       continue;
     }
@@ -72,6 +85,9 @@ export function planDeployments(
   }
   const out: PlannedDeployment[] = [];
   for (const s of started) {
+    if (++done % STEP_ITEMS === 0) {
+      yield;
+    }
     let primary = s.flows[0] ?? null;
     let replaced: PlannedDeployment['replaced'] = [];
     for (const f of s.flows) {

@@ -8,6 +8,7 @@
  *  - a start (0 -> n) or an exit (n -> 0) makes a snapshot; so does a change of compliance or
  *    provenance on re-evaluation (section 6).
  */
+import { drain, STEP_ITEMS, type Steps } from '../slices.js';
 import { reevaluationChange, type ReportedArtifact } from './snapshot-diff.js';
 
 export type StateChange =
@@ -101,12 +102,7 @@ export function samePolicies(
   return key(a) === key(b);
 }
 
-/**
- * The states of a snapshot a report makes: the fingerprints that started, with their verdicts;
- * the running ones whose count moved since the last snapshot (rule 4: recorded now); and the exits,
- * with the count they last ran with.
- */
-export function planReport(input: {
+export interface ReportPlanInput {
   index: number;
   started: readonly ReportedState[];
   verdicts: ReadonlyMap<string, { hash: string; compliant: boolean | null }>;
@@ -114,12 +110,28 @@ export function planReport(input: {
   current: readonly CurrentState[];
   exited: readonly string[];
   live: ReadonlyArray<{ fingerprint: string; instance_count: number }>;
-}): StatePlan {
+}
+
+/**
+ * The states of a snapshot a report makes: the fingerprints that started, with their verdicts;
+ * the running ones whose count moved since the last snapshot (rule 4: recorded now); and the exits,
+ * with the count they last ran with.
+ */
+export function planReport(input: ReportPlanInput): StatePlan {
+  return drain(planReportSteps(input));
+}
+
+/** planReport, yielding after every STEP_ITEMS fingerprints (slices.ts `inSlices`). */
+export function* planReportSteps(input: ReportPlanInput): Steps<StatePlan> {
   const { index, reported } = input;
   const exited = new Set(input.exited);
   const plan: StatePlan = { newStates: [], replaced: [], details: [], exits: [], compliance: [] };
+  let done = 0;
   // Bounded by the fingerprints of one report (MAX_REPORT_ARTIFACTS); each lookup is a Map.
   for (const a of input.started) {
+    if (++done % STEP_ITEMS === 0) {
+      yield;
+    }
     const v = input.verdicts.get(a.fingerprint)!;
     plan.newStates.push({
       fingerprint: a.fingerprint,
@@ -137,6 +149,9 @@ export function planReport(input: {
   }
   // Bounded by the fingerprints running before the report (at most one report's worth).
   for (const s of input.current) {
+    if (++done % STEP_ITEMS === 0) {
+      yield;
+    }
     if (exited.has(s.fingerprint)) {
       continue;
     }

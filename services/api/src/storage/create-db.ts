@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { Kysely, PostgresDialect } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Readable } from 'node:stream';
 import { removeStaleStaging, streamDataDirBackup } from './backup-tar.js';
 import { EMBEDDED_STATEMENT_BYTES, runtimeWrites } from './repositories/runtime.js';
@@ -260,6 +261,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     const client = await PGlite.create({
       ...(inMemory ? {} : { dataDir: resolve(dataDir) }),
       ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
+      // Trigram indexes of the name search (migration 0415).
+      extensions: { pg_trgm },
       parsers: { [pgliteTypes.INT8]: (v: string) => Number(v), [NUMERIC_OID]: (v: string) => Number(v) },
     });
     const db = new Kysely<Database>({ dialect: new PGliteDialect(yieldingEachStatement(client)) });

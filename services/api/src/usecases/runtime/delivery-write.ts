@@ -5,13 +5,15 @@
  * the environment for the first time; the deployments a rollback undid; and the stretches of
  * non-compliance it opened or closed, with the deployments that caused them.
  */
+import { setImmediate as turn } from 'node:timers/promises';
 import { newId } from '../../ids.js';
+import { inSlices, STEP_ITEMS } from '../../slices.js';
 import {
   changeLeadTime,
   commitOf,
   deployedCommits,
   leadSeconds,
-  planDeployments,
+  planDeploymentsSteps,
   type CommitCandidate,
   type PlannedDeployment,
 } from '../../domain/deployments.js';
@@ -134,8 +136,12 @@ async function deploymentRows(
   );
   const between = await buildsBetween(scope, planned, facts);
   const rows: NewDeployment[] = [];
-  // Bounded by the fingerprints one report starts; each lookup is a Map.
+  // Bounded by the fingerprints one report starts; each lookup is a Map. The event loop turns
+  // after every STEP_ITEMS of them.
   for (const d of planned) {
+    if (rows.length % STEP_ITEMS === STEP_ITEMS - 1) {
+      await turn();
+    }
     const verdict = verdicts.get(stateOf.get(d.fingerprint)!.verdict_hash);
     const record = (input.startedRecords.get(d.fingerprint) ?? []).find((r) => r.artifactId === d.artifactId);
     const own = d.artifactId ? facts.get(d.artifactId) : undefined;
@@ -191,14 +197,16 @@ export async function recordDelivery(scope: OrgScope, input: DeliveryInput): Pro
       started.map((s) => s.fingerprint),
       index,
     );
-    const planned = planDeployments(
-      started.map((s) => ({
-        fingerprint: s.fingerprint,
-        name: s.name,
-        flows: verdicts.get(s.verdict_hash)?.provenance ?? [],
-        ranBefore: ranBefore.has(s.fingerprint),
-      })),
-      input.before.map((b) => ({ fingerprint: b.fingerprint, name: b.name, flows: b.provenance })),
+    const planned = await inSlices(
+      planDeploymentsSteps(
+        started.map((s) => ({
+          fingerprint: s.fingerprint,
+          name: s.name,
+          flows: verdicts.get(s.verdict_hash)?.provenance ?? [],
+          ranBefore: ranBefore.has(s.fingerprint),
+        })),
+        input.before.map((b) => ({ fingerprint: b.fingerprint, name: b.name, flows: b.provenance })),
+      ),
     );
     const facts = await deploymentsRepository.artifactFacts(db, org.id, [
       ...planned.flatMap((d) => (d.artifactId ? [d.artifactId] : [])),

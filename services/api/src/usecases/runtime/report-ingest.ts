@@ -17,7 +17,13 @@ import {
 import type { ParsedPolicy } from '../../domain/policy.js';
 import { diffRuntime, reportUnchanged, SLICE, type ReportEntry } from '../../domain/snapshot-diff.js';
 import { scaledNotifications } from '../../domain/snapshot-notifications.js';
-import { planReevaluation, planReport, samePolicies } from '../../domain/snapshot-plan.js';
+import {
+  planReevaluation,
+  planReportSteps,
+  samePolicies,
+  type ReportPlanInput,
+} from '../../domain/snapshot-plan.js';
+import { inSlices } from '../../slices.js';
 import type { Db } from '../../storage/database.js';
 import { allowlistsRepository } from '../../storage/repositories/allowlists.js';
 import { environmentsRepository, type EnvironmentRow } from '../../storage/repositories/environments.js';
@@ -160,7 +166,7 @@ export async function ingestReport(scope: OrgScope, input: ReportInput): Promise
   });
 }
 
-type Grouped = Parameters<typeof planReport>[0]['started'][number];
+type Grouped = ReportPlanInput['started'][number];
 
 /** Brings the live state of the locked environment to the report; returns how it changed. */
 async function updateLive(
@@ -236,7 +242,9 @@ async function applyReport(
   const started = diff.started.map((fp) => reported.get(fp)!);
   const evaluated = await evaluate(scope, started, policies, allowlist);
   const verdicts = new Map([...evaluated].map(([fp, e]) => [fp, e.verdict]));
-  const plan = planReport({ index, started, verdicts, reported, current, exited: diff.exited, live });
+  const plan = await inSlices(
+    planReportSteps({ index, started, verdicts, reported, current, exited: diff.exited, live }),
+  );
   return writeSnapshot(scope, {
     ...plan,
     env,
