@@ -371,11 +371,19 @@ export const retentionRepository = {
   /**
    * Deletes the snapshots numbered `indexes` and what only they read: the fingerprint states no
    * remaining snapshot is made of (a state is read by snapshot k when it began at or before k and
-   * ended after k, or exited at k), and the deployments, lead times and stretches of
-   * non-compliance recorded at them. Every remaining snapshot reads as before.
+   * ended after k, or exited at k), the deployments recorded at them and the stretches of
+   * non-compliance that began and ended among them. Lead times stay: they belong to artifact
+   * records, which remaining snapshots show. Every remaining snapshot reads as before.
    */
   async deleteSnapshots(db: Db, orgId: string, envId: string, indexes: readonly number[]): Promise<number[]> {
     const idx = [...indexes];
+    // A kept snapshot whose successor goes keeps that successor's time.
+    await sql`
+      update runtime_snapshots k set superseded_at = n.created_at
+      from runtime_snapshots n
+      where k.org_id = ${orgId} and k.environment_id = ${envId} and k.superseded_at is null
+        and n.org_id = k.org_id and n.environment_id = k.environment_id and n.index = k.index + 1
+        and n.index = any(${idx}::int[]) and not (k.index = any(${idx}::int[]))`.execute(db);
     const gone = await sql<{ index: number }>`
       delete from runtime_snapshots
       where org_id = ${orgId} and environment_id = ${envId} and index = any(${idx}::int[])
@@ -396,10 +404,6 @@ export const retentionRepository = {
             and k.index >= s.from_index
             and (k.index < s.to_index or (k.index = s.to_index and s.exited)))`.execute(db);
     await sql`delete from deployments
-      where org_id = ${orgId} and environment_id = ${envId} and snapshot_index = any(${removed}::int[])`.execute(
-      db,
-    );
-    await sql`delete from artifact_lead_times
       where org_id = ${orgId} and environment_id = ${envId} and snapshot_index = any(${removed}::int[])`.execute(
       db,
     );

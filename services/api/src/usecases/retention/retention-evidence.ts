@@ -147,7 +147,11 @@ export async function removeFiles(
         const digests = [...new Set(rows.map((r) => r.evidence_sha256))].filter((d) => !seen.has(d));
         const past = await retentionRepository.filesPastPeriod(trx, org.id, digests, cutoffs, heldByFlow);
         if (o.dryRun) {
-          return { rows, files: past };
+          // Only files still stored: a file whose attestations stay may have gone in an earlier run.
+          const stored = await Promise.all(
+            past.map(async (d) => ((await o.store.stat(trx, org.id, d)) ? d : null)),
+          );
+          return { rows, files: stored.filter((d): d is string => d !== null) };
         }
         const storedBefore = new Date(o.clock().getTime() - FRESH_FILE_MS);
         const files = await o.store.remove(trx, org.id, past, storedBefore);
