@@ -184,11 +184,15 @@ export const retentionRepository = {
     db: Db,
     orgId: string,
     trailIds: readonly string[],
-  ): Promise<{ attestations: number; digests: string[]; artifactIds: string[] }> {
+  ): Promise<{ attestations: Map<string, number>; digests: string[]; artifactIds: string[] }> {
     const ids = [...trailIds];
-    const a = await sql<{ n: string; digests: string[] | null }>`
-      select count(*) as n, array_agg(distinct evidence_sha256) filter (where evidence_sha256 is not null) as digests
-      from attestations where org_id = ${orgId} and trail_id = any(${ids}::text[])`.execute(db);
+    const counts = await sql<{ trail_id: string; n: string }>`
+      select trail_id, count(*) as n from attestations
+      where org_id = ${orgId} and trail_id = any(${ids}::text[]) group by trail_id`.execute(db);
+    const digests = await sql<{ d: string }>`
+      select distinct evidence_sha256 as d from attestations
+      where org_id = ${orgId} and trail_id = any(${ids}::text[]) and evidence_sha256 is not null
+      order by d`.execute(db);
     const artifacts = await db
       .selectFrom('artifacts')
       .select('id')
@@ -196,8 +200,8 @@ export const retentionRepository = {
       .where('trail_id', 'in', ids.length > 0 ? ids : [''])
       .execute();
     return {
-      attestations: Number(a.rows[0]?.n ?? 0),
-      digests: (a.rows[0]?.digests ?? []).sort(),
+      attestations: new Map(counts.rows.map((r) => [r.trail_id, Number(r.n)])),
+      digests: digests.rows.map((r) => r.d),
       artifactIds: artifacts.map((r) => r.id),
     };
   },

@@ -13,6 +13,9 @@ import {
 import { retentionRepository, type Cursor } from '../../storage/repositories/retention.js';
 import { FRESH_FILE_MS, cutoffOf, pause, record, type OrgRun } from './retention-batch.js';
 
+/** Attestations of a batch's trails, all told. */
+const total = (counts: Map<string, number>) => [...counts.values()].reduce((a, n) => a + n, 0);
+
 export async function removeTrails(
   run: OrgRun,
   flow: { id: string; name: string },
@@ -41,7 +44,7 @@ export async function removeTrails(
       const contents = await retentionRepository.trailContents(trx, org.id, ids);
       if (o.dryRun) {
         const files = await retentionRepository.unnamed(trx, org.id, contents.digests, ids);
-        return { trails, gone: ids, attestations: contents.attestations, files };
+        return { trails, gone: ids, attestations: total(contents.attestations), files };
       }
       const gone = new Set(await retentionRepository.deleteTrails(trx, org.id, ids, contents.artifactIds));
       const unnamed = await retentionRepository.unnamed(trx, org.id, contents.digests, []);
@@ -55,12 +58,12 @@ export async function removeTrails(
           id: t.id,
           flow: flow.name,
           trail: t.name,
-          attestations: contents.attestations,
+          attestations: contents.attestations.get(t.id) ?? 0,
         })),
         digests: files,
         rule: applied,
       });
-      return { trails, gone: [...gone], attestations: contents.attestations, files };
+      return { trails, gone: [...gone], attestations: total(contents.attestations), files };
     });
     if (!batch) {
       return;
