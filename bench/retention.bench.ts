@@ -30,6 +30,7 @@ const SEED = Number(process.env.BENCH_RETENTION_SEED ?? 1_000_000);
 const BATCH = Number(process.env.VERITY_RETENTION_BATCH_SIZE ?? 200);
 const PAUSE_MS = Number(process.env.VERITY_RETENTION_PAUSE_MS ?? 200);
 const ROUNDS = 2;
+const WARM_UP_S = Number(process.env.BENCH_RETENTION_WARM_UP_S ?? 30);
 
 /** 64 trails, each with its artifact reported. */
 async function ingestTrails(t: Target): Promise<Array<{ trail: string }>> {
@@ -68,7 +69,9 @@ export default async function bench(ctx: BenchContext): Promise<BenchFigure[]> {
         );
         return r;
       };
-      await connectionLoad(api.url, requests, CONNECTIONS, 5); // warm-up
+      // After the seed the server and PostgreSQL warm up for a while: the rate climbs for tens of
+      // seconds, which would read as the removal's cost.
+      await connectionLoad(api.url, requests, CONNECTIONS, WARM_UP_S);
       // The machine's speed drifts over a run: windows with and without removal alternate, and
       // the rates with removal are compared with those of the windows around them.
       let removedTrails = 0;
