@@ -27,7 +27,7 @@ import { ensureDatabase, startApiProcess } from './pipeline-server.js';
 const CONNECTIONS = 64;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const SEED = Number(process.env.BENCH_RETENTION_SEED ?? 1_000_000);
-const BATCH = Number(process.env.VERITY_RETENTION_BATCH_SIZE ?? 200);
+const BATCH = Number(process.env.VERITY_RETENTION_BATCH_SIZE ?? 50);
 const PAUSE_MS = Number(process.env.VERITY_RETENTION_PAUSE_MS ?? 200);
 const ROUNDS = 2;
 const WARM_UP_S = Number(process.env.BENCH_RETENTION_WARM_UP_S ?? 30);
