@@ -1,5 +1,6 @@
 /**
- * `npm run admin -- <command>`: organizations, users, memberships and keys from a shell, on the
+ * `npm run admin -- <command>`: organizations, users, memberships, keys and the verification of
+ * signed evidence from a shell, on the
  * configured database (DATABASE_URL, or the embedded one in VERITY_DATA_DIR while the server is
  * stopped); backups of a running server and restores into a stopped one; the retention job, once.
  */
@@ -10,6 +11,7 @@ import { RestoreRefusedError } from './usecases/access/backup.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './storage/create-db.js';
 import { migrateToLatest } from './storage/migrate.js';
+import { buildSignatureTrust } from './workers/signed-evidence.mjs';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -33,10 +35,11 @@ async function main(): Promise<void> {
   const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 2 });
   try {
     await migrateToLatest(handle);
+    const trust = buildSignatureTrust(config.sigstoreTrustedRoot, config.sigstorePublicKeys);
     const lines =
       argv[0] === 'retention'
         ? await retentionCommand(handle.db, argv, config)
-        : await runAdmin(handle.db, argv);
+        : await runAdmin(handle.db, argv, new Date(), trust);
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     await handle.close();

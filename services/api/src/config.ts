@@ -18,6 +18,7 @@ import { OrgName } from '../../shared/contract/common.js';
 import { checkOidc, parseIssuerList, readGroupRoles, type OidcConfig } from './config-people.js';
 import { parseOutboundAllowList, type OutboundAllowList } from './domain/outbound-address.js';
 import { readTrustProxy, type TrustProxy } from './trust-proxy.js';
+import { buildSignatureTrust, SignatureTrustError } from './workers/signed-evidence.mjs';
 
 const optionalString = z
   .string()
@@ -38,6 +39,22 @@ const urlVar = (protocols: string[]) =>
     },
     { message: `must be a URL (${protocols.join(', ')})` },
   );
+
+/** A Sigstore trusted root or keyed-signature keys file (JSON), refused when it cannot be used. */
+const signatureTrustVar = (which: 'root' | 'keys') =>
+  optionalString.superRefine((v, ctx) => {
+    if (v === undefined) {
+      return;
+    }
+    try {
+      buildSignatureTrust(which === 'root' ? v : undefined, which === 'keys' ? v : undefined);
+    } catch (err) {
+      if (!(err instanceof SignatureTrustError)) {
+        throw err;
+      }
+      ctx.addIssue({ code: 'custom', message: err.message });
+    }
+  });
 
 const EnvSchema = z
   .object({
@@ -114,6 +131,8 @@ const EnvSchema = z
         message: 'must hold PEM certificates (-----BEGIN CERTIFICATE-----)',
       },
     ),
+    VERITY_SIGSTORE_TRUSTED_ROOT: signatureTrustVar('root'),
+    VERITY_SIGSTORE_PUBLIC_KEYS: signatureTrustVar('keys'),
     VERITY_KEY_EXPIRY_SWEEP_MS: intVar(600_000, 1_000, 86_400_000),
     VERITY_WEBHOOK_SECRET: optionalString.refine((v) => v === undefined || v.length >= 16, {
       message: 'must be at least 16 characters',
@@ -253,6 +272,10 @@ export interface Config {
   outboundTimeoutMs: number;
   /** PEM certificates webhook and Slack deliveries trust besides the system's authorities. */
   outboundCa: string | undefined;
+  /** Sigstore trusted root (JSON) signed evidence is verified against; undefined: none. */
+  sigstoreTrustedRoot: string | undefined;
+  /** Public keys of keyed signatures (JSON object of key id to PEM); undefined: none. */
+  sigstorePublicKeys: string | undefined;
   /** How often the API-key expiry sweep runs. */
   keyExpirySweepMs: number;
   /** Key of the HMAC-SHA256 signature on webhook deliveries. */
@@ -279,6 +302,8 @@ const FILE_VARS = [
   'VERITY_METRICS_TOKEN',
   'VERITY_OIDC_CLIENT_SECRET',
   'VERITY_OUTBOUND_CA',
+  'VERITY_SIGSTORE_TRUSTED_ROOT',
+  'VERITY_SIGSTORE_PUBLIC_KEYS',
 ] as const;
 
 /** Every environment variable the API reads (and `<NAME>_FILE` for those above). */
@@ -432,6 +457,8 @@ export function loadConfig(
     outboundAllow: e.VERITY_OUTBOUND_ALLOW,
     outboundTimeoutMs: e.VERITY_OUTBOUND_TIMEOUT_MS,
     outboundCa: e.VERITY_OUTBOUND_CA,
+    sigstoreTrustedRoot: e.VERITY_SIGSTORE_TRUSTED_ROOT,
+    sigstorePublicKeys: e.VERITY_SIGSTORE_PUBLIC_KEYS,
     keyExpirySweepMs: e.VERITY_KEY_EXPIRY_SWEEP_MS,
     webhookSecret: e.VERITY_WEBHOOK_SECRET,
     smtpUrl: e.SMTP_URL,

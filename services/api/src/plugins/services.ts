@@ -1,8 +1,9 @@
 /**
  * The services every use case's scope carries (`app.services`, usecases/scope/services.ts): the
  * provenance port, the custom-type evaluator (a bounded worker pool), the evidence-file store,
- * the attestation batcher (one per database pool) and the per-organization view cache; the
- * evaluator and batcher close with the app. With the background workers
+ * the attestation batcher (one per database pool), the per-organization view cache and the
+ * signed-evidence verifier (a worker pool, started by the first signed file); the evaluator,
+ * verifier and batcher close with the app. With the background workers
  * (`VERITY_NOTIFIER_ENABLED`), a loop collects evidence files no attestation names, every ten
  * minutes, at most a thousand a pass, each pass reading only what was stored since the one before;
  * and the retention job (usecases/retention/retention-run.ts) runs every
@@ -13,6 +14,7 @@ import { Loop } from '../notify/loop.js';
 import { AttestationBatcher } from '../storage/batching/attestation-batcher.js';
 import type { Services } from '../usecases/scope/services.js';
 import { CustomEvaluator } from '../workers/custom-evaluator.js';
+import { SignatureVerifier } from '../workers/signature-verifier.js';
 import { databaseEvidenceStore, EvidenceCollector } from '../usecases/evidence/evidence-store.js';
 import { runRetention } from '../usecases/retention/retention-run.js';
 
@@ -43,7 +45,12 @@ export default fp(
       maxVersionsPerPackage: app.config.sbomMaxVersions,
     };
     const provenance = app.provenance;
-    app.decorate('services', { provenance, evaluator, store, batcher, catalog, sbomLimits });
+    // Its worker starts with the first signed evidence file.
+    const signatures = new SignatureVerifier({
+      trustedRoot: app.config.sigstoreTrustedRoot,
+      publicKeys: app.config.sigstorePublicKeys,
+    });
+    app.decorate('services', { provenance, evaluator, store, batcher, catalog, sbomLimits, signatures });
     const orphans = new EvidenceCollector(app.db, store);
     const collect = async () => {
       const n = await orphans.pass(app.clock());
@@ -90,6 +97,7 @@ export default fp(
       await collector.stop();
       await batcher.close();
       await evaluator.close();
+      await signatures.close();
     });
     done();
   },

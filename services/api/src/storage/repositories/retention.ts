@@ -209,7 +209,8 @@ export const retentionRepository = {
   /**
    * Deletes the trails (their attestations, artifacts, events, facts and SBOM index go with them:
    * migrations 0305, 0350, 0383), and clears what insight derived from their artifact records: lead
-   * times go, deployments keep their history and lose the link. Returns the trails deleted.
+   * times go, deployments keep their history and lose the link, signature verifications go.
+   * Returns the trails deleted.
    */
   async deleteTrails(
     db: Db,
@@ -225,6 +226,10 @@ export const retentionRepository = {
       await sql`update deployments set artifact_id = null, html_url = null
         where org_id = ${orgId} and artifact_id = any(${arts}::text[])`.execute(db);
     }
+    // Verifications of signed evidence name attestations by id, with no cascade.
+    await sql`delete from attestation_signatures s using attestations a
+      where s.org_id = ${orgId} and a.org_id = ${orgId} and a.trail_id = any(${[...trailIds]}::text[])
+        and s.attestation_id = a.id`.execute(db);
     const gone = await sql<{ id: string }>`
       delete from trails where org_id = ${orgId} and id = any(${[...trailIds]}::text[]) returning id`.execute(
       db,
