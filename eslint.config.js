@@ -132,6 +132,7 @@ export default tseslint.config(
     ['runtime', ['access', 'evidence', 'evaluations', 'insight']],
     ['evaluations', ['runtime', 'access', 'notifications', 'insight']],
     ['insight', ['access', 'evidence', 'runtime', 'notifications', 'evaluations']],
+    ['retention', ['access', 'evidence', 'runtime', 'notifications', 'evaluations', 'insight']],
   ].map(([feature, below]) => ({
     files: [`services/api/src/usecases/${feature}/**/*.ts`],
     ignores:

@@ -187,6 +187,25 @@ const SAMPLES: Array<[string, Sample]> = [
       send: (p) => tf.delete(rel(p)),
     },
   ],
+  // Retention classes and legal holds (admins only).
+  [
+    'PUT /api/v2/retention/:org',
+    {
+      path: () => `/api/v2/retention/${ORG}`,
+      send: (p) => api.put(p, { default: { audit_log_days: 400 }, flows: { [FLOW]: { trails_days: 90 } } }),
+    },
+  ],
+  [
+    'POST /api/v2/legal-holds/:org',
+    {
+      path: () => `/api/v2/legal-holds/${ORG}`,
+      send: (p) => api.post(p, { name: 'case-7', reason: 'Litigation', scope: { flows: [FLOW] } }),
+    },
+  ],
+  [
+    'DELETE /api/v2/legal-holds/:org/:name',
+    { path: () => `/api/v2/legal-holds/${ORG}/case-7`, send: (p) => api.delete(p, null) },
+  ],
   [
     'POST /api/v2/service-accounts/:org/:name/api-keys',
     {

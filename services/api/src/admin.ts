@@ -2,10 +2,11 @@
  * `npm run admin -- <command>`: organizations, users, memberships, keys and the verification of
  * signed evidence from a shell, on the
  * configured database (DATABASE_URL, or the embedded one in VERITY_DATA_DIR while the server is
- * stopped); backups of a running server and restores into a stopped one.
+ * stopped); backups of a running server and restores into a stopped one; the retention job, once.
  */
 import { BACKUP_USAGE, backupCommand, restoreCommand } from './admin-backup.js';
 import { AdminUsageError, USAGE, runAdmin } from './admin-commands.js';
+import { RETENTION_USAGE, retentionCommand } from './admin-retention.js';
 import { RestoreRefusedError } from './usecases/access/backup.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './storage/create-db.js';
@@ -15,7 +16,7 @@ import { buildSignatureTrust } from './workers/signed-evidence.mjs';
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${USAGE}\n\nBackups:\n${BACKUP_USAGE}\n`);
+    process.stdout.write(`${USAGE}\n\nBackups:\n${BACKUP_USAGE}\n\nRetention:\n${RETENTION_USAGE}\n`);
     return;
   }
   if (argv[0] === 'backup') {
@@ -35,7 +36,10 @@ async function main(): Promise<void> {
   try {
     await migrateToLatest(handle);
     const trust = buildSignatureTrust(config.sigstoreTrustedRoot, config.sigstorePublicKeys);
-    const lines = await runAdmin(handle.db, argv, new Date(), trust);
+    const lines =
+      argv[0] === 'retention'
+        ? await retentionCommand(handle.db, argv, config)
+        : await runAdmin(handle.db, argv, new Date(), trust);
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     await handle.close();

@@ -105,6 +105,13 @@ const EnvSchema = z
     VERITY_NOTIFIER_MAX_ATTEMPTS: intVar(10, 1, 100),
     VERITY_NOTIFIER_LEASE_MS: intVar(60_000, 1_000, 3_600_000),
     VERITY_NOTIFICATION_RETENTION_DAYS: intVar(30, 0, 3650),
+    VERITY_RETENTION_MIN_TRAILS_DAYS: intVar(0, 0, 36_500),
+    VERITY_RETENTION_MIN_EVIDENCE_FILES_DAYS: intVar(0, 0, 36_500),
+    VERITY_RETENTION_MIN_SNAPSHOTS_DAYS: intVar(0, 0, 36_500),
+    VERITY_RETENTION_MIN_AUDIT_LOG_DAYS: intVar(0, 0, 36_500),
+    VERITY_RETENTION_INTERVAL_MS: intVar(3_600_000, 1000, 86_400_000),
+    VERITY_RETENTION_BATCH_SIZE: intVar(50, 1, 10_000),
+    VERITY_RETENTION_PAUSE_MS: intVar(200, 0, 60_000),
     VERITY_REEVALUATION_INTERVAL_MS: intVar(30_000, 100, 86_400_000),
     VERITY_CHANGE_POLL_MS: intVar(100, 10, 60_000),
     VERITY_READ_CACHE_ENTRIES: intVar(20_000, 0, 1_000_000),
@@ -240,6 +247,19 @@ export interface Config {
   notifierLeaseMs: number;
   /** Days a delivered or given-up notification is kept; 0 keeps them forever. */
   notificationRetentionDays: number;
+  /** The server operator's floor under each organization's retention periods (0: none). */
+  retentionMinimumDays: {
+    trails_days: number;
+    evidence_files_days: number;
+    snapshots_days: number;
+    audit_log_days: number;
+  };
+  /** How often the retention job runs (with the background workers). */
+  retentionIntervalMs: number;
+  /** Records one retention batch removes at most, in one transaction. */
+  retentionBatchSize: number;
+  /** Pause between retention batches, so removal leaves room for ingest. */
+  retentionPauseMs: number;
   reevaluationIntervalMs: number;
   /** Between reads of the evidence change log, which keeps this replica's caches current. */
   changePollMs: number;
@@ -291,6 +311,23 @@ export const CONFIG_VARIABLES: readonly string[] = [
   ...Object.keys(EnvSchema.shape),
   ...FILE_VARS.map((n) => `${n}_FILE`),
 ];
+
+/** The retention job: the operator's minimum periods, and how often and how fast it removes. */
+function retentionConfigOf(
+  e: z.infer<typeof EnvSchema>,
+): Pick<Config, 'retentionMinimumDays' | 'retentionIntervalMs' | 'retentionBatchSize' | 'retentionPauseMs'> {
+  return {
+    retentionMinimumDays: {
+      trails_days: e.VERITY_RETENTION_MIN_TRAILS_DAYS,
+      evidence_files_days: e.VERITY_RETENTION_MIN_EVIDENCE_FILES_DAYS,
+      snapshots_days: e.VERITY_RETENTION_MIN_SNAPSHOTS_DAYS,
+      audit_log_days: e.VERITY_RETENTION_MIN_AUDIT_LOG_DAYS,
+    },
+    retentionIntervalMs: e.VERITY_RETENTION_INTERVAL_MS,
+    retentionBatchSize: e.VERITY_RETENTION_BATCH_SIZE,
+    retentionPauseMs: e.VERITY_RETENTION_PAUSE_MS,
+  };
+}
 
 /** How people sign in: through the identity provider, and with API keys in the console. */
 function peopleConfigOf(
@@ -412,6 +449,7 @@ export function loadConfig(
     notifierMaxAttempts: e.VERITY_NOTIFIER_MAX_ATTEMPTS,
     notifierLeaseMs: e.VERITY_NOTIFIER_LEASE_MS,
     notificationRetentionDays: e.VERITY_NOTIFICATION_RETENTION_DAYS,
+    ...retentionConfigOf(e),
     reevaluationIntervalMs: e.VERITY_REEVALUATION_INTERVAL_MS,
     changePollMs: e.VERITY_CHANGE_POLL_MS,
     readCacheEntries: e.VERITY_READ_CACHE_ENTRIES,

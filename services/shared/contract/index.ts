@@ -24,3 +24,4 @@ export * from './people.js';
 export * from './evaluations.js';
 export * from './policy-preview.js';
 export * from './insight.js';
+export * from './retention.js';

@@ -34,7 +34,9 @@ export const Members = z.object({ members: z.array(Member) }).meta({ id: 'Member
 /** Who did something: a person or a service account (with a CI token's subject when federated). */
 export const AuditActor = z
   .object({
-    kind: z.enum(['user', 'service_account']),
+    kind: z
+      .enum(['user', 'service_account', 'system'])
+      .meta({ description: 'system: a job of the server itself (the retention job)' }),
     name: z.string(),
     email: z.string().nullable(),
     subject: z.string().optional().meta({ description: 'The CI token subject a service account acted with' }),

@@ -5,7 +5,9 @@
  * signed-evidence verifier (a worker pool, started by the first signed file); the evaluator,
  * verifier and batcher close with the app. With the background workers
  * (`VERITY_NOTIFIER_ENABLED`), a loop collects evidence files no attestation names, every ten
- * minutes, at most a thousand a pass, each pass reading only what was stored since the one before.
+ * minutes, at most a thousand a pass, each pass reading only what was stored since the one before;
+ * and the retention job (usecases/retention/retention-run.ts) runs every
+ * `VERITY_RETENTION_INTERVAL_MS`, in batches with pauses between them.
  */
 import fp from 'fastify-plugin';
 import { Loop } from '../notify/loop.js';
@@ -14,6 +16,7 @@ import type { Services } from '../usecases/scope/services.js';
 import { CustomEvaluator } from '../workers/custom-evaluator.js';
 import { SignatureVerifier } from '../workers/signature-verifier.js';
 import { databaseEvidenceStore, EvidenceCollector } from '../usecases/evidence/evidence-store.js';
+import { runRetention } from '../usecases/retention/retention-run.js';
 
 const COLLECT_INTERVAL_MS = 600_000;
 
@@ -56,10 +59,41 @@ export default fp(
       }
     };
     const collector = new Loop('evidence-collector', collect, COLLECT_INTERVAL_MS, app.log);
+    let closing = false;
+    const retain = async () => {
+      const report = await runRetention({
+        db: app.db,
+        store,
+        minimum: app.config.retentionMinimumDays,
+        batchSize: app.config.retentionBatchSize,
+        pauseMs: app.config.retentionPauseMs,
+        clock: app.clock,
+        runBy: 'retention',
+        stopped: () => closing,
+      });
+      for (const o of report.orgs) {
+        const removed = {
+          trails: o.trails.length,
+          attestations: o.attestations,
+          evidence_files: o.evidence_files.length,
+          snapshots: o.snapshots.length,
+          audit_log: o.audit_log,
+        };
+        if (Object.values(removed).some((n) => n > 0)) {
+          app.log.info({ org: o.org, ...removed }, 'retention removed records past their period');
+        }
+      }
+    };
+    const retention = new Loop('retention', retain, app.config.retentionIntervalMs, app.log);
     if (app.config.notifierEnabled) {
-      app.addHook('onReady', async () => collector.start());
+      app.addHook('onReady', async () => {
+        collector.start();
+        retention.start();
+      });
     }
     app.addHook('onClose', async () => {
+      closing = true;
+      await retention.stop();
       await collector.stop();
       await batcher.close();
       await evaluator.close();

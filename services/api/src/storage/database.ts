@@ -9,6 +9,7 @@ import type { IdentityTables } from './tables/identity.js';
 import type { PeopleTables } from './tables/people.js';
 import type { NotificationConfigTables } from './tables/notification-config.js';
 import type { InsightTables } from './tables/insight.js';
+import type { RetentionTables } from './tables/retention.js';
 import type { RuntimeTables } from './tables/runtime.js';
 import type { SbomTables } from './tables/sbom.js';
 
@@ -23,7 +24,8 @@ export type Database = IdentityTables &
   SbomTables &
   NotificationConfigTables &
   EvaluationTables &
-  InsightTables;
+  InsightTables &
+  RetentionTables;
 
 /** The database handle every repository takes; a transaction is one too. */
 export type Db = Kysely<Database>;

@@ -94,6 +94,10 @@ const router = createBrowserRouter([
             lazy: () => import('../features/access/members-page').then((m) => ({ Component: m.default })),
           },
           {
+            path: ':org/settings/retention',
+            lazy: () => import('../features/access/retention-page').then((m) => ({ Component: m.default })),
+          },
+          {
             path: ':org/settings/service-accounts',
             lazy: () =>
               import('../features/access/service-accounts-page').then((m) => ({ Component: m.default })),

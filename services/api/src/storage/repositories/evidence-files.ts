@@ -46,6 +46,18 @@ export const evidenceFilesRepository = {
     return Number(result.numAffectedRows ?? 0);
   },
 
+  /** Deletes those of these files stored before `storedBefore`; returns their digests. */
+  async remove(db: Db, orgId: string, sha256s: readonly string[], storedBefore: Date): Promise<string[]> {
+    if (sha256s.length === 0) {
+      return [];
+    }
+    const r = await sql<{ sha256: string }>`
+      delete from evidence_files
+      where org_id = ${orgId} and sha256 = any(${[...sha256s]}::text[]) and created_at < ${storedBefore}
+      returning sha256`.execute(db);
+    return r.rows.map((x) => x.sha256).sort();
+  },
+
   async get(db: Db, orgId: string, sha256: string): Promise<{ content: Buffer; size: number } | undefined> {
     const row = await db
       .selectFrom('evidence_files')

@@ -22,7 +22,8 @@ export interface OidcLoginsTable {
   created_at: Date;
 }
 
-export type ActorKind = 'user' | 'service_account';
+/** `system`: a job of the server itself (the retention job). */
+export type ActorKind = 'user' | 'service_account' | 'system';
 
 export interface AuditLogTable {
   org_id: string;

@@ -130,6 +130,8 @@ export interface RuntimeSnapshotsTable {
   cause: string;
   applied_policies: Json<AppliedPolicyRef[]>;
   reported_by: string | null;
+  /** When the next snapshot was taken, once retention removed that one (migration 0395). */
+  superseded_at: Generated<Date | null>;
 }
 
 export interface ReevaluationMarksTable {

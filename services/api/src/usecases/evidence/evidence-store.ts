@@ -12,6 +12,8 @@ export const databaseEvidenceStore: EvidenceStore = {
   get: async (db, orgId, sha256) => (await evidenceFilesRepository.get(db, orgId, sha256))?.content,
   stat: (db, orgId, sha256) => evidenceFilesRepository.stat(db, orgId, sha256),
   collect: (db, span, limit) => evidenceFilesRepository.deleteOrphans(db, span, limit),
+  remove: (db, orgId, sha256s, storedBefore) =>
+    evidenceFilesRepository.remove(db, orgId, sha256s, storedBefore),
 };
 
 /** How old a file no attestation names must be before it is collected. */

@@ -217,7 +217,12 @@ export async function readSnapshot(
   return {
     index,
     is_latest: isLatest,
-    next_snapshot_timestamp: next ? epochSeconds(next.created_at) : null,
+    // Retention may have removed the next one: the kept snapshot remembers when it was taken.
+    next_snapshot_timestamp: next
+      ? epochSeconds(next.created_at)
+      : snapshot.superseded_at
+        ? epochSeconds(snapshot.superseded_at)
+        : null,
     artifact_compliance_count: counts,
     timestamp: epochSeconds(snapshot.created_at),
     type: env.type,

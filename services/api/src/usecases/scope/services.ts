@@ -22,6 +22,12 @@ export interface EvidenceStore {
    * failed after its file was stored.
    */
   collect(db: Db, span: { since: Date | null; before: Date }, limit: number): Promise<number>;
+  /**
+   * Deletes those of these files stored before `storedBefore` (a file stored again counts from
+   * then, so one an attestation is naming right now stays); returns the digests deleted. The
+   * retention job calls it for files it found past their period (`db` is its transaction).
+   */
+  remove(db: Db, orgId: string, sha256s: readonly string[], storedBefore: Date): Promise<string[]>;
 }
 
 export interface Services {

@@ -5,8 +5,11 @@ import type {
   ApiKeyCreated,
   ApiKeyInfo,
   AuditLog,
+  DispositionList,
+  LegalHold,
   Member,
   OidcTrust,
+  RetentionSettings,
   ServiceAccount,
 } from '../../lib/contract';
 
@@ -40,6 +43,28 @@ export function useAuditLog(org: string, filters: AuditFilters) {
         signal,
       ),
     placeholderData: keepPreviousData,
+  });
+}
+
+export function useRetention(org: string) {
+  return useQuery({
+    queryKey: ['retention', org],
+    queryFn: ({ signal }) => getJson<RetentionSettings>(apiUrl(`/retention/${seg(org)}`), signal),
+  });
+}
+
+export function useLegalHolds(org: string) {
+  return useQuery({
+    queryKey: ['legal-holds', org],
+    queryFn: ({ signal }) => getJson<LegalHold[]>(apiUrl(`/legal-holds/${seg(org)}`), signal),
+  });
+}
+
+export function useDispositions(org: string) {
+  return useQuery({
+    queryKey: ['dispositions', org],
+    queryFn: ({ signal }) =>
+      getJson<DispositionList>(apiUrl(`/retention/${seg(org)}/dispositions`, { per_page: 20 }), signal),
   });
 }
 

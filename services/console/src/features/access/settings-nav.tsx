@@ -13,6 +13,9 @@ export function SettingsNav({ org }: { org: string }) {
           <NavLink to={`${base}/settings/service-accounts`}>Service accounts</NavLink>
         </li>
         <li>
+          <NavLink to={`${base}/settings/retention`}>Retention</NavLink>
+        </li>
+        <li>
           <NavLink to={`${base}/audit-log`}>Audit log</NavLink>
         </li>
       </ul>

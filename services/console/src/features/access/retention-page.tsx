@@ -1,0 +1,133 @@
+/**
+ * `/{org}/settings/retention`: how long each kind of record is kept (by default, per flow, per
+ * environment), the server's minimum, the legal holds and what each covers, and what the
+ * retention job removed lately. Read-only: classes and holds are set through the API.
+ */
+import { useParams } from 'react-router';
+import { QueryView } from '../../components/query-state';
+import { formatTime } from '../../lib/format';
+import type { RetentionSettings } from '../../lib/contract';
+import { SettingsNav } from './settings-nav';
+import { useDispositions, useLegalHolds, useRetention } from './api';
+
+type Periods = RetentionSettings['default'];
+
+const KINDS: Array<[keyof Periods, string]> = [
+  ['trails_days', 'Trails and attestations'],
+  ['evidence_files_days', 'Evidence files'],
+  ['snapshots_days', 'Snapshots'],
+  ['audit_log_days', 'Audit log'],
+];
+
+const days = (n: number | undefined, fallback: string) => (n === undefined ? fallback : `${n} days`);
+
+function ClassesTable({ settings }: { settings: RetentionSettings }) {
+  const rows: Array<[string, Periods, boolean]> = [
+    ['Default', settings.default, false],
+    ...Object.entries(settings.flows).map(([n, p]): [string, Periods, boolean] => [
+      `Flow ${n}`,
+      p,
+      settings.unknown_flows.includes(n),
+    ]),
+    ...Object.entries(settings.environments).map(([n, p]): [string, Periods, boolean] => [
+      `Environment ${n}`,
+      p,
+      settings.unknown_environments.includes(n),
+    ]),
+  ];
+  return (
+    <div className="table-scroll">
+      <table>
+        <caption>Retention classes</caption>
+        <thead>
+          <tr>
+            <th scope="col">Applies to</th>
+            {KINDS.map(([k, label]) => (
+              <th scope="col" key={k}>
+                {label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map(([name, periods, unknown]) => (
+            <tr key={name}>
+              <th scope="row">
+                {name}
+                {unknown && <span className="muted"> (no such name yet)</span>}
+              </th>
+              {KINDS.map(([k]) => (
+                <td key={k}>{days(periods[k], name === 'Default' ? 'forever' : 'as the default')}</td>
+              ))}
+            </tr>
+          ))}
+          <tr>
+            <th scope="row">Server minimum</th>
+            {KINDS.map(([k]) => (
+              <td key={k}>
+                {settings.operator_minimum[k] === 0 ? 'none' : `${settings.operator_minimum[k]} days`}
+              </td>
+            ))}
+          </tr>
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export default function RetentionPage() {
+  const org = useParams().org ?? '';
+  const retention = useRetention(org);
+  const holds = useLegalHolds(org);
+  const dispositions = useDispositions(org);
+  return (
+    <>
+      <title>{`Retention · ${org} · Verity`}</title>
+      <h1>Retention</h1>
+      <SettingsNav org={org} />
+      <p>
+        Records older than their class are removed by the retention job, never while a legal hold covers them.
+        Set classes with <code>PUT /api/v2/retention/{org}</code> and holds with{' '}
+        <code>POST /api/v2/legal-holds/{org}</code>.
+      </p>
+      <QueryView query={retention} what="the retention classes">
+        {(settings) => <ClassesTable settings={settings} />}
+      </QueryView>
+      <h2>Legal holds</h2>
+      <QueryView query={holds} what="the legal holds">
+        {(list) =>
+          list.length === 0 ? (
+            <p>No legal hold: records follow their retention class.</p>
+          ) : (
+            <ul>
+              {list.map((h) => (
+                <li key={h.name}>
+                  <strong>{h.name}</strong>: {h.reason}. Keeps {h.covers}. Placed by {h.created_by}{' '}
+                  {formatTime(h.created_at)}.
+                </li>
+              ))}
+            </ul>
+          )
+        }
+      </QueryView>
+      <h2>Removed lately</h2>
+      <QueryView query={dispositions} what="the disposition records">
+        {({ dispositions: list }) =>
+          list.length === 0 ? (
+            <p>Nothing has been removed.</p>
+          ) : (
+            <ul>
+              {list.map((d) => (
+                <li key={d.id}>
+                  {formatTime(d.removed_at)}: {d.count} {d.kind.replace('_', ' ')} under{' '}
+                  {d.rule.period.replace('_days', '')} {d.rule.days} days ({d.rule.scope}
+                  {d.rule.name ? ` ${d.rule.name}` : ''}), by {d.run_by}
+                </li>
+              ))}
+            </ul>
+          )
+        }
+      </QueryView>
+    </>
+  );
+}
