@@ -18,6 +18,7 @@ import { OrgName } from '../../shared/contract/common.js';
 import { checkOidc, parseIssuerList, readGroupRoles, type OidcConfig } from './config-people.js';
 import { parseOutboundAllowList, type OutboundAllowList } from './domain/outbound-address.js';
 import { readTrustProxy, type TrustProxy } from './trust-proxy.js';
+import type { S3Settings } from './object-store/s3-evidence-store.js';
 
 const optionalString = z
   .string()
@@ -64,6 +65,23 @@ const EnvSchema = z
     VERITY_BODY_LIMIT_BYTES: intVar(10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     VERITY_UPLOAD_LIMIT_BYTES: intVar(10 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     VERITY_EVIDENCE_MAX_BYTES: intVar(0, 1024, 4 * 1024 * 1024 * 1024),
+    VERITY_EVIDENCE_STORE: z.enum(['database', 's3']).optional().default('database'),
+    VERITY_S3_BUCKET: optionalString.refine(
+      (v) => v === undefined || /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(v),
+      {
+        message: 'must be a bucket name: 3 to 63 lowercase letters, digits, dots and hyphens',
+      },
+    ),
+    VERITY_S3_PREFIX: optionalString.refine(
+      (v) => v === undefined || (v.length <= 512 && !v.startsWith('/') && !v.includes('//')),
+      { message: 'must be at most 512 characters, not start with / nor hold //' },
+    ),
+    VERITY_S3_ENDPOINT: urlVar(['http:', 'https:']),
+    VERITY_S3_REGION: optionalString,
+    VERITY_S3_FORCE_PATH_STYLE: boolVar(false),
+    VERITY_S3_SSE: z.enum(['AES256', 'aws:kms', 'none']).optional().default('AES256'),
+    VERITY_S3_KMS_KEY_ID: optionalString,
+    VERITY_S3_OBJECT_LOCK: z.enum(['off', 'GOVERNANCE', 'COMPLIANCE']).optional().default('off'),
     VERITY_SBOM_MAX_COMPONENTS: intVar(20_000, 1, 200_000),
     VERITY_SBOM_MAX_VERSIONS: intVar(100, 1, 200_000),
     VERITY_JQ_TIMEOUT_MS: intVar(2000, 10, 60_000),
@@ -136,6 +154,7 @@ const EnvSchema = z
   })
   .superRefine((env, ctx) => {
     checkOidc(env, ctx);
+    checkObjectStore(env, ctx);
     if (env.VERITY_BOOTSTRAP_API_KEY && !env.VERITY_BOOTSTRAP_ORG) {
       ctx.addIssue({
         code: 'custom',
@@ -144,6 +163,32 @@ const EnvSchema = z
       });
     }
   });
+
+/** The object store's settings agree with each other. */
+function checkObjectStore(
+  env: {
+    VERITY_EVIDENCE_STORE: string;
+    VERITY_S3_BUCKET?: string;
+    VERITY_S3_SSE: string;
+    VERITY_S3_KMS_KEY_ID?: string;
+  },
+  ctx: z.RefinementCtx,
+): void {
+  if (env.VERITY_EVIDENCE_STORE === 's3' && !env.VERITY_S3_BUCKET) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['VERITY_S3_BUCKET'],
+      message: 'is required when VERITY_EVIDENCE_STORE=s3 (the bucket that keeps evidence files)',
+    });
+  }
+  if (env.VERITY_S3_KMS_KEY_ID && env.VERITY_S3_SSE !== 'aws:kms') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['VERITY_S3_KMS_KEY_ID'],
+      message: 'needs VERITY_S3_SSE=aws:kms (the key encrypts objects only under SSE-KMS)',
+    });
+  }
+}
 
 /** The organization a first start creates when none is configured (usecases/access/bootstrap.ts). */
 const DEFAULT_BACKUP_ORG = 'default';
@@ -178,6 +223,13 @@ export interface Config {
   uploadLimitBytes: number;
   /** Largest evidence file of an attestation (413 beyond it); defaults to the upload limit. */
   evidenceMaxBytes: number;
+  /** Where evidence files' bytes are kept: the database, or the S3-compatible object store. */
+  evidenceStore: 'database' | 's3';
+  /**
+   * The object store, when a bucket is configured: the store of new files with `s3`, and where
+   * the database store still reads files moved there (`evidence migrate`).
+   */
+  s3: S3Settings | undefined;
   /** SBOM components one attestation indexes at most, over all its documents. */
   sbomMaxComponents: number;
   /** Distinct versions of one package one attestation indexes at most. */
@@ -296,6 +348,24 @@ function oidcConfigOf(e: z.infer<typeof EnvSchema>): OidcConfig | undefined {
   };
 }
 
+/** The object store's settings, when a bucket is named. */
+function s3SettingsOf(e: z.infer<typeof EnvSchema>): S3Settings | undefined {
+  if (!e.VERITY_S3_BUCKET) {
+    return undefined;
+  }
+  const prefix = (e.VERITY_S3_PREFIX ?? '').replace(/\/+$/, '');
+  return {
+    bucket: e.VERITY_S3_BUCKET,
+    prefix: prefix ? `${prefix}/` : '',
+    endpoint: e.VERITY_S3_ENDPOINT,
+    region: e.VERITY_S3_REGION,
+    forcePathStyle: e.VERITY_S3_FORCE_PATH_STYLE,
+    sse: e.VERITY_S3_SSE,
+    kmsKeyId: e.VERITY_S3_KMS_KEY_ID,
+    objectLock: e.VERITY_S3_OBJECT_LOCK,
+  };
+}
+
 /** The server-side evaluation workers' settings. */
 function evaluationSettings(e: z.infer<typeof EnvSchema>) {
   return {
@@ -365,6 +435,8 @@ export function loadConfig(
     bodyLimitBytes: e.VERITY_BODY_LIMIT_BYTES,
     uploadLimitBytes: e.VERITY_UPLOAD_LIMIT_BYTES,
     evidenceMaxBytes: evidenceMax,
+    evidenceStore: e.VERITY_EVIDENCE_STORE,
+    s3: s3SettingsOf(e),
     sbomMaxComponents: e.VERITY_SBOM_MAX_COMPONENTS,
     sbomMaxVersions: e.VERITY_SBOM_MAX_VERSIONS,
     jqTimeoutMs: e.VERITY_JQ_TIMEOUT_MS,

@@ -1,6 +1,7 @@
 /**
  * The services every use case's scope carries (`app.services`, usecases/scope/services.ts): the
  * provenance port, the custom-type evaluator (a bounded worker pool), the evidence-file store,
+ * (the database, or the S3-compatible object store of `VERITY_EVIDENCE_STORE=s3`),
  * the attestation batcher (one per database pool) and the per-organization view cache; the
  * evaluator and batcher close with the app. With the background workers
  * (`VERITY_NOTIFIER_ENABLED`), a loop collects evidence files no attestation names, every ten
@@ -11,7 +12,8 @@ import { Loop } from '../notify/loop.js';
 import { AttestationBatcher } from '../storage/batching/attestation-batcher.js';
 import type { Services } from '../usecases/scope/services.js';
 import { CustomEvaluator } from '../workers/custom-evaluator.js';
-import { databaseEvidenceStore, EvidenceCollector } from '../usecases/evidence/evidence-store.js';
+import { databaseStore, EvidenceCollector } from '../usecases/evidence/evidence-store.js';
+import { S3EvidenceStore } from '../object-store/s3-evidence-store.js';
 
 const COLLECT_INTERVAL_MS = 600_000;
 
@@ -33,7 +35,14 @@ export default fp(
     const batcher = new AttestationBatcher(app.db, {
       onMarked: () => app.domainEvents.committed([{ type: 'reevaluation.marked', count: 1 }]),
     });
-    const store = databaseEvidenceStore;
+    // With a bucket configured, the database store still reads (and collects) files moved there.
+    const objects = app.config.s3
+      ? new S3EvidenceStore(app.config.s3, app.log.child({ component: 'evidence-store' }))
+      : undefined;
+    const store = app.config.evidenceStore === 's3' && objects ? objects : databaseStore(objects);
+    if (store === objects) {
+      app.addHook('onReady', async () => objects.probe());
+    }
     const catalog = app.caches.config;
     const sbomLimits = {
       maxComponents: app.config.sbomMaxComponents,
@@ -56,6 +65,7 @@ export default fp(
       await collector.stop();
       await batcher.close();
       await evaluator.close();
+      objects?.close();
     });
     done();
   },
