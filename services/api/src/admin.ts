@@ -1,10 +1,12 @@
 /**
  * `npm run admin -- <command>`: organizations, users, memberships and keys from a shell, on the
  * configured database (DATABASE_URL, or the embedded one in VERITY_DATA_DIR while the server is
- * stopped); backups of a running server and restores into a stopped one.
+ * stopped); evidence files moved between the database and the object store; backups of a
+ * running server and restores into a stopped one.
  */
 import { BACKUP_USAGE, backupCommand, restoreCommand } from './admin-backup.js';
 import { AdminUsageError, USAGE, runAdmin } from './admin-commands.js';
+import { EVIDENCE_USAGE, evidenceCommand } from './admin-evidence.js';
 import { RestoreRefusedError } from './usecases/access/backup.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './storage/create-db.js';
@@ -13,7 +15,7 @@ import { migrateToLatest } from './storage/migrate.js';
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${USAGE}\n\nBackups:\n${BACKUP_USAGE}\n`);
+    process.stdout.write(`${USAGE}\n\nEvidence files:\n${EVIDENCE_USAGE}\n\nBackups:\n${BACKUP_USAGE}\n`);
     return;
   }
   if (argv[0] === 'backup') {
@@ -32,6 +34,12 @@ async function main(): Promise<void> {
   const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 2 });
   try {
     await migrateToLatest(handle);
+    if (argv[0] === 'evidence') {
+      process.exitCode = await evidenceCommand(argv, config, handle.db, (line) =>
+        process.stdout.write(`${line}\n`),
+      );
+      return;
+    }
     const lines = await runAdmin(handle.db, argv);
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {

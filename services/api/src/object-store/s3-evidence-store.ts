@@ -58,8 +58,12 @@ export const noRetention: RetainUntil = async () => null;
 const UNAVAILABLE = 'The evidence store is not available; retry the request later';
 
 /** An S3 client with bounded connects and stalls, and the SDK's usual credential chain. */
-export function s3Client(settings: S3Settings): S3Client {
+export function s3Client(settings: S3Settings, log?: FastifyBaseLogger): S3Client {
+  // The SDK's own notes (a failed streaming request, say) go to the debug log, not the console:
+  // every failure is logged once, with what failed, by the store.
+  const note = (...args: unknown[]) => log?.debug({ sdk: args.map(String).join(' ') }, 'S3 client');
   return new S3Client({
+    logger: { trace: () => {}, debug: () => {}, info: () => {}, warn: note, error: note },
     ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
     region: settings.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? 'us-east-1',
     forcePathStyle: settings.forcePathStyle,
@@ -87,7 +91,7 @@ export class S3EvidenceStore implements EvidenceStore {
     private readonly retainUntil: RetainUntil = noRetention,
     client?: S3Client,
   ) {
-    this.client = client ?? s3Client(settings);
+    this.client = client ?? s3Client(settings, log);
   }
 
   /** The object key of a file. */
