@@ -27,6 +27,8 @@ import { cliClient } from '../helpers/cli.js';
 const BUCKET = 'verity-evidence';
 const PREFIX = 'evidence';
 let dir: string;
+/** The API's temporary directory: uploads are spooled here, and removed when answered. */
+let spoolDir: string;
 let server: S3rver;
 let port = 0;
 let env: Record<string, string>;
@@ -122,6 +124,8 @@ const migrate = async (args: string[], onBatch?: () => Promise<void>) => {
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'verity-s3rver-'));
+  spoolDir = fs.mkdtempSync(path.join(os.tmpdir(), 'verity-spool-'));
+  process.env.TMPDIR = spoolDir;
   await startS3();
   process.env.AWS_ACCESS_KEY_ID = 'S3RVER';
   process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
@@ -163,7 +167,11 @@ afterAll(async () => {
   s3?.destroy();
   await server?.close().catch(() => {});
   fs.rmSync(dir, { recursive: true, force: true });
+  fs.rmSync(spoolDir, { recursive: true, force: true });
 });
+
+/** Uploads spooled and not yet removed. */
+const spooled = () => fs.readdirSync(spoolDir);
 
 describe('evidence files in an S3-compatible object store', () => {
   it('keeps each file in the bucket and none of its bytes in the database, and serves it byte for byte', async () => {
@@ -185,6 +193,7 @@ describe('evidence files in an S3-compatible object store', () => {
 
     expect(await places()).toEqual({ database: 0, s3: 2, bytes: 0 });
     expect((await objectBytes(sha(binary)))?.equals(binary)).toBe(true);
+    expect(spooled()).toEqual([]);
     // The database store reads a file kept in the bucket too.
     expect((await download(dbApp, 'up', 'blob')).rawPayload.equals(binary)).toBe(true);
   });
@@ -194,6 +203,7 @@ describe('evidence files in an S3-compatible object store', () => {
     expect(r.status).toBe(413);
     expect(r.json.message).toContain('larger than the limit');
     expect((await places()).s3).toBe(2);
+    expect(spooled()).toEqual([]);
   });
 
   it('gives audit packages byte-identical to the database store’s, and migrates files there and back', async () => {
@@ -274,6 +284,7 @@ describe('evidence files in an S3-compatible object store', () => {
       expect((await cli(s3App).get('/api/v2/attestations/acme/ci/trail/down/later')).json).toEqual([]);
       const unreadable = await download(s3App, 'up', 'blob');
       expect(unreadable.statusCode).toBe(503);
+      expect(spooled()).toEqual([]);
     } finally {
       await startS3();
     }
@@ -298,6 +309,20 @@ describe('evidence files in an S3-compatible object store', () => {
     // Put back, it is served again.
     fs.writeFileSync(objectFile(sha(content)), content);
     expect((await download(s3App, 'bad', 'changed')).rawPayload.equals(content)).toBe(true);
+  });
+
+  it('never serves whole a file changed in the database either', async () => {
+    const content = randomBytes(10_000);
+    expect((await attest(dbApp, 'bad', 'in-db', 'in-db.bin', content)).status).toBe(201);
+    const changed = Buffer.concat([content.subarray(1), Buffer.from('!')]);
+    await sql`update evidence_files set content = ${changed} where sha256 = ${sha(content)}`.execute(t.db.db);
+    const r = await download(dbApp, 'bad', 'in-db');
+    expect(r.statusCode).toBe(500);
+    expect(JSON.parse(r.body).message).toBe(
+      `Evidence file ${sha(content)} does not match its digest (its bytes sum to ${sha(changed)}); it is not served`,
+    );
+    // The audit package holding it breaks off rather than ship it.
+    await expect(auditPackage(dbApp, 'bad')).rejects.toThrow('response destroyed before completion');
   });
 
   it('deletes the object of a file no attestation names when collecting it', async () => {

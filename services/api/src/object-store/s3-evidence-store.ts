@@ -13,7 +13,7 @@
  * the same file meanwhile waits on the deleted rows' locks and sends its object after.
  */
 import { createHash } from 'node:crypto';
-import { PassThrough, Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import {
   DeleteObjectsCommand,
   GetObjectCommand,
@@ -27,7 +27,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { ServiceUnavailableError } from '../errors.js';
 import type { Db } from '../storage/database.js';
 import { evidenceFilesRepository } from '../storage/repositories/evidence-files.js';
-import { verifiedStream, type ObjectFallback } from '../usecases/evidence/evidence-store.js';
+import { storedInMemory, verifiedStream, type ObjectFallback } from '../usecases/evidence/evidence-store.js';
 import type { EvidenceBlob, EvidenceStore, StoredEvidence } from '../usecases/scope/services.js';
 
 export interface S3Settings {
@@ -171,10 +171,7 @@ export class S3EvidenceStore implements EvidenceStore {
     }
     if (row.content !== null) {
       // Not moved yet (`evidence migrate --to s3`): still served from the database.
-      return {
-        size: row.size,
-        stream: verifiedStream(Readable.from([row.content]), { sha256, size: row.size }),
-      };
+      return storedInMemory(row.content, sha256);
     }
     return this.getObject(orgId, sha256, row.size);
   }

@@ -85,6 +85,12 @@ export default fp(
         );
       }
     };
+    // Before the answer goes out (the handler is done with the files), so none outlives it; and
+    // when the client goes away first.
+    app.addHook('onSend', async (request, _reply, payload) => {
+      await removeSpooled(request);
+      return payload;
+    });
     app.addHook('onResponse', removeSpooled);
     app.addHook('onRequestAbort', removeSpooled);
   },

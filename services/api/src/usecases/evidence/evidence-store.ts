@@ -7,19 +7,31 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Readable, Transform, pipeline } from 'node:stream';
+import { ApiError } from '../../errors.js';
 import type { Db } from '../../storage/database.js';
 import { evidenceFilesRepository } from '../../storage/repositories/evidence-files.js';
 import type { EvidenceBlob, EvidenceStore, StoredEvidence } from '../scope/services.js';
 
-/** A stored file whose bytes no longer match its size or digest. */
-export class EvidenceIntegrityError extends Error {
+/**
+ * A stored file whose bytes no longer match its size or digest: a 500 when found before the
+ * answer started, else the end of a streamed answer before its last chunk.
+ */
+export class EvidenceIntegrityError extends ApiError {
   constructor(
     readonly sha256: string,
     readonly detail: string,
   ) {
-    super(`Evidence file ${sha256} does not match its digest: ${detail}`);
-    this.name = 'EvidenceIntegrityError';
+    super(500, `Evidence file ${sha256} does not match its digest (${detail}); it is not served`);
   }
+}
+
+/** A file whose bytes are in memory (its database row), checked before anything is served. */
+export function storedInMemory(content: Buffer, sha256: string): StoredEvidence {
+  const actual = createHash('sha256').update(content).digest('hex');
+  if (actual !== sha256) {
+    throw new EvidenceIntegrityError(sha256, `its bytes sum to ${actual}`);
+  }
+  return { size: content.length, stream: Readable.from([content]) };
 }
 
 /**
@@ -142,10 +154,7 @@ export function databaseStore(objects?: ObjectsBehind): EvidenceStore {
       if (row.content === null) {
         return objects ? objects.getObject(orgId, sha256, row.size) : undefined;
       }
-      return {
-        size: row.size,
-        stream: verifiedStream(Readable.from([row.content]), { sha256, size: row.size }),
-      };
+      return storedInMemory(row.content, sha256);
     },
     stat: (db, orgId, sha256) => evidenceFilesRepository.stat(db, orgId, sha256),
     collect: async (db: Db, span, limit) => {
