@@ -193,6 +193,10 @@ describe('evidence files in an S3-compatible object store', () => {
 
     expect(await places()).toEqual({ database: 0, s3: 2, bytes: 0 });
     expect((await objectBytes(sha(binary)))?.equals(binary)).toBe(true);
+    // A file over a MiB goes through a temporary file, removed once answered.
+    const large = randomBytes(2 * 1024 * 1024 + 3);
+    expect((await attest(s3App, 'up', 'large', 'large.bin', large)).status).toBe(201);
+    expect((await download(s3App, 'up', 'large')).rawPayload.equals(large)).toBe(true);
     expect(spooled()).toEqual([]);
     // The database store reads a file kept in the bucket too.
     expect((await download(dbApp, 'up', 'blob')).rawPayload.equals(binary)).toBe(true);
@@ -202,7 +206,7 @@ describe('evidence files in an S3-compatible object store', () => {
     const r = await attest(s3App, 'up', 'huge', 'huge.bin', Buffer.alloc(4 * 1024 * 1024 + 1, 1));
     expect(r.status).toBe(413);
     expect(r.json.message).toContain('larger than the limit');
-    expect((await places()).s3).toBe(2);
+    expect((await places()).s3).toBe(3);
     expect(spooled()).toEqual([]);
   });
 
@@ -211,14 +215,14 @@ describe('evidence files in an S3-compatible object store', () => {
     for (const [i, content] of files.entries()) {
       expect((await attest(dbApp, 'pkg', `e${i}`, `f${i}.bin`, content)).status).toBe(201);
     }
-    expect(await places()).toMatchObject({ database: 3, s3: 2 });
+    expect(await places()).toMatchObject({ database: 3, s3: 3 });
     const fromDatabase = await auditPackage(dbApp, 'pkg');
     expect(fromDatabase.statusCode).toBe(200);
 
     const toS3 = await migrate(['--to', 's3', '--batch', '2']);
     expect(toS3.code).toBe(0);
     expect(toS3.lines.at(-1)).toMatch(/^done in .* s: 3 moved, 0 not moved$/);
-    expect(await places()).toEqual({ database: 0, s3: 5, bytes: 0 });
+    expect(await places()).toEqual({ database: 0, s3: 6, bytes: 0 });
     for (const content of files) {
       expect((await objectBytes(sha(content)))?.equals(content)).toBe(true);
     }
@@ -228,8 +232,8 @@ describe('evidence files in an S3-compatible object store', () => {
 
     const back = await migrate(['--to', 'database', '--org', 'acme']);
     expect(back.code).toBe(0);
-    expect(back.lines.at(-1)).toMatch(/: 5 moved, 0 not moved$/);
-    expect(await places()).toMatchObject({ database: 5, s3: 0 });
+    expect(back.lines.at(-1)).toMatch(/: 6 moved, 0 not moved$/);
+    expect(await places()).toMatchObject({ database: 6, s3: 0 });
     const { rows } = await sql<{
       sha256: string;
       content: Buffer;
@@ -252,7 +256,7 @@ describe('evidence files in an S3-compatible object store', () => {
   });
 
   it('carries on a migrate stopped half-way (the store gone) when run again', async () => {
-    expect(await places()).toMatchObject({ database: 5, s3: 0 });
+    expect(await places()).toMatchObject({ database: 6, s3: 0 });
     let batches = 0;
     const stopped = migrate(['--to', 's3', '--batch', '2'], async () => {
       batches += 1;
@@ -262,12 +266,12 @@ describe('evidence files in an S3-compatible object store', () => {
     });
     await expect(stopped).rejects.toThrow('The evidence store is not available');
     // Each file is in one place or the other: the first batch moved, the rest untouched.
-    expect(await places()).toMatchObject({ database: 3, s3: 2 });
+    expect(await places()).toMatchObject({ database: 4, s3: 2 });
     await startS3();
     const resumed = await migrate(['--to', 's3', '--batch', '2']);
     expect(resumed.code).toBe(0);
-    expect(resumed.lines.at(-1)).toMatch(/: 3 moved, 0 not moved$/);
-    expect(await places()).toEqual({ database: 0, s3: 5, bytes: 0 });
+    expect(resumed.lines.at(-1)).toMatch(/: 4 moved, 0 not moved$/);
+    expect(await places()).toEqual({ database: 0, s3: 6, bytes: 0 });
     for (const [sha256, content] of uploaded) {
       expect((await objectBytes(sha256))?.equals(content), sha256).toBe(true);
     }

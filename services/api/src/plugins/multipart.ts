@@ -4,11 +4,11 @@
  * validates a form the way it validates a JSON body.
  */
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
+import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import fp from 'fastify-plugin';
 import multipart, { type Multipart } from '@fastify/multipart';
@@ -26,17 +26,23 @@ export interface FormPart {
   data: Buffer;
   /** The data's SHA-256, hex. */
   readonly sha256: string;
-  /** A `bytes` part: written to a temporary file while summed, removed when the response ends. */
+  /** A `bytes` part: held while small, else written to a temporary file removed when the response is sent. */
   spooled?: SpooledFile;
 }
 
-/** A file part on disk. */
+/** A file part: in memory while small, on disk beyond `SPOOL_MEMORY_BYTES`. */
 export interface SpooledFile {
-  path: string;
+  /** The temporary file, when it went to disk. */
+  path: string | null;
+  /** The bytes, when they stayed in memory. */
+  data: Buffer | null;
   size: number;
   /** Its first bytes (at most `HEAD_BYTES`): enough to tell a gzip or a JSON document. */
   head: Buffer;
 }
+
+/** A file part up to this size stays in memory; a larger one goes to a temporary file. */
+const SPOOL_MEMORY_BYTES = 1024 * 1024;
 
 /** How many leading bytes of a spooled file are kept in memory. */
 const HEAD_BYTES = 4096;
@@ -198,23 +204,35 @@ async function readPart(
 }
 
 /**
- * Writes a file part to a temporary file of its own, summing it on the way: the request holds a
- * few chunks in memory whatever the file's size. The file goes when the response ends.
+ * Reads a file part, summing it on the way: a small one into memory, a larger one into a
+ * temporary file of its own, so the request holds at most `SPOOL_MEMORY_BYTES` and a few chunks
+ * whatever the file's size. The file goes when the response is sent.
  */
 async function spool(
   request: FastifyRequest,
   file: NodeJS.ReadableStream & { truncated?: boolean },
   maxFileBytes: number,
 ): Promise<{ sha256: string; file: SpooledFile }> {
-  const dir = await mkdtemp(join(tmpdir(), 'verity-upload-'));
-  (request.spoolDirs ??= []).push(dir);
-  const path = join(dir, 'part');
   const hash = createHash('sha256');
   const head: Buffer[] = [];
   let headBytes = 0;
   let size = 0;
-  const sum = new Transform({
-    transform(chunk: Buffer, _enc, done) {
+  let held: Buffer[] = [];
+  let path: string | null = null;
+  let out: WriteStream | null = null;
+  const toDisk = async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'verity-upload-'));
+    (request.spoolDirs ??= []).push(dir);
+    path = join(dir, 'part');
+    out = createWriteStream(path);
+    for (const chunk of held) {
+      out.write(chunk);
+    }
+    held = [];
+    return out;
+  };
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
       hash.update(chunk);
       size += chunk.length;
       if (headBytes < HEAD_BYTES) {
@@ -222,14 +240,33 @@ async function spool(
         head.push(Buffer.from(take));
         headBytes += take.length;
       }
-      done(null, chunk);
+      if (!out && size <= SPOOL_MEMORY_BYTES) {
+        held.push(chunk);
+        done();
+        return;
+      }
+      const ready: Promise<WriteStream> = out ? Promise.resolve(out) : toDisk();
+      ready.then(
+        (w) => (w.write(chunk) ? done() : w.once('drain', () => done())),
+        (err: Error) => done(err),
+      );
+    },
+    final(done) {
+      const w = out;
+      if (!w) {
+        done();
+        return;
+      }
+      w.once('error', done);
+      w.end(() => done());
     },
   });
-  await pipeline(file, sum, createWriteStream(path));
+  await pipeline(file, sink);
   if (file.truncated) {
     throw new PayloadTooLargeError(`A file part is larger than the limit of ${maxFileBytes} bytes`);
   }
-  return { sha256: hash.digest('hex'), file: { path, size, head: Buffer.concat(head) } };
+  const data = path === null ? Buffer.concat(held) : null;
+  return { sha256: hash.digest('hex'), file: { path, data, size, head: Buffer.concat(head) } };
 }
 
 /**

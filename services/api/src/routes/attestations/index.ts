@@ -39,7 +39,7 @@ import { pagination } from '../paging.js';
 import { orgScope, parseJsonPart } from '../request-context.js';
 import { attachmentDisposition, sendJsonString, sendOk } from '../reply.js';
 import type { OrgScope } from '../../usecases/scope/org-scope.js';
-import { blobOfFile } from '../../usecases/evidence/evidence-store.js';
+import { blobOfBuffer, blobOfFile } from '../../usecases/evidence/evidence-store.js';
 
 const tags = ['attestations'];
 
@@ -90,7 +90,10 @@ const routes: FastifyPluginAsync = async (fastify) => {
           file?.spooled
             ? {
                 filename: file.filename ?? 'evidence',
-                blob: blobOfFile(file.spooled.path, file.sha256, file.spooled.size),
+                blob:
+                  file.spooled.path === null
+                    ? blobOfBuffer(file.spooled.data ?? Buffer.alloc(0), file.sha256)
+                    : blobOfFile(file.spooled.path, file.sha256, file.spooled.size),
                 sha256: file.sha256,
                 mimetype: file.mimetype,
                 head: file.spooled.head,
