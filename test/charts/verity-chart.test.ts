@@ -10,6 +10,7 @@ import { schemaProblems } from './k8s-schemas.js';
 import { CONFIG_VARIABLES, loadConfig } from '../../services/api/src/config.js';
 import { ensureBootstrap } from '../../services/api/src/usecases/access/bootstrap.js';
 import { createTestDatabase } from '../helpers/database.js';
+import { publicKeys, trustedRoot } from '../helpers/sigstore.js';
 
 const CHART = 'verity';
 const PG = 'postgres://verity:pw@db:5432/verity';
@@ -617,6 +618,48 @@ describe('the API chart on PostgreSQL', async () => {
     const checksum = (objects: K8sObject[]) =>
       find(objects, 'Deployment')!.spec.template.metadata.annotations['checksum/configmap'];
     expect(checksum(other)).not.toBe(checksum(inline));
+  });
+
+  it('mounts the Sigstore trusted root and public keys from its own ConfigMap, or an existing one', async () => {
+    const root = trustedRoot();
+    const keys = publicKeys();
+    const inline = await render(CHART, {
+      values: { database: { url: PG }, config: { sigstore: { trustedRoot: root, publicKeys: keys } } },
+    });
+    const env = envOf(inline);
+    expect(env.VERITY_SIGSTORE_TRUSTED_ROOT_FILE).toBe('/etc/verity/sigstore/trusted_root.json');
+    expect(env.VERITY_SIGSTORE_PUBLIC_KEYS_FILE).toBe('/etc/verity/sigstore/public_keys.json');
+    const files: Record<string, string> = {};
+    for (const name of ['VERITY_SIGSTORE_TRUSTED_ROOT_FILE', 'VERITY_SIGSTORE_PUBLIC_KEYS_FILE']) {
+      const source = fileSource(inline, env[name]);
+      expect(source).toMatchObject({ kind: 'ConfigMap', name: 'verity-sigstore' });
+      files[env[name]] = source.content!;
+    }
+    expect(await schemaProblems(find(inline, 'ConfigMap', 'verity-sigstore')!)).toEqual([]);
+    const config = loadConfig(literalEnvOf(inline), (path) => files[path] ?? PG);
+    expect(JSON.parse(config.sigstoreTrustedRoot!)).toEqual(JSON.parse(root));
+    expect(JSON.parse(config.sigstorePublicKeys!)).toEqual(JSON.parse(keys));
+    // Only the trusted root, from an existing ConfigMap under its own key: nothing written.
+    const existing = await render(CHART, {
+      values: {
+        database: { url: PG },
+        config: { sigstore: { existingConfigMap: 'sigstore-trust', existingTrustedRootKey: 'root.json' } },
+      },
+    });
+    expect(find(existing, 'ConfigMap', 'verity-sigstore')).toBeUndefined();
+    expect(envOf(existing).VERITY_SIGSTORE_PUBLIC_KEYS_FILE).toBeUndefined();
+    expect(fileSource(existing, envOf(existing).VERITY_SIGSTORE_TRUSTED_ROOT_FILE)).toEqual({
+      kind: 'ConfigMap',
+      name: 'sigstore-trust',
+      key: 'root.json',
+      content: undefined,
+    });
+    await expectRefused(
+      CHART,
+      { config: { sigstore: { trustedRoot: root, existingConfigMap: 'sigstore-trust' } } },
+      /config.sigstore: set trustedRoot\/publicKeys or existingConfigMap, not both/,
+      'template',
+    );
   });
 
   it('uses an existing Secret and key when given, and writes none', async () => {

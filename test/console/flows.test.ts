@@ -166,11 +166,14 @@ describeConsole('the flow pages', (t) => {
       expect(evidence).toContain(name);
     }
 
-    // it ran in dev, staging and prod, and was replaced everywhere by later builds
+    // it ran in dev, staging and prod, and was replaced everywhere by later builds; in dev twice:
+    // dev was rolled back to it from the build whose tests failed
     const ran = page.getByRole('table', { name: 'Environments this artifact ran in' });
     for (const env of ['dev', 'staging', 'prod']) {
-      await ran.getByRole('rowheader', { name: env }).waitFor();
+      await ran.getByRole('rowheader', { name: env, exact: true }).first().waitFor();
     }
+    expect(await ran.getByRole('rowheader', { name: 'dev', exact: true }).count()).toBe(2);
+    expect(await ran.getByRole('rowheader', { name: 'prod', exact: true }).count()).toBe(1);
     const prodRow = ran.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'prod' }) });
     const from = prodRow.getByRole('link', { name: /^snapshot #\d+$/ }).first();
     const n = Number((await from.innerText()).replace('snapshot #', ''));

@@ -87,7 +87,17 @@ describeConsole('the delivery pages', (t) => {
       const running = cells.nth(1).getByRole('listitem');
       await running.first().waitFor();
       const names = (await running.allInnerTexts()).map((s) => s.split(/\s[✓✗∅]/)[0]!.trim());
-      expect(names, env.name).toEqual(snapshot.artifacts.slice(0, 5).map((a: { name: string }) => a.name));
+      // what runs now: the latest snapshot's artifacts but those that exited in it, the first five by name
+      const runningNow = snapshot.artifacts.filter((a: any) => a.annotation?.type !== 'exited');
+      expect(names, env.name).toEqual(runningNow.slice(0, 5).map((a: { name: string }) => a.name));
+      if (runningNow.length > 5) {
+        expect(
+          await cells
+            .nth(1)
+            .getByRole('link', { name: /^and \d+ more artifacts?$/ })
+            .innerText(),
+        ).toBe(`and ${runningNow.length - 5} more artifact${runningNow.length === 6 ? '' : 's'}`);
+      }
     }
     // the demo deploys in every environment in its last days: the counts are not all zero
     const week = await t.api(
@@ -95,6 +105,70 @@ describeConsole('the delivery pages', (t) => {
     );
     expect(thisWeek).toBe(week.total.deployment_frequency.deployments);
     expect(await page.getByText('3 environments.').count()).toBe(1);
+  });
+
+  it('asks once for every environment, and says how many there are and where the rest are when not all fit', async () => {
+    const page = await t.page();
+    const asked: string[] = [];
+    page.on('requestfinished', (r) => {
+      const path = new URL(r.url()).pathname;
+      if (/^\/api\/v2\/(environments-now|snapshots|dora)\//.test(path)) {
+        asked.push(`${path}${new URL(r.url()).search}`);
+      }
+    });
+    await page.goto(`${t.baseUrl}/${t.org}`);
+    await page.getByRole('table', { name: ENV_TABLE }).getByRole('link', { name: /^\d+$/ }).first().waitFor();
+    await page.getByRole('figure', { name: /^Deployment frequency/ }).waitFor();
+    // one answered request for the environments, one for the charts' figures: none per environment
+    // (requests a re-render abandons are cancelled before they are answered)
+    expect(asked.filter((a) => a.startsWith('/api/v2/environments-now/'))).toHaveLength(1);
+    expect(asked.filter((a) => a.startsWith('/api/v2/snapshots/'))).toEqual([]);
+    expect(asked.filter((a) => a.startsWith('/api/v2/dora/'))).toHaveLength(1);
+    expect(
+      new URLSearchParams(asked.find((a) => a.includes('environments-now'))!.split('?')[1]).get('per_page'),
+    ).toBe('50');
+
+    // more environments than one page holds: the page says how many, and links to them all
+    const page2 = await t.open();
+    await page2.route('**/api/v2/environments-now/**', async (route) => {
+      const url = new URL(route.request().url());
+      url.searchParams.set('per_page', '2');
+      const response = await route.fetch({ url: url.toString() });
+      await route.fulfill({ response });
+    });
+    await page2.goto(`${t.baseUrl}/${t.org}`);
+    const status = page2.getByRole('status').filter({ hasText: 'environments shown' });
+    await status.waitFor();
+    expect(await status.innerText()).toBe(
+      '2 of 3 environments shown, by name; all 3 are on the environments page.',
+    );
+    expect(await status.getByRole('link', { name: 'the environments page' }).getAttribute('href')).toBe(
+      `/${t.org}/environments`,
+    );
+    expect(
+      await page2.getByRole('table', { name: ENV_TABLE }).getByRole('rowheader').allInnerTexts(),
+    ).toEqual(['dev', 'prod']);
+  });
+
+  it('says how many repositories there are, and shows more of them on demand', async () => {
+    const all = await t.api(`/repos/${t.org}?page=1&per_page=50`);
+    expect(all.total_count).toBe(2);
+    const page = await t.open();
+    // one a page, as if there were more than a page holds
+    await page.route('**/api/v2/repos/**', async (route) => {
+      const url = new URL(route.request().url());
+      url.searchParams.set('per_page', '1');
+      await route.fulfill({ response: await route.fetch({ url: url.toString() }) });
+    });
+    await page.goto(`${t.baseUrl}/${t.org}`);
+    const region = page.getByRole('region', { name: 'Repositories' });
+    const status = region.getByRole('status');
+    await status.filter({ hasText: 'The first 1 of 2 repositories, by name.' }).waitFor();
+    expect(await region.getByRole('listitem').allInnerTexts()).toEqual([all.repos[0].name]);
+    await region.getByRole('button', { name: 'Show 1 more' }).click();
+    await status.filter({ hasText: /^2 repositories\./ }).waitFor();
+    expect(await region.getByRole('listitem').allInnerTexts()).toEqual(all.repos.map((r: any) => r.name));
+    expect(await region.getByRole('button').count()).toBe(0);
   });
 
   it('charts deployment frequency and lead time per week from the DORA answer, with the numbers beside', async () => {
@@ -204,6 +278,51 @@ describeConsole('the delivery pages', (t) => {
     await page.getByText('Showing 5 deployments, newest first; older ones').waitFor();
   });
 
+  it('marks a rollback as the API marks it: the build whose tests failed, undone in dev', async () => {
+    const answer = await t.api(`/deployments/${t.org}?environment=dev`);
+    expect(answer.next).toBeNull();
+    const rollbacks = answer.deployments.filter((d: any) => d.rollback);
+    // the demo rolls dev back once, to the payments build before the one whose tests failed
+    expect(rollbacks).toHaveLength(1);
+    const back = rollbacks[0];
+    expect(back.artifact.name).toMatch(/^ghcr\.io\/acme\/payments-api:/);
+    expect(back.commits).toEqual([]);
+    expect(back.change_lead_time).toBeNull();
+    // what it replaced had run there after it: the rolled-back build was deployed to dev before
+    const undone = answer.deployments.find(
+      (d: any) => d.artifact.fingerprint === back.replaced[0].fingerprint && d.started_at < back.started_at,
+    );
+    expect(undone).toBeTruthy();
+    expect(
+      answer.deployments.some(
+        (d: any) =>
+          d.artifact.fingerprint === back.artifact.fingerprint &&
+          d.started_at < undone.started_at &&
+          !d.rollback,
+      ),
+    ).toBe(true);
+
+    const page = await t.page();
+    await page.goto(`${t.baseUrl}/${t.org}/deployments?environment=dev`);
+    await page
+      .getByText(`Showing ${answer.deployments.length} deployments, newest first: all that match.`)
+      .waitFor();
+    const table = page.getByRole('table', { name: 'Deployments, newest first' });
+    const rows = await bodyCells(table);
+    // the Kind column says Rollback exactly where the API says rollback, and nowhere else
+    expect(rows.map((r) => r[4])).toEqual(
+      answer.deployments.map((d: any) => (d.rollback ? '↶ Rollback' : 'Deployment')),
+    );
+    const i = answer.deployments.indexOf(back);
+    expect(rows[i]![2]).toContain(back.artifact.name);
+    expect(rows[i]![3]).toContain(back.replaced[0].name);
+    expect(rows[i]![5]).toBe('none (rollback)');
+    const started = table.locator('tbody tr').nth(i).getByRole('link').first();
+    expect(await started.getAttribute('href')).toBe(
+      `/${t.org}/environments/dev/snapshots/${back.snapshot_index}`,
+    );
+  });
+
   it('says what is wrong with a filter, an unknown environment or an unknown repository', async () => {
     const page = await t.page();
     await page.goto(`${t.baseUrl}/${t.org}/deployments?from=yesterday`);
@@ -283,14 +402,21 @@ describeConsole('the delivery pages', (t) => {
     await page.unroute('**/api/v2/dora/**');
     await alert.getByRole('button', { name: 'Retry' }).click();
     await page.getByRole('figure', { name: /^Deployment frequency/ }).waitFor();
-    // each environment's count says what failed too, and retries on its own
-    const prod = page
-      .getByRole('table', { name: ENV_TABLE })
-      .getByRole('row')
-      .filter({ has: page.getByRole('rowheader', { name: 'prod' }) });
-    const failed = prod.getByRole('alert').filter({ hasText: 'Could not load the deployments' });
+    t.problems.splice(0);
+    // the environments fail on their own, and say so with a Retry
+    const again = await t.open();
+    await again.route('**/api/v2/environments-now/**', (route) => route.abort('connectionrefused'));
+    await again.goto(`${t.baseUrl}/${t.org}`);
+    const failed = again.getByRole('alert').filter({ hasText: 'Could not load the environments' });
+    await failed.waitFor();
+    expect(await failed.innerText()).toContain('The server could not be reached');
+    await again.unroute('**/api/v2/environments-now/**');
     await failed.getByRole('button', { name: 'Retry' }).click();
-    await prod.getByRole('cell').nth(2).getByRole('link', { name: /^\d+$/ }).waitFor();
+    await again
+      .getByRole('table', { name: ENV_TABLE })
+      .getByRole('link', { name: /^\d+$/ })
+      .first()
+      .waitFor();
     t.problems.splice(0);
 
     const empty = await t.open({ signedIn: false });

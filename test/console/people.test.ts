@@ -65,6 +65,8 @@ describeConsole('people signed in through the identity provider', (t) => {
     expect(account).toMatchObject({ created_by: 'Alice Platform', privilege: 'snapshotter' });
 
     await page.getByText(name, { exact: true }).click();
+    const keys = page.getByRole('region', { name: `Keys of ${name}` });
+    await keys.getByText('No keys that still work.').waitFor();
     await page.locator(`#key-desc-${name}`).fill('reporter in staging');
     await page
       .getByRole('form', { name: `New key for ${name}` })
@@ -77,6 +79,9 @@ describeConsole('people signed in through the identity provider', (t) => {
     expect(((await res.json()) as { name: string }).name).toBe(name);
     await page.getByRole('button', { name: 'I have stored it' }).click();
     expect(await page.getByTestId('new-key').count()).toBe(0);
+    // the list of keys says how many there are
+    await keys.getByText('1 key that still works', { exact: true }).waitFor();
+    expect(await keys.getByRole('row').count()).toBe(2);
 
     await page.getByRole('link', { name: 'Audit log' }).click();
     await page.getByRole('heading', { name: 'Audit log', level: 1 }).waitFor();

@@ -146,6 +146,13 @@ describeConsole('the policy pages', (t) => {
       expect(await row.innerText()).toContain(`v${p.versions.length}`);
       expect(await row.getByRole('cell').last().getByRole('link').allInnerTexts()).toEqual(p.consuming_envs);
     }
+    // the list says how many there are
+    expect(
+      await page
+        .getByRole('status')
+        .filter({ hasText: /^\d+ polic(y|ies)$/ })
+        .innerText(),
+    ).toBe(policies.length === 1 ? '1 policy' : `${policies.length} policies`);
     const provenance = policies.find((p) => p.name === 'build-provenance')!;
     expect([...provenance.consuming_envs].sort()).toEqual(['prod', 'staging']);
     await page.getByRole('link', { name: 'build-provenance', exact: true }).click();

@@ -15,6 +15,9 @@ async function pages(t: { org: string; api: (path: string) => Promise<any> }) {
   const env = await t.api(`/environments/${t.org}/staging`);
   const latest: number = env.latest_snapshot_index;
   return [
+    { path: `/${t.org}`, ready: /^Environments now$/ },
+    { path: `/${t.org}/deployments`, ready: /^Deployments$/ },
+    { path: `/${t.org}/repos/acme/payments`, ready: /^Repository acme\/payments$/ },
     { path: `/${t.org}/environments`, ready: /^Environments$/ },
     { path: `/${t.org}/environments/staging`, ready: /^Latest snapshot/ },
     { path: `/${t.org}/environments/staging/snapshots/${latest}`, ready: /^Pods and instances$/ },
@@ -99,7 +102,7 @@ describeConsole('the console as a workplace', (t) => {
     await badge.waitFor();
   });
 
-  it('shows the evidence of all 110 attestations of a trail, and says how many', async () => {
+  it('shows the evidence of a trail of 620 attestations: 500 at first, the rest on "Load more", saying how many', async () => {
     const send = async (method: string, path: string, form: FormData) => {
       const res = await fetch(`${t.baseUrl}/api/v2${path}`, {
         method,
@@ -113,28 +116,52 @@ describeConsole('the console as a workplace', (t) => {
     // in the release flow, whose latest trail is already the demo's latest activity: the other
     // files' expectations of the flow list hold whichever runs first
     await send('PUT', `/trails/${t.org}/cli-release`, begin);
-    for (let i = 1; i <= 110; i++) {
-      const form = new FormData();
-      const name = `check-${String(i).padStart(3, '0')}`;
-      form.set('data_json', JSON.stringify({ attestation_name: name, is_compliant: true }));
-      await send('POST', `/attestations/${t.org}/cli-release/trail/build-many/generic`, form);
+    const TOTAL = 620;
+    const names = Array.from({ length: TOTAL }, (_, i) => `check-${String(i + 1).padStart(3, '0')}`);
+    // in order (the newest is the last), eight requests at a time
+    for (let i = 0; i < TOTAL; i += 8) {
+      await Promise.all(
+        names.slice(i, i + 8).map((name) => {
+          const form = new FormData();
+          form.set('data_json', JSON.stringify({ attestation_name: name, is_compliant: true }));
+          return send('POST', `/attestations/${t.org}/cli-release/trail/build-many/generic`, form);
+        }),
+      );
     }
+    const first = await t.api(`/attestations/${t.org}?flow=cli-release&trail=build-many&per_page=100`);
+    expect(first.total_count).toBe(TOTAL);
+
     const page = await t.page();
     await page.goto(`${t.baseUrl}/${t.org}/flows/cli-release/trails/build-many`);
-    await page
-      .getByRole('status')
-      .filter({ hasText: 'Evidence shown for 110 attestations, all of this trail.' })
+    const status = page.getByRole('status').filter({ hasText: /^Evidence shown for/ });
+    await status
+      .filter({ hasText: `Evidence shown for 500 of ${TOTAL} attestations of this trail, newest first.` })
       .waitFor();
-    // the oldest ones, past the API's first page, show who reported them like the rest
-    for (const name of ['check-001', 'check-010', 'check-110']) {
-      const slot = page
+    const slot = (name: string) =>
+      page
         .getByRole('list', { name: 'Trail attestations' })
         .getByRole('listitem')
         .filter({ has: page.getByRole('heading', { name: new RegExp(`^${name} `), level: 4 }) });
-      expect(await slot.count(), name).toBe(1);
-      expect(await slot.innerText(), name).toMatch(/reported .* by /);
+    // every slot is listed; the evidence of the oldest is not read yet
+    expect(await slot('check-001').count()).toBe(1);
+    expect(await slot('check-001').innerText()).not.toMatch(/reported .* by /);
+    expect(await slot(names[TOTAL - 1]!).innerText()).toMatch(/reported .* by /);
+
+    await status.getByRole('button', { name: 'Load 100 more' }).click();
+    await status
+      .filter({ hasText: `Evidence shown for 600 of ${TOTAL} attestations of this trail, newest first.` })
+      .waitFor();
+    await status.getByRole('button', { name: 'Load 100 more' }).click();
+    await status
+      .filter({ hasText: `Evidence shown for ${TOTAL} attestations, all of this trail.` })
+      .waitFor();
+    expect(await status.getByRole('button').count()).toBe(0);
+    // the oldest ones, past the first 500, show who reported them like the rest
+    for (const name of ['check-001', 'check-020', 'check-120', 'check-121', names[TOTAL - 1]!]) {
+      expect(await slot(name).count(), name).toBe(1);
+      expect(await slot(name).innerText(), name).toMatch(/reported .* by /);
     }
-  });
+  }, 240_000);
 
   it('says how many attestations a trail shows, and offers Retry when a request fails', async () => {
     const page = await t.open();
@@ -194,15 +221,53 @@ describeConsole('the console as a workplace', (t) => {
     await page.getByRole('heading', { name: 'Environment prod', level: 1 }).waitFor();
   });
 
-  it('never scrolls sideways at 390 px wide: tables and timelines scroll in their own box', async () => {
-    const page = await t.open({ viewport: { width: 390, height: 844 } });
+  it('never scrolls sideways at 390 px wide: tables stay tables and scroll in their own box', async () => {
+    const page = await t.open({ viewport: { width: 390, height: 844 }, axe: true });
+    let scrolling = 0;
+    const found: string[] = [];
     for (const { path, ready } of await pages(t)) {
       await openAndWait(page, `${t.baseUrl}${path}`, ready);
       await openDisclosures(page);
       const width = await page.evaluate<number>('document.documentElement.scrollWidth');
       expect(width, path).toBeLessThanOrEqual(390);
+      // every table keeps its table semantics (display: table) inside a box of its own; a box its
+      // table overflows scrolls sideways, takes keyboard focus and is named after the table
+      const tables = await page.evaluate<
+        Array<{
+          display: string;
+          role: string | null;
+          box: boolean;
+          overflows: boolean;
+          scrolled: number;
+          tab: number;
+          name: string | null;
+          caption: string;
+        }>
+      >(`[...document.querySelectorAll('main table')].map((t) => {
+        const box = t.parentElement;
+        const overflows = box.scrollWidth > box.clientWidth + 1;
+        if (overflows) { box.scrollLeft = 40; }
+        return { display: getComputedStyle(t).display, role: t.getAttribute('role'),
+          box: box.classList.contains('table-box'), overflows, scrolled: box.scrollLeft, tab: box.tabIndex,
+          name: box.getAttribute('aria-label'), caption: t.caption ? t.caption.textContent.trim() : '' };
+      })`);
+      for (const table of tables) {
+        expect(table, path).toMatchObject({ display: 'table', role: null, box: true });
+        if (table.overflows) {
+          scrolling += 1;
+          expect(table.scrolled, path).toBeGreaterThan(0);
+          expect(table.tab, path).toBe(0);
+          expect(table.name, path).toBe(`${table.caption || 'Table'} (scrolls sideways)`);
+        } else {
+          expect(table.name, path).toBeNull();
+        }
+      }
+      found.push(...(await seriousViolations(page)).map((v) => `${path}: ${v}`));
     }
-  });
+    // wide tables there are: the deployments list at least is wider than a phone
+    expect(scrolling).toBeGreaterThan(0);
+    expect(found).toEqual([]);
+  }, 240_000);
 
   it('follows the system dark setting, and the theme control overrides it and is remembered', async () => {
     const page = await t.open({ colorScheme: 'dark' });
@@ -246,5 +311,5 @@ describeConsole('the console as a workplace', (t) => {
       }
     }
     expect(found).toEqual([]);
-  });
+  }, 240_000);
 });

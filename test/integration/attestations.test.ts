@@ -455,6 +455,22 @@ describe('finding attestations across the organization', () => {
     expect(second.json._links).toEqual({});
   });
 
+  it('says how many attestations one trail holds in all, on every page of it', async () => {
+    const first = await find('flow=f1&trail=t-search&per_page=2');
+    expect(first.json.data).toHaveLength(2);
+    expect(first.json.total_count).toBe(3);
+    const next = new URL(first.json._links.next.href);
+    const second = await cli.get(`${next.pathname}${next.search}`);
+    expect(second.json.data).toHaveLength(1);
+    expect(second.json.total_count).toBe(3);
+    // narrowed as the page is narrowed
+    expect((await find('flow=f1&trail=t-search&is_compliant=true')).json.total_count).toBe(2);
+    expect((await find('flow=f1&trail=nowhere')).json).toEqual({ data: [], _links: {}, total_count: 0 });
+    // not counted without a trail (the organization's whole history), nor with a name pattern
+    expect((await find('flow=f1&per_page=2')).json).not.toHaveProperty('total_count');
+    expect((await find('flow=f1&trail=t-search&name_regex=srch')).json).not.toHaveProperty('total_count');
+  });
+
   it('refuses an invalid regular expression with a field error', async () => {
     const r = await find(`name_regex=${encodeURIComponent('srch-(')}`);
     expect(r.status).toBe(400);

@@ -158,6 +158,22 @@ are), empty when none is set. The chart's own ConfigMap when given inline.
 {{- if or .Values.config.outboundCa.existingSecret .Values.config.outboundCa.existingConfigMap -}}{{ .Values.config.outboundCa.existingKey }}{{- else -}}ca.crt{{- end -}}
 {{- end -}}
 
+{{/*
+Signed-evidence trust material: "true" when the trusted root (sigstoreRoot) or the public keys
+(sigstoreKeys) are set, inline (the chart's own ConfigMap) or in an existing ConfigMap.
+*/}}
+{{- define "verity.sigstoreRoot" -}}
+{{- $s := .Values.config.sigstore -}}
+{{- if $s.existingConfigMap -}}{{- if $s.existingTrustedRootKey -}}true{{- end -}}{{- else if trim $s.trustedRoot -}}true{{- end -}}
+{{- end -}}
+{{- define "verity.sigstoreKeys" -}}
+{{- $s := .Values.config.sigstore -}}
+{{- if $s.existingConfigMap -}}{{- if $s.existingPublicKeysKey -}}true{{- end -}}{{- else if trim $s.publicKeys -}}true{{- end -}}
+{{- end -}}
+{{- define "verity.sigstoreName" -}}
+{{- default (printf "%s-sigstore" (include "verity.fullname" .)) .Values.config.sigstore.existingConfigMap -}}
+{{- end -}}
+
 {{/* auth.oidc.insecureIssuers as the API compares them: comma-separated, no trailing slash. */}}
 {{- define "verity.insecureIssuers" -}}
 {{- $issuers := list -}}
@@ -207,6 +223,10 @@ value set fails `helm install`, `helm template` and `helm lint` alike.
 {{- $ca := .Values.config.outboundCa -}}
 {{- if gt (len (compact (list (trim $ca.certificates) $ca.existingConfigMap $ca.existingSecret))) 1 -}}
 {{- fail "config.outboundCa: set one of certificates, existingConfigMap and existingSecret." -}}
+{{- end -}}
+{{- $sig := .Values.config.sigstore -}}
+{{- if and $sig.existingConfigMap (or (trim $sig.trustedRoot) (trim $sig.publicKeys)) -}}
+{{- fail "config.sigstore: set trustedRoot/publicKeys or existingConfigMap, not both." -}}
 {{- end -}}
 {{- if not (include "verity.postgres" .) -}}
 {{- if not .Values.persistence.enabled -}}

@@ -8,6 +8,8 @@ import { orgsRepository } from './storage/repositories/orgs.js';
 import { serviceAccountsRepository } from './storage/repositories/service-accounts.js';
 import { usersRepository } from './storage/repositories/users.js';
 import { createServiceAccountKey, createUserKey, parseExpiresAt } from './usecases/access/api-keys.js';
+import { verifySignaturesAgain } from './admin-signatures.js';
+import { buildSignatureTrust, type SignatureTrust } from './workers/signed-evidence.mjs';
 
 export const USAGE = `Usage: npm run admin -- <command> [options]
 
@@ -19,6 +21,7 @@ Commands:
   service-account create <org> <name> --role <role> [--description <text>]
   key create --user <name> [--description <text>] [--expires-at <epoch seconds>]
   key create --org <org> --service-account <name> [--description <text>] [--expires-at <epoch seconds>]
+  signatures verify <org> [--attestation <id>]   (again, with VERITY_SIGSTORE_* as set now)
 
 Keys are printed once; only their hash is stored.`;
 
@@ -49,6 +52,7 @@ const OPTIONS = {
   user: { type: 'string' },
   org: { type: 'string' },
   'service-account': { type: 'string' },
+  attestation: { type: 'string' },
 } as const;
 
 /** One command's input: the database, its options, its positional arguments and the time. */
@@ -57,6 +61,8 @@ interface AdminCall {
   values: ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
   rest: string[];
   now: Date;
+  /** The trust material of signed evidence, from the settings. */
+  signatureTrust: SignatureTrust;
 }
 
 function expires({ values, now }: AdminCall): Date | null {
@@ -173,6 +179,11 @@ async function createKey(call: AdminCall): Promise<string[]> {
   throw new AdminUsageError('key create needs --user, or --org and --service-account');
 }
 
+async function verifySignatures({ db, values, rest, now, signatureTrust }: AdminCall): Promise<string[]> {
+  const org = await findOrg(db, positional(rest, 0, 'organization'));
+  return verifySignaturesAgain(db, org, signatureTrust, values.attestation, now);
+}
+
 const COMMANDS: Record<string, (call: AdminCall) => Promise<string[]>> = {
   'org create': createOrg,
   'org list': listOrgs,
@@ -180,6 +191,7 @@ const COMMANDS: Record<string, (call: AdminCall) => Promise<string[]>> = {
   'member add': addMember,
   'service-account create': createServiceAccount,
   'key create': createKey,
+  'signatures verify': verifySignatures,
 };
 
 /** Runs one admin command; returns the lines to print. */
@@ -187,6 +199,7 @@ export async function runAdmin(
   db: DatabaseHandle['db'],
   argv: string[],
   now = new Date(),
+  signatureTrust: SignatureTrust = buildSignatureTrust(undefined, undefined),
 ): Promise<string[]> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
   const [noun, verb] = positionals;
@@ -194,7 +207,7 @@ export async function runAdmin(
   if (!command) {
     throw new AdminUsageError(USAGE);
   }
-  return command({ db, values, rest: positionals.slice(2), now });
+  return command({ db, values, rest: positionals.slice(2), now, signatureTrust });
 }
 
 function keyLines(id: string, key: string, expiresAt: Date | null): string[] {

@@ -1,5 +1,6 @@
 /**
- * `npm run admin -- <command>`: organizations, users, memberships and keys from a shell, on the
+ * `npm run admin -- <command>`: organizations, users, memberships, keys and the verification of
+ * signed evidence from a shell, on the
  * configured database (DATABASE_URL, or the embedded one in VERITY_DATA_DIR while the server is
  * stopped); evidence files moved between the database and the object store; backups of a
  * running server and restores into a stopped one.
@@ -11,6 +12,7 @@ import { RestoreRefusedError } from './usecases/access/backup.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './storage/create-db.js';
 import { migrateToLatest } from './storage/migrate.js';
+import { buildSignatureTrust } from './workers/signed-evidence.mjs';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -40,7 +42,8 @@ async function main(): Promise<void> {
       );
       return;
     }
-    const lines = await runAdmin(handle.db, argv);
+    const trust = buildSignatureTrust(config.sigstoreTrustedRoot, config.sigstorePublicKeys);
+    const lines = await runAdmin(handle.db, argv, new Date(), trust);
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     await handle.close();

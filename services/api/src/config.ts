@@ -19,6 +19,8 @@ import { checkOidc, parseIssuerList, readGroupRoles, type OidcConfig } from './c
 import { parseOutboundAllowList, type OutboundAllowList } from './domain/outbound-address.js';
 import { readTrustProxy, type TrustProxy } from './trust-proxy.js';
 import type { S3Settings } from './object-store/s3-evidence-store.js';
+import { checkObjectStore, OBJECT_STORE_VARIABLES, s3SettingsOf } from './config-object-store.js';
+import { buildSignatureTrust, SignatureTrustError } from './workers/signed-evidence.mjs';
 
 const optionalString = z
   .string()
@@ -39,6 +41,22 @@ const urlVar = (protocols: string[]) =>
     },
     { message: `must be a URL (${protocols.join(', ')})` },
   );
+
+/** A Sigstore trusted root or keyed-signature keys file (JSON), refused when it cannot be used. */
+const signatureTrustVar = (which: 'root' | 'keys') =>
+  optionalString.superRefine((v, ctx) => {
+    if (v === undefined) {
+      return;
+    }
+    try {
+      buildSignatureTrust(which === 'root' ? v : undefined, which === 'keys' ? v : undefined);
+    } catch (err) {
+      if (!(err instanceof SignatureTrustError)) {
+        throw err;
+      }
+      ctx.addIssue({ code: 'custom', message: err.message });
+    }
+  });
 
 const EnvSchema = z
   .object({
@@ -65,23 +83,7 @@ const EnvSchema = z
     VERITY_BODY_LIMIT_BYTES: intVar(10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     VERITY_UPLOAD_LIMIT_BYTES: intVar(10 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     VERITY_EVIDENCE_MAX_BYTES: intVar(0, 1024, 4 * 1024 * 1024 * 1024),
-    VERITY_EVIDENCE_STORE: z.enum(['database', 's3']).optional().default('database'),
-    VERITY_S3_BUCKET: optionalString.refine(
-      (v) => v === undefined || /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(v),
-      {
-        message: 'must be a bucket name: 3 to 63 lowercase letters, digits, dots and hyphens',
-      },
-    ),
-    VERITY_S3_PREFIX: optionalString.refine(
-      (v) => v === undefined || (v.length <= 512 && !v.startsWith('/') && !v.includes('//')),
-      { message: 'must be at most 512 characters, not start with / nor hold //' },
-    ),
-    VERITY_S3_ENDPOINT: urlVar(['http:', 'https:']),
-    VERITY_S3_REGION: optionalString,
-    VERITY_S3_FORCE_PATH_STYLE: boolVar(false),
-    VERITY_S3_SSE: z.enum(['AES256', 'aws:kms', 'none']).optional().default('AES256'),
-    VERITY_S3_KMS_KEY_ID: optionalString,
-    VERITY_S3_OBJECT_LOCK: z.enum(['off', 'GOVERNANCE', 'COMPLIANCE']).optional().default('off'),
+    ...OBJECT_STORE_VARIABLES,
     VERITY_SBOM_MAX_COMPONENTS: intVar(20_000, 1, 200_000),
     VERITY_SBOM_MAX_VERSIONS: intVar(100, 1, 200_000),
     VERITY_JQ_TIMEOUT_MS: intVar(2000, 10, 60_000),
@@ -125,6 +127,8 @@ const EnvSchema = z
         message: 'must hold PEM certificates (-----BEGIN CERTIFICATE-----)',
       },
     ),
+    VERITY_SIGSTORE_TRUSTED_ROOT: signatureTrustVar('root'),
+    VERITY_SIGSTORE_PUBLIC_KEYS: signatureTrustVar('keys'),
     VERITY_KEY_EXPIRY_SWEEP_MS: intVar(600_000, 1_000, 86_400_000),
     VERITY_WEBHOOK_SECRET: optionalString.refine((v) => v === undefined || v.length >= 16, {
       message: 'must be at least 16 characters',
@@ -163,32 +167,6 @@ const EnvSchema = z
       });
     }
   });
-
-/** The object store's settings agree with each other. */
-function checkObjectStore(
-  env: {
-    VERITY_EVIDENCE_STORE: string;
-    VERITY_S3_BUCKET?: string;
-    VERITY_S3_SSE: string;
-    VERITY_S3_KMS_KEY_ID?: string;
-  },
-  ctx: z.RefinementCtx,
-): void {
-  if (env.VERITY_EVIDENCE_STORE === 's3' && !env.VERITY_S3_BUCKET) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['VERITY_S3_BUCKET'],
-      message: 'is required when VERITY_EVIDENCE_STORE=s3 (the bucket that keeps evidence files)',
-    });
-  }
-  if (env.VERITY_S3_KMS_KEY_ID && env.VERITY_S3_SSE !== 'aws:kms') {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['VERITY_S3_KMS_KEY_ID'],
-      message: 'needs VERITY_S3_SSE=aws:kms (the key encrypts objects only under SSE-KMS)',
-    });
-  }
-}
 
 /** The organization a first start creates when none is configured (usecases/access/bootstrap.ts). */
 const DEFAULT_BACKUP_ORG = 'default';
@@ -285,6 +263,10 @@ export interface Config {
   outboundTimeoutMs: number;
   /** PEM certificates webhook and Slack deliveries trust besides the system's authorities. */
   outboundCa: string | undefined;
+  /** Sigstore trusted root (JSON) signed evidence is verified against; undefined: none. */
+  sigstoreTrustedRoot: string | undefined;
+  /** Public keys of keyed signatures (JSON object of key id to PEM); undefined: none. */
+  sigstorePublicKeys: string | undefined;
   /** How often the API-key expiry sweep runs. */
   keyExpirySweepMs: number;
   /** Key of the HMAC-SHA256 signature on webhook deliveries. */
@@ -311,6 +293,8 @@ const FILE_VARS = [
   'VERITY_METRICS_TOKEN',
   'VERITY_OIDC_CLIENT_SECRET',
   'VERITY_OUTBOUND_CA',
+  'VERITY_SIGSTORE_TRUSTED_ROOT',
+  'VERITY_SIGSTORE_PUBLIC_KEYS',
 ] as const;
 
 /** Every environment variable the API reads (and `<NAME>_FILE` for those above). */
@@ -345,24 +329,6 @@ function oidcConfigOf(e: z.infer<typeof EnvSchema>): OidcConfig | undefined {
     groupRoles: e.VERITY_OIDC_GROUP_ROLES,
     sessionIdleMs: e.VERITY_OIDC_SESSION_IDLE_MINUTES * 60_000,
     sessionMaxMs: e.VERITY_OIDC_SESSION_MAX_HOURS * 3_600_000,
-  };
-}
-
-/** The object store's settings, when a bucket is named. */
-function s3SettingsOf(e: z.infer<typeof EnvSchema>): S3Settings | undefined {
-  if (!e.VERITY_S3_BUCKET) {
-    return undefined;
-  }
-  const prefix = (e.VERITY_S3_PREFIX ?? '').replace(/\/+$/, '');
-  return {
-    bucket: e.VERITY_S3_BUCKET,
-    prefix: prefix ? `${prefix}/` : '',
-    endpoint: e.VERITY_S3_ENDPOINT,
-    region: e.VERITY_S3_REGION,
-    forcePathStyle: e.VERITY_S3_FORCE_PATH_STYLE,
-    sse: e.VERITY_S3_SSE,
-    kmsKeyId: e.VERITY_S3_KMS_KEY_ID,
-    objectLock: e.VERITY_S3_OBJECT_LOCK,
   };
 }
 
@@ -466,6 +432,8 @@ export function loadConfig(
     outboundAllow: e.VERITY_OUTBOUND_ALLOW,
     outboundTimeoutMs: e.VERITY_OUTBOUND_TIMEOUT_MS,
     outboundCa: e.VERITY_OUTBOUND_CA,
+    sigstoreTrustedRoot: e.VERITY_SIGSTORE_TRUSTED_ROOT,
+    sigstorePublicKeys: e.VERITY_SIGSTORE_PUBLIC_KEYS,
     keyExpirySweepMs: e.VERITY_KEY_EXPIRY_SWEEP_MS,
     webhookSecret: e.VERITY_WEBHOOK_SECRET,
     smtpUrl: e.SMTP_URL,

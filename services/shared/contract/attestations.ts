@@ -279,6 +279,20 @@ export const CustomEvaluation = z
   })
   .meta({ id: 'CustomEvaluation' });
 
+/** The verification of an attestation's signed evidence (a Sigstore bundle or DSSE envelope as its file). */
+export const AttestationSignature = z
+  .object({
+    verified: z.boolean(),
+    kind: z.enum(['sigstore-bundle', 'dsse']),
+    /** A certificate's subject alternative name (workflow URI, e-mail), or a keyed signature's key id. */
+    identity: z.string().nullable(),
+    /** The OIDC issuer the certificate records; null for keyed signatures. */
+    issuer: z.string().nullable(),
+    /** Why it did not verify; null when it did. */
+    reason: z.string().nullable(),
+  })
+  .meta({ id: 'AttestationSignature' });
+
 /** An attestation as every read returns it (a superset of the list item of endpoint 12). */
 export const Attestation = z
   .object({
@@ -320,6 +334,8 @@ export const Attestation = z
     evaluation: CustomEvaluation.nullable().optional(),
     /** Whether SBOM evidence (CycloneDX, SPDX) was indexed for exposure queries, and why not. */
     sbom_index: SbomIndex.optional(),
+    /** Present when the evidence file is signed evidence: whether it verified, by whom, and why not. */
+    signature: AttestationSignature.optional(),
   })
   .meta({ id: 'Attestation' });
 export type Attestation = z.infer<typeof Attestation>;
@@ -335,5 +351,11 @@ export const AttestationPage = z
 
 /** `GET /attestations/{org}`: a cursor page. */
 export const AttestationCursorPage = z
-  .object({ data: z.array(Attestation), _links: z.record(z.string(), z.unknown()) })
+  .object({
+    data: z.array(Attestation),
+    _links: z.record(z.string(), z.unknown()),
+    total_count: z.number().int().optional().meta({
+      description: 'With `trail` (and no `name_regex`): how many attestations match in all, over every page',
+    }),
+  })
   .meta({ id: 'AttestationCursorPage' });

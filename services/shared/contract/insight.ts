@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { EpochSeconds, QueryInt } from './common.js';
+import { Environment } from './environments.js';
 import { QueryTime } from './exposure.js';
 
 const Name = z.string().min(1).max(512);
@@ -162,3 +163,47 @@ export const RepoDelivery = z
     ),
   })
   .meta({ id: 'RepoDelivery' });
+
+/** Running artifacts named per environment in `GET /environments-now/{org}`; the rest are counted. */
+export const NAMED_RUNNING = 5;
+
+/** `GET /environments-now/{org}`. */
+export const EnvironmentsNowQuery = z.strictObject({
+  since: QueryTime.optional().meta({
+    description: 'Count the deployments that started at or after this time; 7 days ago by default',
+  }),
+  page: QueryInt(1, 100_000).optional().default(1),
+  per_page: QueryInt(1, 50).optional().default(20),
+});
+
+/** One environment now: the environment, what runs in it, and its deployments since the asked time. */
+export const EnvironmentNow = z
+  .object({
+    environment: Environment,
+    running: z
+      .array(
+        z.object({
+          name: z.string(),
+          fingerprint: z.string(),
+          compliant: z.boolean().nullable(),
+          html_url: z.string().nullable(),
+        }),
+      )
+      .meta({ description: `The first ${NAMED_RUNNING} artifacts running now, by name` }),
+    running_count: z.number().int().meta({ description: 'How many artifacts run now' }),
+    deployments: z.number().int().meta({ description: 'Deployments that started since `since`' }),
+    deployments_url: z.string(),
+  })
+  .meta({ id: 'EnvironmentNow' });
+
+/** A page of the organization's environments by name, each with what runs now and its recent deployments. */
+export const EnvironmentsNowPage = z
+  .object({
+    since: EpochSeconds,
+    page: z.number().int(),
+    per_page: z.number().int(),
+    total_count: z.number().int(),
+    environments: z.array(EnvironmentNow),
+    next: z.string().nullable(),
+  })
+  .meta({ id: 'EnvironmentsNowPage' });

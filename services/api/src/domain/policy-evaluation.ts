@@ -8,7 +8,15 @@
  */
 import { evaluateExpression } from './policy-expression-evaluate.js';
 import { parseExpression, type Expr, type ExpressionContext } from './policy-expression.js';
-import type { AttestationRule, BooleanRule, Condition, ParsedPolicy } from './policy.js';
+import type {
+  AttestationRule,
+  BooleanRule,
+  Condition,
+  ParsedPolicy,
+  SignatureRule,
+  Signer,
+} from './policy.js';
+import { tryCompileUserPattern, type UserPattern } from './user-pattern.js';
 
 /**
  * What evaluation reads of a provenance record. The port's `ProvenanceRecord`
@@ -27,6 +35,15 @@ export interface ProvenanceLike {
     isCompliant: boolean | null;
     control?: string | null;
   }>;
+  /** The verified signatures on attestations naming the fingerprint (read when a policy may need them). */
+  signatures?: ReadonlyArray<VerifiedSignature>;
+}
+
+/** A verified signature on an attestation of the artifact: who signed it. */
+export interface VerifiedSignature {
+  kind: string;
+  identity: string | null;
+  issuer: string | null;
 }
 
 /** A policy version as evaluation needs it. */
@@ -43,7 +60,8 @@ export type ResolutionType =
   | 'missing_attestation'
   | 'non_compliant_attestation'
   | 'non_compliant_in_trail'
-  | 'no_provenance';
+  | 'no_provenance'
+  | 'missing_signature';
 
 export interface RuleResolution {
   type: ResolutionType;
@@ -52,11 +70,16 @@ export interface RuleResolution {
     trail_name: string | null;
     artifact_status: string | null;
     for_control?: string;
+    /** For a missing signature: the verified signatures the artifact does carry, none by an allowed signer. */
+    signatures_found?: string[];
   };
 }
 
 export interface RuleEvaluation {
-  rule: { type: 'provenance' | 'trail-compliance' | 'attestation'; definition: Record<string, unknown> };
+  rule: {
+    type: 'provenance' | 'trail-compliance' | 'attestation' | 'signature';
+    definition: Record<string, unknown>;
+  };
   satisfied: boolean | null;
   ignored: boolean;
   resolutions: RuleResolution[];
@@ -219,6 +242,62 @@ function evaluateAttestationRule(
   };
 }
 
+const patterns = new Map<string, UserPattern | null>();
+function pattern(source: string): UserPattern | null {
+  if (!patterns.has(source)) {
+    if (patterns.size > 5000) {
+      patterns.clear();
+    }
+    // Validated when the policy was saved; one RE2 cannot run never matches.
+    patterns.set(source, tryCompileUserPattern(source));
+  }
+  return patterns.get(source) ?? null;
+}
+
+function signedBy(signer: Signer, s: VerifiedSignature): boolean {
+  if ('key' in signer) {
+    return s.issuer === null && s.identity === signer.key;
+  }
+  return (
+    s.issuer === signer.issuer && s.identity !== null && (pattern(signer.identity)?.test(s.identity) ?? false)
+  );
+}
+
+function describeSignature(s: VerifiedSignature): string {
+  return s.issuer === null ? `key '${s.identity ?? ''}'` : `'${s.identity ?? ''}' (${s.issuer})`;
+}
+
+/**
+ * The signature rule: some attestation of the artifact carries signed evidence that verified,
+ * by one of the listed signers. Signatures belong to the fingerprint, so every context sees the
+ * same ones; exceptions are judged per context, as for the boolean rules.
+ */
+function evaluateSignatureRule(
+  rule: SignatureRule,
+  artifact: { name: string; fingerprint: string },
+  records: readonly ProvenanceLike[],
+): RuleEvaluation {
+  const definition = {
+    signers: rule.signers,
+    exceptions: rule.exceptions.map((e) => ({ if: { text: e.text } })),
+  };
+  const signatures = records.flatMap((r) => r.signatures ?? []);
+  const satisfied = signatures.some((s) => rule.signers.some((signer) => signedBy(signer, s)));
+  const found = [...new Set(signatures.map(describeSignature))].slice(0, 10);
+  const contexts: Array<ProvenanceLike | null> = records.length > 0 ? [...records] : [null];
+  const resolutions = contexts.map((record): RuleResolution => {
+    if (rule.exceptions.some((e) => holds(e, contextOf(artifact, record)))) {
+      return resolution('rule_not_applicable', record, null);
+    }
+    if (satisfied) {
+      return resolution('rule_satisfied', record, null);
+    }
+    const missing = resolution('missing_signature', record, null);
+    return { ...missing, context: { ...missing.context, signatures_found: found } };
+  });
+  return { rule: { type: 'signature', definition }, ...verdict(resolutions), resolutions };
+}
+
 /** Evaluates one fingerprint against one policy version, rule by rule (section 6). */
 export function evaluatePolicy(
   artifact: { name: string; fingerprint: string },
@@ -230,6 +309,7 @@ export function evaluatePolicy(
     evaluateBooleanRule('provenance', p.provenance, artifact, records),
     evaluateBooleanRule('trail-compliance', p.trailCompliance, artifact, records),
     ...p.attestations.map((rule) => evaluateAttestationRule(rule, artifact, records)),
+    ...(p.signature ? [evaluateSignatureRule(p.signature, artifact, records)] : []),
   ];
   return {
     policy_name: policy.name,
@@ -247,10 +327,22 @@ function reasonsOf(decision: PolicyDecision): string[] {
     }
     const def = r.rule.definition as { name?: string; type?: string };
     const what = r.rule.type === 'attestation' ? `attestation '${def.name}' (${def.type})` : r.rule.type;
-    const why = r.resolutions
-      .filter((x) => x.type !== 'rule_not_applicable' && x.type !== 'rule_satisfied')
-      .map((x) => (x.context.flow_name ? `${x.type} in flow '${x.context.flow_name}'` : x.type));
-    out.push(`policy '${decision.policy_name}' v${decision.policy_version}: ${what}: ${why.join(', ')}`);
+    const failing = r.resolutions.filter(
+      (x) => x.type !== 'rule_not_applicable' && x.type !== 'rule_satisfied',
+    );
+    const why = failing.map((x) =>
+      x.context.flow_name ? `${x.type} in flow '${x.context.flow_name}'` : x.type,
+    );
+    const found = failing[0]?.context.signatures_found;
+    const detail =
+      r.rule.type !== 'signature'
+        ? ''
+        : found && found.length > 0
+          ? ` (no verified signature by an allowed signer; verified signatures: ${found.join(', ')})`
+          : ' (no verified signature by an allowed signer; none verified)';
+    out.push(
+      `policy '${decision.policy_name}' v${decision.policy_version}: ${what}: ${why.join(', ')}${detail}`,
+    );
   }
   return out;
 }

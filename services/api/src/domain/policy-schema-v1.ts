@@ -74,9 +74,64 @@ export const ENVIRONMENT_POLICY_SCHEMA_V1 = {
           title: 'Attestations',
           type: 'array',
         },
+        signature: {
+          $ref: '#/$defs/SignatureRule',
+        },
       },
       title: 'PolicyArtifacts',
       type: 'object',
+    },
+    SignatureRule: {
+      additionalProperties: false,
+      description:
+        'Verity: the artifact must carry an attestation whose signed evidence (Sigstore bundle or DSSE envelope) verified, signed by one of the signers.',
+      properties: {
+        signers: {
+          items: {
+            $ref: '#/$defs/Signer',
+          },
+          minItems: 1,
+          maxItems: 50,
+          title: 'Signers',
+          type: 'array',
+        },
+        exceptions: {
+          default: [],
+          items: {
+            $ref: '#/$defs/ConditionalRule',
+          },
+          title: 'Exceptions',
+          type: 'array',
+        },
+      },
+      required: ['signers'],
+      title: 'SignatureRule',
+      type: 'object',
+    },
+    Signer: {
+      anyOf: [
+        {
+          additionalProperties: false,
+          description:
+            'A certificate signer: the OIDC issuer the certificate records (exact) and its identity (RE2 pattern over the subject alternative name; anchor it with ^ and $).',
+          properties: {
+            issuer: { type: 'string', minLength: 1, maxLength: 1024 },
+            identity: { type: 'string', minLength: 1, maxLength: 512 },
+          },
+          required: ['issuer', 'identity'],
+          type: 'object',
+        },
+        {
+          additionalProperties: false,
+          description: 'A keyed signer: the id of a configured public key (exact).',
+          properties: {
+            key: { type: 'string', minLength: 1, maxLength: 256 },
+          },
+          required: ['key'],
+          type: 'object',
+        },
+      ],
+      title: 'Signer',
     },
     PolicyExpression: {
       description:

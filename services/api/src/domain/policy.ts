@@ -8,6 +8,7 @@ import addFormats from 'ajv-formats';
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
 import { parseExpression, unwrapExpression, ExpressionError } from './policy-expression.js';
 import { ENVIRONMENT_POLICY_SCHEMA_V1 } from './policy-schema-v1.js';
+import { compileUserPattern, UserPatternError } from './user-pattern.js';
 
 /** A condition as stored: its text, without the `${{ }}` wrapper. */
 export interface Condition {
@@ -27,12 +28,23 @@ export interface AttestationRule {
   forControl: string | null;
 }
 
+/** Who may have signed: a certificate's issuer (exact) and identity (RE2 pattern), or a configured key's id. */
+export type Signer = { issuer: string; identity: string } | { key: string };
+
+/** The artifact must carry a verified signature by one of `signers`, unless an exception holds. */
+export interface SignatureRule {
+  signers: Signer[];
+  exceptions: Condition[];
+}
+
 /** A validated policy. */
 export interface ParsedPolicy {
   schemaVersion: '1';
   provenance: BooleanRule;
   trailCompliance: BooleanRule;
   attestations: AttestationRule[];
+  /** Absent: no signature is required (and in policies saved before the rule existed). */
+  signature?: SignatureRule;
 }
 
 export interface PolicyProblem {
@@ -118,7 +130,7 @@ function normaliseConditions(value: unknown): void {
     }
   };
   const a = artifacts as Record<string, unknown>;
-  for (const key of ['provenance', 'trail-compliance']) {
+  for (const key of ['provenance', 'trail-compliance', 'signature']) {
     const rule = a[key];
     if (typeof rule === 'object' && rule !== null) {
       const exceptions = (rule as Record<string, unknown>).exceptions;
@@ -148,6 +160,7 @@ interface RawPolicy {
       must_be_compliant?: boolean;
       for_control?: string | null;
     }>;
+    signature?: { signers: Signer[]; exceptions?: Array<{ if?: Condition | null }> };
   };
 }
 
@@ -247,7 +260,48 @@ function buildPolicy(raw: RawPolicy, at: ReportAt): ParsedPolicy {
       forControl: a.for_control ?? null,
     };
   });
-  return { schemaVersion: '1', provenance, trailCompliance, attestations };
+  const signature = signatureRule(raw.artifacts?.signature, condition, at);
+  return {
+    schemaVersion: '1',
+    provenance,
+    trailCompliance,
+    attestations,
+    ...(signature ? { signature } : {}),
+  };
+}
+
+/** The signature rule, its identity patterns compiled (RE2) so that a bad one is reported where it is. */
+function signatureRule(
+  raw: NonNullable<RawPolicy['artifacts']>['signature'],
+  condition: (c: Condition | null | undefined, path: PathPart[]) => Condition | null,
+  at: ReportAt,
+): SignatureRule | null {
+  if (!raw) {
+    return null;
+  }
+  raw.signers.forEach((s, i) => {
+    if ('identity' in s) {
+      try {
+        compileUserPattern(s.identity);
+      } catch (err) {
+        if (!(err instanceof UserPatternError)) {
+          throw err;
+        }
+        at(['artifacts', 'signature', 'signers', i, 'identity'], `invalid pattern: ${err.message}`);
+      }
+    }
+  });
+  const exceptions: Condition[] = [];
+  (raw.exceptions ?? []).forEach((e, i) => {
+    const c = condition(e.if, ['artifacts', 'signature', 'exceptions', i, 'if']);
+    if (c) {
+      exceptions.push(c);
+    }
+  });
+  const signers = raw.signers.map((s): Signer =>
+    'key' in s ? { key: s.key } : { issuer: s.issuer, identity: s.identity },
+  );
+  return { signers, exceptions };
 }
 
 /** Parses and validates a policy file (section 6); every problem is reported with its line. */
@@ -292,6 +346,14 @@ export function policyDump(policy: ParsedPolicy): Record<string, unknown> {
         must_be_compliant: a.mustBeCompliant,
         ...(a.forControl ? { for_control: a.forControl } : {}),
       })),
+      ...(policy.signature
+        ? {
+            signature: {
+              signers: policy.signature.signers,
+              exceptions: policy.signature.exceptions.map((e) => ({ if_condition: { text: e.text } })),
+            },
+          }
+        : {}),
     },
   };
 }

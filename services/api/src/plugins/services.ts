@@ -2,8 +2,9 @@
  * The services every use case's scope carries (`app.services`, usecases/scope/services.ts): the
  * provenance port, the custom-type evaluator (a bounded worker pool), the evidence-file store,
  * (the database, or the S3-compatible object store of `VERITY_EVIDENCE_STORE=s3`),
- * the attestation batcher (one per database pool) and the per-organization view cache; the
- * evaluator and batcher close with the app. With the background workers
+ * the attestation batcher (one per database pool), the per-organization view cache and the
+ * signed-evidence verifier (a worker pool, started by the first signed file); the evaluator,
+ * verifier and batcher close with the app. With the background workers
  * (`VERITY_NOTIFIER_ENABLED`), a loop collects evidence files no attestation names, every ten
  * minutes, at most a thousand a pass, each pass reading only what was stored since the one before.
  */
@@ -12,6 +13,7 @@ import { Loop } from '../notify/loop.js';
 import { AttestationBatcher } from '../storage/batching/attestation-batcher.js';
 import type { Services } from '../usecases/scope/services.js';
 import { CustomEvaluator } from '../workers/custom-evaluator.js';
+import { SignatureVerifier } from '../workers/signature-verifier.js';
 import { databaseStore, EvidenceCollector } from '../usecases/evidence/evidence-store.js';
 import { S3EvidenceStore } from '../object-store/s3-evidence-store.js';
 
@@ -49,7 +51,12 @@ export default fp(
       maxVersionsPerPackage: app.config.sbomMaxVersions,
     };
     const provenance = app.provenance;
-    app.decorate('services', { provenance, evaluator, store, batcher, catalog, sbomLimits });
+    // Its worker starts with the first signed evidence file.
+    const signatures = new SignatureVerifier({
+      trustedRoot: app.config.sigstoreTrustedRoot,
+      publicKeys: app.config.sigstorePublicKeys,
+    });
+    app.decorate('services', { provenance, evaluator, store, batcher, catalog, sbomLimits, signatures });
     const orphans = new EvidenceCollector(app.db, store);
     const collect = async () => {
       const n = await orphans.pass(app.clock());
@@ -65,6 +72,7 @@ export default fp(
       await collector.stop();
       await batcher.close();
       await evaluator.close();
+      await signatures.close();
       objects?.close();
     });
     done();

@@ -66,6 +66,8 @@ export class WorkerPool {
     private readonly limits: EvaluatorLimits,
     /** The worker thread's code: plain JavaScript, run as it is from the sources and from the build. */
     private readonly workerFile: URL,
+    /** What every worker is given besides its answers port (cloned into each thread). */
+    private readonly workerData: Record<string, unknown> = {},
   ) {
     const workers = Math.max(1, limits.workers ?? 1);
     this.slots = Array.from({ length: workers }, () => ({
@@ -154,7 +156,7 @@ export class WorkerPool {
   private spawn(slot: Slot): Worker {
     const { port1: answers, port2 } = new MessageChannel();
     const w = new Worker(this.workerFile, {
-      workerData: { answers: port2 },
+      workerData: { ...this.workerData, answers: port2 },
       transferList: [port2],
       resourceLimits: { maxOldGenerationSizeMb: this.limits.maxHeapMb, maxYoungGenerationSizeMb: 16 },
     });

@@ -52,4 +52,6 @@ export type DeploymentPage = z.infer<typeof C.DeploymentPage>;
 export type DoraAnswer = z.infer<typeof C.DoraAnswer>;
 export type DoraFigures = z.infer<typeof C.DoraFigures>;
 export type RepoDelivery = z.infer<typeof C.RepoDelivery>;
+export type EnvironmentNow = z.infer<typeof C.EnvironmentNow>;
+export type EnvironmentsNowPage = z.infer<typeof C.EnvironmentsNowPage>;
 export type RepoPage = z.infer<typeof C.RepoPage>;

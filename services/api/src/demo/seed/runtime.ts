@@ -1,7 +1,7 @@
 /**
  * The environments' history: what runs where, reported as `kosli snapshot k8s` does, with every
- * build rolled out to dev, some promoted to staging and prod, redis appearing without provenance,
- * and the reporter's beats in between.
+ * build rolled out to dev (and the build whose tests failed rolled back there), some promoted to
+ * staging and prod, redis appearing without provenance, and the reporter's beats in between.
  */
 import { recordBuild } from './builds.js';
 import { REDIS, type Build } from './plan.js';
@@ -126,9 +126,16 @@ export async function seedHistory(
 
 function buildSteps(w: Wire, runtime: DemoRuntime, builds: Build[]): Step[] {
   const steps: Step[] = [];
+  const previous = new Map<Build['service'], Build>();
   for (const b of builds) {
     steps.push({ at: b.at, run: () => recordBuild(w, b) });
     steps.push({ at: b.at + HOUR, run: () => runtime.rollOut('dev', b, b.at + HOUR) });
+    const before = previous.get(b.service);
+    previous.set(b.service, b);
+    if (b.failingTests && before) {
+      // its tests failed: dev goes back to the build before it, a rollback
+      steps.push({ at: b.at + 3 * HOUR, run: () => runtime.rollOut('dev', before, b.at + 3 * HOUR) });
+    }
     if (b.promote.staging) {
       steps.push({ at: b.at + 18 * HOUR, run: () => runtime.rollOut('staging', b, b.at + 18 * HOUR) });
     }

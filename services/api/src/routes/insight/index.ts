@@ -8,12 +8,15 @@ import {
   DeploymentsQuery,
   DoraAnswer,
   DoraQuery,
+  EnvironmentsNowPage,
+  EnvironmentsNowQuery,
   RepoDelivery,
   RepoDeliveryQuery,
 } from '../../../../shared/contract/insight.js';
 import { listDeployments } from '../../usecases/insight/deployments.js';
 import { doraFigures } from '../../usecases/insight/dora.js';
 import { repoDelivery } from '../../usecases/insight/repo-delivery.js';
+import { environmentsNow } from '../../usecases/runtime/environments-now.js';
 import { orgScope } from '../request-context.js';
 
 const tags = ['insight'];
@@ -85,6 +88,28 @@ const routes: FastifyPluginAsync = async (fastify) => {
         bucket: q.bucket,
         failureWindow: q.failure_window,
       });
+    },
+  );
+
+  app.get(
+    '/environments-now/:org',
+    {
+      config: { auth: { permission: 'read' } },
+      schema: {
+        operationId: 'environmentsNow',
+        summary:
+          'A page of environments by name, each with what runs in it now and its deployments since a time',
+        description:
+          "What an organization's home page shows of each environment, in one request: the environment (as the environments list shows it), the first artifacts running in it now by name with their compliance and how many run, and how many deployments started there since `since` (a week ago by default), with the link to them. Archived environments are left out. `total_count` says how many environments there are; `next` links to the next page.",
+        tags,
+        params: OrgParams,
+        querystring: EnvironmentsNowQuery,
+        response: { 200: EnvironmentsNowPage, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      return environmentsNow(orgScope(app, request), { since: q.since, page: q.page, perPage: q.per_page });
     },
   );
 

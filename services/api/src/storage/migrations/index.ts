@@ -31,6 +31,7 @@ import * as m0386 from './0386_notification_config.js';
 import * as m0387 from './0387_deployments.js';
 import * as m0388 from './0388_evaluations.js';
 import * as m0390 from './0390_evidence_files_elsewhere.js';
+import * as m0410 from './0410_attestation_signatures.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
@@ -59,4 +60,5 @@ export const migrations: Record<string, Migration> = {
   '0387_deployments': m0387,
   '0388_evaluations': m0388,
   '0390_evidence_files_elsewhere': m0390,
+  '0410_attestation_signatures': m0410,
 };

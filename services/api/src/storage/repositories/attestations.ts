@@ -4,15 +4,35 @@ import type { Db } from '../database.js';
 import type { AttestationsTable } from '../tables/evidence.js';
 
 export type AttestationRow = Selectable<AttestationsTable>;
-export type AttestationRowWithNames = AttestationRow & { trail_name: string; flow_name: string };
+export type AttestationRowWithNames = AttestationRow & {
+  trail_name: string;
+  flow_name: string;
+  /** The verification of its signed evidence (attestation_signatures); null: none. */
+  signature_verified: boolean | null;
+  signature_kind: string | null;
+  signature_identity: string | null;
+  signature_issuer: string | null;
+  signature_reason: string | null;
+};
 
 const withNames = (db: Db) =>
   db
     .selectFrom('attestations as x')
     .innerJoin('trails as t', (j) => j.onRef('t.org_id', '=', 'x.org_id').onRef('t.id', '=', 'x.trail_id'))
     .innerJoin('flows as f', (j) => j.onRef('f.org_id', '=', 'x.org_id').onRef('f.id', '=', 'x.flow_id'))
+    .leftJoin('attestation_signatures as sg', (j) =>
+      j.onRef('sg.org_id', '=', 'x.org_id').onRef('sg.attestation_id', '=', 'x.id'),
+    )
     .selectAll('x')
-    .select(['t.name as trail_name', 'f.name as flow_name']);
+    .select([
+      't.name as trail_name',
+      'f.name as flow_name',
+      'sg.verified as signature_verified',
+      'sg.kind as signature_kind',
+      'sg.identity as signature_identity',
+      'sg.issuer as signature_issuer',
+      'sg.reason as signature_reason',
+    ]);
 
 export interface AttestationSearch {
   id?: string | undefined;
@@ -30,6 +50,36 @@ export interface AttestationSearch {
   from?: Date | undefined;
   to?: Date | undefined;
   afterSeq?: number | undefined;
+}
+
+/** The attestations matching a search's filters (its cursor and name pattern aside). */
+function filtered(db: Db, orgId: string, s: AttestationSearch) {
+  let q = withNames(db).where('x.org_id', '=', orgId);
+  if (s.id) {
+    q = q.where('x.id', '=', s.id);
+  }
+  if (s.name) {
+    q = q.where('x.name', '=', s.name);
+  }
+  if (s.flowIds) {
+    q = q.where('x.flow_id', 'in', s.flowIds.length > 0 ? s.flowIds : ['']);
+  }
+  if (s.trailName !== undefined) {
+    q = q.where('t.name', '=', s.trailName);
+  }
+  if (s.types && s.types.length > 0) {
+    q = q.where('x.type', 'in', s.types);
+  }
+  if (s.isCompliant !== undefined) {
+    q = q.where('x.is_compliant', '=', s.isCompliant);
+  }
+  if (s.from) {
+    q = q.where('x.created_at', '>=', s.from);
+  }
+  if (s.to) {
+    q = q.where('x.created_at', '<=', s.to);
+  }
+  return q;
 }
 
 export const attestationsRepository = {
@@ -132,6 +182,15 @@ export const attestationsRepository = {
    * at most `maxScanned` candidates; `resumeAfter` is then the seq to continue from when the scan
    * stopped before the end with fewer than `limit` found (null otherwise).
    */
+  /** How many attestations match `s` in all (its cursor and name pattern aside), for a trail's pages. */
+  async count(db: Db, orgId: string, s: AttestationSearch): Promise<number> {
+    const row = await filtered(db, orgId, s)
+      .clearSelect()
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  },
+
   async search(
     db: Db,
     orgId: string,
@@ -139,31 +198,7 @@ export const attestationsRepository = {
     limit: number,
     maxScanned = 10_000,
   ): Promise<{ rows: AttestationRowWithNames[]; resumeAfter: number | null }> {
-    let q = withNames(db).where('x.org_id', '=', orgId);
-    if (s.id) {
-      q = q.where('x.id', '=', s.id);
-    }
-    if (s.name) {
-      q = q.where('x.name', '=', s.name);
-    }
-    if (s.flowIds) {
-      q = q.where('x.flow_id', 'in', s.flowIds.length > 0 ? s.flowIds : ['']);
-    }
-    if (s.trailName !== undefined) {
-      q = q.where('t.name', '=', s.trailName);
-    }
-    if (s.types && s.types.length > 0) {
-      q = q.where('x.type', 'in', s.types);
-    }
-    if (s.isCompliant !== undefined) {
-      q = q.where('x.is_compliant', '=', s.isCompliant);
-    }
-    if (s.from) {
-      q = q.where('x.created_at', '>=', s.from);
-    }
-    if (s.to) {
-      q = q.where('x.created_at', '<=', s.to);
-    }
+    let q = filtered(db, orgId, s);
     const test = s.nameMatches;
     if (!test) {
       if (s.afterSeq !== undefined) {

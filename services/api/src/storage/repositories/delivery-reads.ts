@@ -239,4 +239,99 @@ export const deliveryReads = {
       limit ${limit}`.execute(db);
     return rows.rows;
   },
+  /** Per environment: the deployments that started at or after `since` (one index range each). */
+  async deploymentCounts(
+    db: Db,
+    orgId: string,
+    envIds: readonly string[],
+    since: Date,
+  ): Promise<Map<string, number>> {
+    if (envIds.length === 0) {
+      return new Map();
+    }
+    const rows = await sql<{ environment_id: string; n: number }>`
+      select environment_id, count(*)::int as n from deployments
+      where org_id = ${orgId} and environment_id = any(${[...envIds]}::text[]) and started_at >= ${since}
+      group by environment_id`.execute(db);
+    return new Map(rows.rows.map((r) => [r.environment_id, Number(r.n)]));
+  },
+
+  /**
+   * Per environment: how many artifacts run now, and the first `named` of them by name with their
+   * compliance and the link of their first flow (what the latest snapshot shows of them).
+   */
+  async runningNow(
+    db: Db,
+    orgId: string,
+    envIds: readonly string[],
+    named: number,
+  ): Promise<
+    Map<
+      string,
+      {
+        count: number;
+        first: Array<{
+          name: string;
+          fingerprint: string;
+          compliant: boolean | null;
+          html_url: string | null;
+        }>;
+      }
+    >
+  > {
+    const out = new Map<
+      string,
+      {
+        count: number;
+        first: Array<{
+          name: string;
+          fingerprint: string;
+          compliant: boolean | null;
+          html_url: string | null;
+        }>;
+      }
+    >();
+    if (envIds.length === 0) {
+      return out;
+    }
+    const rows = await sql<{
+      env_id: string;
+      n: number;
+      name: string | null;
+      fingerprint: string | null;
+      compliant: boolean | null;
+      html_url: string | null;
+    }>`
+      select e.env_id, c.n, r.name, r.fingerprint, r.compliant, r.html_url
+      from unnest(${[...envIds]}::text[]) as e(env_id)
+      cross join lateral (
+        select count(*)::int as n from runtime_states s
+        where s.org_id = ${orgId} and s.environment_id = e.env_id and s.to_index is null
+      ) c
+      left join lateral (
+        select s.name, s.fingerprint, v.compliant, v.provenance -> 0 ->> 'html_url' as html_url
+        from runtime_states s
+        join runtime_verdicts v on v.org_id = s.org_id and v.hash = s.verdict_hash
+        where s.org_id = ${orgId} and s.environment_id = e.env_id and s.to_index is null
+        order by s.name, s.fingerprint
+        limit ${named}
+      ) r on true
+      order by e.env_id, r.name, r.fingerprint`.execute(db);
+    for (const r of rows.rows) {
+      let env = out.get(r.env_id);
+      if (!env) {
+        env = { count: Number(r.n), first: [] };
+        out.set(r.env_id, env);
+      }
+      if (r.fingerprint !== null) {
+        env.first.push({
+          name: r.name!,
+          fingerprint: r.fingerprint,
+          compliant: r.compliant,
+          html_url: r.html_url,
+        });
+      }
+    }
+    return out;
+  },
 };

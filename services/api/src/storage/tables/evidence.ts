@@ -203,12 +203,28 @@ export interface ReposTable {
   last_modified_at: Date;
 }
 
+/** The verification of an attestation's signed evidence (migration 0410). */
+export interface AttestationSignaturesTable {
+  org_id: string;
+  attestation_id: string;
+  /** The artifact the attestation names; null: none. */
+  fingerprint: string | null;
+  verified: boolean;
+  /** 'sigstore-bundle' or 'dsse'. */
+  kind: string;
+  identity: string | null;
+  issuer: string | null;
+  reason: string | null;
+  verified_at: Date;
+}
+
 export interface EvidenceTables {
   flows: FlowsTable;
   flow_aliases: FlowAliasesTable;
   trails: TrailsTable;
   artifacts: ArtifactsTable;
   attestations: AttestationsTable;
+  attestation_signatures: AttestationSignaturesTable;
   trail_events: TrailEventsTable;
   evidence_files: EvidenceFilesTable;
   custom_attestation_types: CustomAttestationTypesTable;

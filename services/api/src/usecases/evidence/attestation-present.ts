@@ -70,5 +70,16 @@ export function presentAttestation(base: LinkBase, a: AttestationRowWithNames): 
           }
         : null,
     ...payload,
+    ...(a.signature_kind !== null && a.signature_kind !== undefined
+      ? {
+          signature: {
+            verified: a.signature_verified === true,
+            kind: a.signature_kind as NonNullable<Attestation['signature']>['kind'],
+            identity: a.signature_identity,
+            issuer: a.signature_issuer,
+            reason: a.signature_reason,
+          },
+        }
+      : {}),
   };
 }

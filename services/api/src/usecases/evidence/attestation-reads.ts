@@ -33,27 +33,34 @@ const epochDate = (s: number | undefined) => (s !== undefined ? new Date(s * 100
 /** One cursor page of the attestations matching the query, newest first, with its `next` link. */
 export async function findAttestations(scope: OrgScope, q: AttestationQuery) {
   const flowIds = q.flow.length > 0 ? await flowIdsNamed(scope, q.flow) : undefined;
+  const search = {
+    id: q.attestation_id,
+    name: q.name,
+    nameMatches: q.name_regex !== undefined ? namePattern(q.name_regex).test : undefined,
+    flowIds,
+    trailName: q.trail,
+    types: q.type,
+    isCompliant: q.is_compliant,
+    from: epochDate(q.from_timestamp),
+    to: epochDate(q.to_timestamp),
+    afterSeq: q.after,
+  };
   const { rows, resumeAfter } = await attestationsRepository.search(
     scope.db,
     scope.org.id,
-    {
-      id: q.attestation_id,
-      name: q.name,
-      nameMatches: q.name_regex !== undefined ? namePattern(q.name_regex).test : undefined,
-      flowIds,
-      trailName: q.trail,
-      types: q.type,
-      isCompliant: q.is_compliant,
-      from: epochDate(q.from_timestamp),
-      to: epochDate(q.to_timestamp),
-      afterSeq: q.after,
-    },
+    search,
     q.per_page,
   );
   const last = rows[rows.length - 1];
   const cursor = rows.length === q.per_page && last ? Number(last.seq) : resumeAfter;
   const next = cursor !== null ? { next: { href: apiUrl(scope, 'attestations', nextQuery(q, cursor)) } } : {};
-  return { data: rows.map((r) => presentAttestation(scope, r)), _links: next };
+  // One trail's pages say how many there are in all: a count over that trail's attestations alone.
+  const counted = q.trail !== undefined && q.name_regex === undefined;
+  return {
+    data: rows.map((r) => presentAttestation(scope, r)),
+    _links: next,
+    ...(counted ? { total_count: await attestationsRepository.count(scope.db, scope.org.id, search) } : {}),
+  };
 }
 
 /** A flow's attestations in a time span, newest first, one page (spec endpoint 12). */

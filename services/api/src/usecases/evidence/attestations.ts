@@ -8,6 +8,8 @@ import { newId } from '../../ids.js';
 import type { Db } from '../../storage/database.js';
 import type { FlowRow } from '../../storage/repositories/flows.js';
 import { componentsRepository } from '../../storage/repositories/components.js';
+import { attestationSignaturesRepository } from '../../storage/repositories/attestation-signatures.js';
+import type { SignatureResult } from '../../workers/signature-verifier.js';
 import { toJson } from '../../storage/repositories/json.js';
 import type { TrailRow } from '../../storage/repositories/trails.js';
 import {
@@ -50,6 +52,8 @@ interface Recording {
   targets: string[] | null;
   repoId: string | null;
   evidence?: EvidenceUpload | null;
+  /** The verification of the evidence file when it is signed evidence. */
+  signature?: SignatureResult | null;
 }
 
 interface Where {
@@ -86,18 +90,28 @@ export async function recordAttestation(
   }
   checkSbomFile(input, evidence);
   const decided = await decide(scope, input, services);
-  const recording: Recording = { id: newId(), input, decided, targets, repoId: null };
-  // An SBOM (CycloneDX, SPDX) is indexed in the attestation's own transaction, under the trail's
-  // lock like every attestation with evidence, so an acknowledged attestation is already exposed.
-  // Only a file that may be an SBOM (gzip, a JSON object) is read into memory.
-  const sbomSource = sbomSourceOf(
-    input.kind === 'custom' ? input.data.attestation_data : undefined,
+  // Signed evidence (a Sigstore bundle, a DSSE envelope) is verified before anything is stored,
+  // in a worker thread, and its verification stored with the attestation.
+  // Only a file that may be a bundle, an envelope or an SBOM (a JSON object, a gzip archive) is
+  // read into memory; any other file stays where the upload put it.
+  const inMemory =
     evidence && mayBeSbomFile(evidence.head)
       ? { filename: evidence.filename, data: await evidence.blob.read() }
-      : null,
+      : null;
+  const signature =
+    inMemory && services.signatures
+      ? await services.signatures.verify(scope.org.id, inMemory, data.artifact_fingerprint ?? null)
+      : null;
+  const recording: Recording = { id: newId(), input, decided, targets, repoId: null, signature };
+  // An SBOM (CycloneDX, SPDX) is indexed in the attestation's own transaction, under the trail's
+  // lock like every attestation with evidence, so an acknowledged attestation is already exposed.
+  const sbomSource = sbomSourceOf(
+    input.kind === 'custom' ? input.data.attestation_data : undefined,
+    inMemory,
   );
   // A repo stored as this attestation names it needs no write: the attestation can go with the batch.
-  const batchable = !sbomSource && !scope.db.isTransaction;
+  // A signed attestation stores its verification beside it: under the lock too.
+  const batchable = !sbomSource && !signature && !scope.db.isTransaction;
   const repoId =
     batchable && data.repo_info
       ? await knownRepo(scope.db, services.catalog, scope.org.id, data.repo_info)
@@ -208,9 +222,23 @@ async function recordLocked(
       facts,
       attestations: [{ row, event }],
       artifacts: artifacts.map((a) => ({ ...a, version: null })),
-      marks: { fingerprints: changedFingerprints, at: scope.now },
+      marks: { fingerprints: signedFingerprints(changedFingerprints, recording), at: scope.now },
     },
   ]);
+  if (recording.signature) {
+    const { verified, kind, identity, issuer, reason } = recording.signature;
+    await attestationSignaturesRepository.put(trx, {
+      org_id: org.id,
+      attestation_id: recording.id,
+      fingerprint: input.data.artifact_fingerprint ?? null,
+      verified,
+      kind,
+      identity,
+      issuer,
+      reason,
+      verified_at: scope.now,
+    });
+  }
   if (components) {
     const at = { orgId: org.id, attestationId: recording.id, trailId: trail.id };
     await componentsRepository.insert(
@@ -221,6 +249,18 @@ async function recordLocked(
   }
   await scope.events.publish(trx, planned.events);
   return stored.marks;
+}
+
+/**
+ * The fingerprints whose environments are re-evaluated: those whose compliance changed, and the
+ * artifact of a signature that verified (a policy may require it).
+ */
+function signedFingerprints(changed: string[], recording: Recording): string[] {
+  const fingerprint = recording.input.data.artifact_fingerprint;
+  if (!recording.signature?.verified || !fingerprint || changed.includes(fingerprint)) {
+    return changed;
+  }
+  return [...changed, fingerprint];
 }
 
 /**

@@ -6,6 +6,7 @@
 import type { SlotStatus } from '../../domain/compliance.js';
 import type { Db } from '../../storage/database.js';
 import { attestationsRepository } from '../../storage/repositories/attestations.js';
+import { attestationSignaturesRepository } from '../../storage/repositories/attestation-signatures.js';
 import { artifactsRepository } from '../../storage/repositories/artifacts.js';
 import { trailEventsRepository } from '../../storage/repositories/trail-events.js';
 import type { ProvenanceAttestation, ProvenancePort, ProvenanceRecord } from '../scope/provenance.js';
@@ -104,6 +105,31 @@ async function nameControls(db: Db, orgId: string, decisions: Decisions[]): Prom
   }
 }
 
+/**
+ * The verified signatures of the fingerprints found (one more query, on a partial index that
+ * holds verified signatures only), shared by every record of a fingerprint.
+ */
+async function attachSignatures(
+  db: Db,
+  orgId: string,
+  result: Map<string, ProvenanceRecord[]>,
+): Promise<void> {
+  const bySha = new Map<string, NonNullable<ProvenanceRecord['signatures']>>();
+  for (const part of chunks([...result.keys()])) {
+    for (const s of await attestationSignaturesRepository.verifiedFor(db, orgId, part)) {
+      if (s.fingerprint !== null) {
+        pushTo(bySha, s.fingerprint, { kind: s.kind, identity: s.identity, issuer: s.issuer });
+      }
+    }
+  }
+  for (const [fingerprint, records] of result) {
+    const signatures = bySha.get(fingerprint) ?? [];
+    for (const record of records) {
+      record.signatures = signatures;
+    }
+  }
+}
+
 /** Runtime events written onto the trail of every artifact (one per flow) that holds the fingerprint. */
 async function recordRuntimeEvents(
   db: Db,
@@ -157,6 +183,7 @@ export function evidenceProvenance(publicUrl: string): ProvenancePort {
         }
       }
       await nameControls(db, orgId, decisions);
+      await attachSignatures(db, orgId, result);
       return result;
     },
     recordRuntimeEvents,

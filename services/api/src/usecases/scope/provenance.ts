@@ -41,6 +41,8 @@ export interface ProvenanceRecord {
   /** Why the artifact is not compliant in its trail: its failing and missing slots (empty when compliant). */
   nonComplianceReasons: string[];
   attestations: ProvenanceAttestation[];
+  /** The verified signatures on attestations naming the fingerprint, in any trail (who signed). */
+  signatures?: Array<{ kind: string; identity: string | null; issuer: string | null }>;
 }
 
 /** A start or stop of a fingerprint in an environment, to be written onto its trails. */

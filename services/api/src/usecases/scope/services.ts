@@ -7,6 +7,7 @@ import type { SbomLimits } from '../../domain/sbom.js';
 import type { Db } from '../../storage/database.js';
 import type { AttestationBatcher } from '../../storage/batching/attestation-batcher.js';
 import type { CustomEvaluator } from '../../workers/custom-evaluator.js';
+import type { SignatureVerifier } from '../../workers/signature-verifier.js';
 import type { ProvenancePort } from './provenance.js';
 import type { ViewCache } from './view-cache.js';
 
@@ -65,6 +66,8 @@ export interface Services {
   batcher: AttestationBatcher;
   /** Repos, custom types and actions as last read, per organization (moved by any change to them). */
   catalog: ViewCache;
+  /** Verifies evidence files that are Sigstore bundles or DSSE envelopes (absent: none is verified). */
+  signatures?: SignatureVerifier;
   /** What one attestation's SBOM documents index at most (the defaults when absent). */
   sbomLimits?: SbomLimits;
 }

@@ -8,6 +8,7 @@ import { formatTime } from '../../lib/format';
 import type { AuditLog } from '../../lib/contract';
 import { SettingsNav } from './settings-nav';
 import { AUDIT_PER_PAGE, useAuditLog } from './api';
+import { TableBox } from '../../components/table-box';
 
 function AuditTable({
   data,
@@ -20,42 +21,44 @@ function AuditTable({
     <p>No entries{filters.actor || filters.action ? ' match these filters' : ' yet'}.</p>
   ) : (
     <div className="table-scroll">
-      <table>
-        <caption>
-          Entries {(filters.page - 1) * AUDIT_PER_PAGE + 1} to{' '}
-          {(filters.page - 1) * AUDIT_PER_PAGE + data.entries.length}
-          {data.next ? ', more on the next page' : ''}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Who</th>
-            <th scope="col">Action</th>
-            <th scope="col">Resource</th>
-            <th scope="col">From</th>
-          </tr>
-        </thead>
-        <tbody>
-          {data.entries.map((e, i) => (
-            <tr key={`${e.at}-${e.request_id ?? i}`}>
-              <td>{formatTime(e.at)}</td>
-              <td>
-                {e.actor.name}
-                <span className="muted">
-                  {' '}
-                  ({e.actor.kind === 'user' ? (e.actor.email ?? 'person') : 'service account'}
-                  {e.actor.subject ? `, token ${e.actor.subject}` : ''})
-                </span>
-              </td>
-              <td>{e.action}</td>
-              <td>
-                <code>{e.resource}</code>
-              </td>
-              <td>{e.ip ?? '—'}</td>
+      <TableBox>
+        <table>
+          <caption>
+            Entries {(filters.page - 1) * AUDIT_PER_PAGE + 1} to{' '}
+            {(filters.page - 1) * AUDIT_PER_PAGE + data.entries.length}
+            {data.next ? ', more on the next page' : ''}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Who</th>
+              <th scope="col">Action</th>
+              <th scope="col">Resource</th>
+              <th scope="col">From</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {data.entries.map((e, i) => (
+              <tr key={`${e.at}-${e.request_id ?? i}`}>
+                <td>{formatTime(e.at)}</td>
+                <td>
+                  {e.actor.name}
+                  <span className="muted">
+                    {' '}
+                    ({e.actor.kind === 'user' ? (e.actor.email ?? 'person') : 'service account'}
+                    {e.actor.subject ? `, token ${e.actor.subject}` : ''})
+                  </span>
+                </td>
+                <td>{e.action}</td>
+                <td>
+                  <code>{e.resource}</code>
+                </td>
+                <td>{e.ip ?? '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableBox>
     </div>
   );
 }

@@ -11,6 +11,7 @@ import { formText } from '../../lib/form';
 import { formatTime } from '../../lib/format';
 import { SettingsNav } from './settings-nav';
 import { useAccountWrites, useKeys, useServiceAccounts, useTrusts } from './api';
+import { TableBox } from '../../components/table-box';
 
 type Writes = ReturnType<typeof useAccountWrites>;
 
@@ -117,22 +118,27 @@ function Keys({
             <p>No keys that still work.</p>
           ) : (
             <div className="table-scroll">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Description</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">Last used</th>
-                    <th scope="col">Change</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((k) => (
-                    <KeyRow key={k.id} account={account} apiKey={k} writes={writes} onSecret={onSecret} />
-                  ))}
-                </tbody>
-              </table>
+              <p className="muted">
+                {list.length === 1 ? '1 key that still works' : `${list.length} keys that still work`}
+              </p>
+              <TableBox>
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Description</th>
+                      <th scope="col">Created</th>
+                      <th scope="col">Expires</th>
+                      <th scope="col">Last used</th>
+                      <th scope="col">Change</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {list.map((k) => (
+                      <KeyRow key={k.id} account={account} apiKey={k} writes={writes} onSecret={onSecret} />
+                    ))}
+                  </tbody>
+                </table>
+              </TableBox>
             </div>
           )
         }
@@ -169,31 +175,36 @@ function Trusts({ org, account, writes }: { org: string; account: string; writes
           list.length === 0 ? (
             <p>No trusted issuers.</p>
           ) : (
-            <ul className="link-list">
-              {list.map((trust) => (
-                <li key={trust.name}>
-                  <strong>{trust.name}</strong>: <code>{trust.issuer}</code>, audience{' '}
-                  <code>{trust.audience}</code>,{' '}
-                  {Object.entries(trust.claims)
-                    .map(([k, v]) => `${k} = ${v}`)
-                    .join(', ')}{' '}
-                  <button
-                    type="button"
-                    onClick={() => {
-                      if (
-                        window.confirm(
-                          `Remove the trust "${trust.name}"? Jobs using it stop working at once.`,
-                        )
-                      ) {
-                        writes.removeTrust.mutate({ account, trust: trust.name });
-                      }
-                    }}
-                  >
-                    Remove
-                  </button>
-                </li>
-              ))}
-            </ul>
+            <>
+              <p className="muted">
+                {list.length === 1 ? '1 trusted issuer' : `${list.length} trusted issuers`}
+              </p>
+              <ul className="link-list">
+                {list.map((trust) => (
+                  <li key={trust.name}>
+                    <strong>{trust.name}</strong>: <code>{trust.issuer}</code>, audience{' '}
+                    <code>{trust.audience}</code>,{' '}
+                    {Object.entries(trust.claims)
+                      .map(([k, v]) => `${k} = ${v}`)
+                      .join(', ')}{' '}
+                    <button
+                      type="button"
+                      onClick={() => {
+                        if (
+                          window.confirm(
+                            `Remove the trust "${trust.name}"? Jobs using it stop working at once.`,
+                          )
+                        ) {
+                          writes.removeTrust.mutate({ account, trust: trust.name });
+                        }
+                      }}
+                    >
+                      Remove
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            </>
           )
         }
       </QueryView>

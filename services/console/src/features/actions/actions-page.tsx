@@ -12,6 +12,7 @@ import { ColumnHeads } from '../../components/table-head';
 import { apiUrl, getJson, seg } from '../../lib/api-client';
 import type { Action } from '../../lib/contract';
 import { formatAge, formatTime, paths, plural } from '../../lib/format';
+import { TableBox } from '../../components/table-box';
 
 type Target = Action['targets'][number];
 
@@ -102,30 +103,32 @@ function ActionSection({ org, a }: { org: string; a: Action }) {
           : a.triggers.map((x) => TRIGGERS[x] ?? x).join(', or ')}
         .
       </p>
-      <table>
-        <caption className="visually-hidden">Targets of {a.name}</caption>
-        <ColumnHeads columns={['Target', 'Address', 'Last delivery']} />
-        <tbody>
-          {a.targets.map((t, i) => (
-            <tr key={`${t.type}-${i}`}>
-              <th scope="row">
-                {t.type === 'SLACK' ? 'Chat' : t.type === 'WEBHOOK' ? 'Webhook' : 'E-mail'}
-                {t.type === 'WEBHOOK' && (
-                  <div className="small muted">
-                    {t.has_secret ? 'own signing secret' : "signed with the organization's key"}
-                  </div>
-                )}
-              </th>
-              <td>
-                <code>{targetAddress(t)}</code>
-              </td>
-              <td>
-                <LastDelivery t={t} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <TableBox>
+        <table>
+          <caption className="visually-hidden">Targets of {a.name}</caption>
+          <ColumnHeads columns={['Target', 'Address', 'Last delivery']} />
+          <tbody>
+            {a.targets.map((t, i) => (
+              <tr key={`${t.type}-${i}`}>
+                <th scope="row">
+                  {t.type === 'SLACK' ? 'Chat' : t.type === 'WEBHOOK' ? 'Webhook' : 'E-mail'}
+                  {t.type === 'WEBHOOK' && (
+                    <div className="small muted">
+                      {t.has_secret ? 'own signing secret' : "signed with the organization's key"}
+                    </div>
+                  )}
+                </th>
+                <td>
+                  <code>{targetAddress(t)}</code>
+                </td>
+                <td>
+                  <LastDelivery t={t} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableBox>
       <p className="small muted">
         Action #{a.number}, created by {a.created_by} {formatTime(a.created_at)}, changed{' '}
         {formatTime(a.last_modified_at)}.

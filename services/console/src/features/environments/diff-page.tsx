@@ -11,6 +11,7 @@ import type { EnvironmentDiff } from '../../lib/contract';
 import { formText } from '../../lib/form';
 import { paths, plural, short } from '../../lib/format';
 import { useEnvironment, useSnapshotDiff } from './api';
+import { TableBox } from '../../components/table-box';
 
 type DiffArtifact = EnvironmentDiff['changed']['artifacts'][number];
 
@@ -32,25 +33,27 @@ function DiffTable({
     return <p>None.</p>;
   }
   return (
-    <table>
-      <caption className="visually-hidden">{caption}</caption>
-      <ColumnHeads columns={['Artifact', 'Flow', 'Instances', 'Pods']} />
-      <tbody>
-        {artifacts.map((a) => (
-          <tr key={a.fingerprint}>
-            <th scope="row">
-              {a.flow ? <Link to={paths.artifact(org, a.flow, a.fingerprint)}>{a.name}</Link> : a.name}
-              <div className="small">
-                <code title={a.fingerprint}>{short(a.fingerprint, 16)}</code>
-              </div>
-            </th>
-            <td>{a.flow ? <Link to={paths.flow(org, a.flow)}>{a.flow}</Link> : 'no provenance'}</td>
-            <td className="num">{counts(a)}</td>
-            <td className="small">{a.pods.length > 0 ? a.pods.join(', ') : 'none'}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <TableBox>
+      <table>
+        <caption className="visually-hidden">{caption}</caption>
+        <ColumnHeads columns={['Artifact', 'Flow', 'Instances', 'Pods']} />
+        <tbody>
+          {artifacts.map((a) => (
+            <tr key={a.fingerprint}>
+              <th scope="row">
+                {a.flow ? <Link to={paths.artifact(org, a.flow, a.fingerprint)}>{a.name}</Link> : a.name}
+                <div className="small">
+                  <code title={a.fingerprint}>{short(a.fingerprint, 16)}</code>
+                </div>
+              </th>
+              <td>{a.flow ? <Link to={paths.flow(org, a.flow)}>{a.flow}</Link> : 'no provenance'}</td>
+              <td className="num">{counts(a)}</td>
+              <td className="small">{a.pods.length > 0 ? a.pods.join(', ') : 'none'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableBox>
   );
 }
 

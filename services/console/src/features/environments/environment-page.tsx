@@ -22,6 +22,7 @@ import {
 import { AppliedPolicies, SnapshotArtifacts } from './snapshot-artifacts';
 import { SnapshotTimeline, ZOOMS, type Zoom } from './snapshot-timeline';
 import { ColumnHeads } from '../../components/table-head';
+import { TableBox } from '../../components/table-box';
 
 function EventsTable({
   org,
@@ -35,27 +36,29 @@ function EventsTable({
   caption: string;
 }) {
   return (
-    <table>
-      <caption className="visually-hidden">{caption}</caption>
-      <ColumnHeads columns={['Time', 'Snapshot', 'Event', 'Artifact', 'Artifact compliance']} />
-      <tbody>
-        {events.map((e, i) => (
-          <tr key={`${e.snapshot_index}-${e.sha256}-${e.type}-${i}`}>
-            <td>{formatTime(e.reported_at)}</td>
-            <td>
-              <Link to={paths.snapshot(org, env, e.snapshot_index)}>#{e.snapshot_index}</Link>
-            </td>
-            <td>{e.description || e.type}</td>
-            <td>
-              {e.artifact_name} <code className="small">{short(e.sha256, 12)}</code>
-            </td>
-            <td>
-              <ComplianceBadge compliant={e.artifact_compliance} unknown="no-policy" />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <TableBox>
+      <table>
+        <caption className="visually-hidden">{caption}</caption>
+        <ColumnHeads columns={['Time', 'Snapshot', 'Event', 'Artifact', 'Artifact compliance']} />
+        <tbody>
+          {events.map((e, i) => (
+            <tr key={`${e.snapshot_index}-${e.sha256}-${e.type}-${i}`}>
+              <td>{formatTime(e.reported_at)}</td>
+              <td>
+                <Link to={paths.snapshot(org, env, e.snapshot_index)}>#{e.snapshot_index}</Link>
+              </td>
+              <td>{e.description || e.type}</td>
+              <td>
+                {e.artifact_name} <code className="small">{short(e.sha256, 12)}</code>
+              </td>
+              <td>
+                <ComplianceBadge compliant={e.artifact_compliance} unknown="no-policy" />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableBox>
   );
 }
 

@@ -10,6 +10,7 @@ import { formText } from '../../lib/form';
 import { usePageParam } from '../../lib/page-param';
 import { ColumnHeads } from '../../components/table-head';
 import { Field } from '../../components/field';
+import { TableBox } from '../../components/table-box';
 
 /** A reporter that has said nothing for this long stands out (the in-cluster reporter beats every 10 minutes). */
 const SILENT_AFTER_S = 30 * 60;
@@ -130,36 +131,38 @@ function EnvironmentsFilter({
 
 function EnvironmentsTable({ org, environments }: { org: string; environments: Environment[] }) {
   return (
-    <table>
-      <caption className="visually-hidden">Environments and their compliance</caption>
-      <ColumnHeads columns={['Name', 'Compliance', 'Type', 'Last report', 'Running artifacts', 'Tags']} />
-      <tbody>
-        {environments.map((env) => (
-          <tr key={env.name}>
-            <th scope="row">
-              <Link to={`/${encodeURIComponent(org)}/environments/${encodeURIComponent(env.name)}`}>
-                {env.name}
-              </Link>
-              {env.description && <div className="muted small">{env.description}</div>}
-            </th>
-            <td>
-              <ComplianceBadge
-                compliant={env.latest_snapshot_index === null ? undefined : env.state}
-                unknown={env.latest_snapshot_index === null ? 'no-snapshot' : 'no-policy'}
-              />
-            </td>
-            <td>{env.type}</td>
-            <td>
-              <LastReport env={env} />
-            </td>
-            <td className="num">{env.running_artifacts}</td>
-            <td>
-              <Tags tags={env.tags} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <TableBox>
+      <table>
+        <caption className="visually-hidden">Environments and their compliance</caption>
+        <ColumnHeads columns={['Name', 'Compliance', 'Type', 'Last report', 'Running artifacts', 'Tags']} />
+        <tbody>
+          {environments.map((env) => (
+            <tr key={env.name}>
+              <th scope="row">
+                <Link to={`/${encodeURIComponent(org)}/environments/${encodeURIComponent(env.name)}`}>
+                  {env.name}
+                </Link>
+                {env.description && <div className="muted small">{env.description}</div>}
+              </th>
+              <td>
+                <ComplianceBadge
+                  compliant={env.latest_snapshot_index === null ? undefined : env.state}
+                  unknown={env.latest_snapshot_index === null ? 'no-snapshot' : 'no-policy'}
+                />
+              </td>
+              <td>{env.type}</td>
+              <td>
+                <LastReport env={env} />
+              </td>
+              <td className="num">{env.running_artifacts}</td>
+              <td>
+                <Tags tags={env.tags} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableBox>
   );
 }
 

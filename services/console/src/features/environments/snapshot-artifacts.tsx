@@ -4,6 +4,7 @@ import { Badge, ComplianceBadge, GREY_SYMBOL } from '../../components/state-badg
 import { consolePath, paths, safeHref, short } from '../../lib/format';
 import type { SnapshotArtifact } from '../../lib/contract';
 import { ColumnHeads } from '../../components/table-head';
+import { TableBox } from '../../components/table-box';
 
 /** The artifact's change against the previous snapshot (the API's annotation), in words. */
 function Change({ a }: { a: SnapshotArtifact }) {
@@ -72,49 +73,51 @@ export function SnapshotArtifacts({
     return <p>Nothing runs in this snapshot.</p>;
   }
   return (
-    <table>
-      <caption className="visually-hidden">{caption}</caption>
-      <ColumnHeads columns={['Artifact', 'Compliance', 'Change (instances)', 'Provenance']} />
-      <tbody>
-        {artifacts.map((a) => {
-          const link = consolePath(a.html_url);
-          return (
-            <tr key={`${a.fingerprint}-${a.annotation.type}`}>
-              <th scope="row">
-                {link ? <Link to={link}>{a.name}</Link> : a.name}
-                <div className="small">
-                  <code title={a.fingerprint}>{short(a.fingerprint, 16)}</code>
-                </div>
-              </th>
-              <td>
-                <ComplianceBadge compliant={a.compliant} unknown="no-policy" />
-                {a.allowlisted && (
-                  <>
-                    {' '}
-                    <Badge tone="unknown" symbol={GREY_SYMBOL.allowlisted}>
-                      Allowlisted
-                    </Badge>
-                  </>
-                )}
-                {a.reasons_for_incompliance.length > 0 && (
-                  <ul className="reasons" aria-label="Why it is not compliant">
-                    {a.reasons_for_incompliance.map((r) => (
-                      <li key={r}>{r}</li>
-                    ))}
-                  </ul>
-                )}
-              </td>
-              <td>
-                <Change a={a} />
-              </td>
-              <td>
-                <Provenance org={org} a={a} />
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <TableBox>
+      <table>
+        <caption className="visually-hidden">{caption}</caption>
+        <ColumnHeads columns={['Artifact', 'Compliance', 'Change (instances)', 'Provenance']} />
+        <tbody>
+          {artifacts.map((a) => {
+            const link = consolePath(a.html_url);
+            return (
+              <tr key={`${a.fingerprint}-${a.annotation.type}`}>
+                <th scope="row">
+                  {link ? <Link to={link}>{a.name}</Link> : a.name}
+                  <div className="small">
+                    <code title={a.fingerprint}>{short(a.fingerprint, 16)}</code>
+                  </div>
+                </th>
+                <td>
+                  <ComplianceBadge compliant={a.compliant} unknown="no-policy" />
+                  {a.allowlisted && (
+                    <>
+                      {' '}
+                      <Badge tone="unknown" symbol={GREY_SYMBOL.allowlisted}>
+                        Allowlisted
+                      </Badge>
+                    </>
+                  )}
+                  {a.reasons_for_incompliance.length > 0 && (
+                    <ul className="reasons" aria-label="Why it is not compliant">
+                      {a.reasons_for_incompliance.map((r) => (
+                        <li key={r}>{r}</li>
+                      ))}
+                    </ul>
+                  )}
+                </td>
+                <td>
+                  <Change a={a} />
+                </td>
+                <td>
+                  <Provenance org={org} a={a} />
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </TableBox>
   );
 }
 

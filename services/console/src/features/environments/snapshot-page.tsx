@@ -12,6 +12,7 @@ import { useSnapshot, useSnapshotsAround } from './api';
 import { SnapshotTimeline } from './snapshot-timeline';
 import { AppliedPolicies, SnapshotArtifacts } from './snapshot-artifacts';
 import { ColumnHeads } from '../../components/table-head';
+import { TableBox } from '../../components/table-box';
 
 function Pods({ artifacts }: { artifacts: SnapshotArtifact[] }) {
   const rows = artifacts.flatMap((a) =>
@@ -21,24 +22,26 @@ function Pods({ artifacts }: { artifacts: SnapshotArtifact[] }) {
     return <p>This snapshot lists no pods or instances.</p>;
   }
   return (
-    <table>
-      <caption className="visually-hidden">Pods and instances</caption>
-      <ColumnHeads columns={['Pod or instance', 'Artifact', 'Details']} />
-      <tbody>
-        {rows.map((r) => (
-          <tr key={`${r.artifact}/${r.pod}`}>
-            <th scope="row">{r.pod}</th>
-            <td>{r.artifact}</td>
-            <td>
-              <details>
-                <summary>Show</summary>
-                <pre>{jsonText(r.detail)}</pre>
-              </details>
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <TableBox>
+      <table>
+        <caption className="visually-hidden">Pods and instances</caption>
+        <ColumnHeads columns={['Pod or instance', 'Artifact', 'Details']} />
+        <tbody>
+          {rows.map((r) => (
+            <tr key={`${r.artifact}/${r.pod}`}>
+              <th scope="row">{r.pod}</th>
+              <td>{r.artifact}</td>
+              <td>
+                <details>
+                  <summary>Show</summary>
+                  <pre>{jsonText(r.detail)}</pre>
+                </details>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableBox>
   );
 }
 

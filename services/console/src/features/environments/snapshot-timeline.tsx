@@ -11,6 +11,7 @@ import { zoneChoice } from '../../lib/preferences';
 import type { SnapshotListItem } from '../../lib/contract';
 import { ComplianceLegend } from '../../components/compliance-legend';
 import { ColumnHeads } from '../../components/table-head';
+import { TableBox } from '../../components/table-box';
 
 const WIDTH = 1100;
 const HEIGHT = 46;
@@ -120,31 +121,33 @@ function SnapshotTable({
   return (
     <details>
       <summary>These {shown.length} snapshots as a table</summary>
-      <table>
-        <ColumnHeads
-          columns={['Snapshot', 'Taken', 'Current for', 'Started', 'Changed', 'Exited', 'Compliance']}
-        />
-        <tbody>
-          {shown.map((s) => (
-            <tr key={s.index}>
-              <th scope="row">
-                <Link to={hrefOf(s.index)}>#{s.index}</Link>
-              </th>
-              <td>
-                <time dateTime={isoTime(s.from)}>{formatTime(s.from)}</time>
-              </td>
-              <td>
-                {formatDuration((endOf(s) ?? now) - s.from)}
-                {endOf(s) === null && ' (still current)'}
-              </td>
-              <td className="num">{s.summary.started}</td>
-              <td className="num">{s.summary.changed}</td>
-              <td className="num">{s.summary.exited}</td>
-              <td>{complianceOf(s).words}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <TableBox>
+        <table>
+          <ColumnHeads
+            columns={['Snapshot', 'Taken', 'Current for', 'Started', 'Changed', 'Exited', 'Compliance']}
+          />
+          <tbody>
+            {shown.map((s) => (
+              <tr key={s.index}>
+                <th scope="row">
+                  <Link to={hrefOf(s.index)}>#{s.index}</Link>
+                </th>
+                <td>
+                  <time dateTime={isoTime(s.from)}>{formatTime(s.from)}</time>
+                </td>
+                <td>
+                  {formatDuration((endOf(s) ?? now) - s.from)}
+                  {endOf(s) === null && ' (still current)'}
+                </td>
+                <td className="num">{s.summary.started}</td>
+                <td className="num">{s.summary.changed}</td>
+                <td className="num">{s.summary.exited}</td>
+                <td>{complianceOf(s).words}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableBox>
     </details>
   );
 }

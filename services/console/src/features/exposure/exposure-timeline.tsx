@@ -12,6 +12,7 @@ type ExposureEnvironment = ExposureArtifact['environments'][number];
 import { formatDate, formatTime, isoTime, paths } from '../../lib/format';
 import { ComplianceLegend } from '../../components/compliance-legend';
 import { ColumnHeads } from '../../components/table-head';
+import { TableBox } from '../../components/table-box';
 
 const WIDTH = 1080;
 const LABEL = 100;
@@ -172,37 +173,43 @@ function EnvironmentRow({
 /** The same intervals as a table. */
 function IntervalsTable({ org, artifact }: { org: string; artifact: ExposureArtifact }) {
   return (
-    <table>
-      <caption className="visually-hidden">Where {artifact.name} ran</caption>
-      <ColumnHeads columns={['Environment', 'From', 'To', 'Snapshots', 'Compliance']} />
-      <tbody>
-        {artifact.environments.flatMap((e) =>
-          e.intervals.map((i) => (
-            <tr key={`${e.environment_name}-${i.from}-${i.from_snapshot}`}>
-              <th scope="row">
-                <Link to={paths.environment(org, e.environment_name)}>{e.environment_name}</Link>
-              </th>
-              <td>
-                <time dateTime={isoTime(i.from)}>{formatTime(i.from)}</time>
-              </td>
-              <td>
-                {i.to === null ? 'still running' : <time dateTime={isoTime(i.to)}>{formatTime(i.to)}</time>}
-              </td>
-              <td>
-                <Link to={paths.snapshot(org, e.environment_name, i.from_snapshot)}>#{i.from_snapshot}</Link>
-                {i.to_snapshot !== null && (
-                  <>
-                    {' to '}
-                    <Link to={paths.snapshot(org, e.environment_name, i.to_snapshot)}>#{i.to_snapshot}</Link>
-                  </>
-                )}
-              </td>
-              <td>{complianceWords(i)}</td>
-            </tr>
-          )),
-        )}
-      </tbody>
-    </table>
+    <TableBox>
+      <table>
+        <caption className="visually-hidden">Where {artifact.name} ran</caption>
+        <ColumnHeads columns={['Environment', 'From', 'To', 'Snapshots', 'Compliance']} />
+        <tbody>
+          {artifact.environments.flatMap((e) =>
+            e.intervals.map((i) => (
+              <tr key={`${e.environment_name}-${i.from}-${i.from_snapshot}`}>
+                <th scope="row">
+                  <Link to={paths.environment(org, e.environment_name)}>{e.environment_name}</Link>
+                </th>
+                <td>
+                  <time dateTime={isoTime(i.from)}>{formatTime(i.from)}</time>
+                </td>
+                <td>
+                  {i.to === null ? 'still running' : <time dateTime={isoTime(i.to)}>{formatTime(i.to)}</time>}
+                </td>
+                <td>
+                  <Link to={paths.snapshot(org, e.environment_name, i.from_snapshot)}>
+                    #{i.from_snapshot}
+                  </Link>
+                  {i.to_snapshot !== null && (
+                    <>
+                      {' to '}
+                      <Link to={paths.snapshot(org, e.environment_name, i.to_snapshot)}>
+                        #{i.to_snapshot}
+                      </Link>
+                    </>
+                  )}
+                </td>
+                <td>{complianceWords(i)}</td>
+              </tr>
+            )),
+          )}
+        </tbody>
+      </table>
+    </TableBox>
   );
 }
 

@@ -13,6 +13,7 @@ import { formatTime, paths, plural, short, stringTime } from '../../lib/format';
 import { useArtifact } from './api';
 import { runsOf } from './artifact-runs';
 import { CommitSummary, UserData } from './record-parts';
+import { TableBox } from '../../components/table-box';
 
 function WhereItRan({ org, a }: { org: string; a: ArtifactRecord }) {
   const runs = runsOf(a);
@@ -20,39 +21,41 @@ function WhereItRan({ org, a }: { org: string; a: ArtifactRecord }) {
     return <p>This artifact has not run in any environment.</p>;
   }
   return (
-    <table>
-      <caption className="visually-hidden">Environments this artifact ran in</caption>
-      <ColumnHeads columns={['Environment', 'From', 'To']} />
-      <tbody>
-        {runs.map((r, i) => (
-          <tr key={`${r.env}-${r.from?.index ?? r.to?.index}-${i}`}>
-            <th scope="row">
-              <Link to={paths.environment(org, r.env)}>{r.env}</Link>
-            </th>
-            <td>
-              {r.from ? (
-                <>
-                  <Link to={paths.snapshot(org, r.env, r.from.index)}>snapshot #{r.from.index}</Link>
-                  {r.from.at > 0 && ` · ${formatTime(r.from.at)}`}
-                </>
-              ) : (
-                'Before the history shown'
-              )}
-            </td>
-            <td>
-              {r.to ? (
-                <>
-                  <Link to={paths.snapshot(org, r.env, r.to.index)}>snapshot #{r.to.index}</Link>
-                  {r.to.at > 0 && ` · ${formatTime(r.to.at)}`}
-                </>
-              ) : (
-                <Badge tone="ok">Still running</Badge>
-              )}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <TableBox>
+      <table>
+        <caption className="visually-hidden">Environments this artifact ran in</caption>
+        <ColumnHeads columns={['Environment', 'From', 'To']} />
+        <tbody>
+          {runs.map((r, i) => (
+            <tr key={`${r.env}-${r.from?.index ?? r.to?.index}-${i}`}>
+              <th scope="row">
+                <Link to={paths.environment(org, r.env)}>{r.env}</Link>
+              </th>
+              <td>
+                {r.from ? (
+                  <>
+                    <Link to={paths.snapshot(org, r.env, r.from.index)}>snapshot #{r.from.index}</Link>
+                    {r.from.at > 0 && ` · ${formatTime(r.from.at)}`}
+                  </>
+                ) : (
+                  'Before the history shown'
+                )}
+              </td>
+              <td>
+                {r.to ? (
+                  <>
+                    <Link to={paths.snapshot(org, r.env, r.to.index)}>snapshot #{r.to.index}</Link>
+                    {r.to.at > 0 && ` · ${formatTime(r.to.at)}`}
+                  </>
+                ) : (
+                  <Badge tone="ok">Still running</Badge>
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableBox>
   );
 }
 
@@ -99,44 +102,46 @@ function ArtifactEvidence({ org, flow, a }: { org: string; flow: string; a: Arti
     return <p>No evidence has been attested for this artifact.</p>;
   }
   return (
-    <table>
-      <caption className="visually-hidden">Evidence of this artifact</caption>
-      <ColumnHeads columns={['Name', 'Type', 'Status', 'Reported']} />
-      <tbody>
-        {Object.entries(a.evidence).map(([name, e]) => (
-          <tr key={name}>
-            <th scope="row">
-              {a.trail_name ? (
-                <Link
-                  to={`${paths.trail(org, flow, a.trail_name)}?attestation_id=${encodeURIComponent(e.attestation_id)}`}
-                >
-                  {name}
-                </Link>
-              ) : (
-                name
-              )}
-            </th>
-            <td>{e.evidence_type}</td>
-            <td>
-              <ComplianceBadge compliant={Boolean(e.is_compliant)} />
-            </td>
-            <td>{formatTime(stringTime(e.created_at))}</td>
-          </tr>
-        ))}
-        {(a.template ?? [])
-          .filter((name) => !(name in a.evidence))
-          .map((name) => (
-            <tr key={`missing-${name}`}>
-              <th scope="row">{name}</th>
-              <td className="muted">expected by the template</td>
+    <TableBox>
+      <table>
+        <caption className="visually-hidden">Evidence of this artifact</caption>
+        <ColumnHeads columns={['Name', 'Type', 'Status', 'Reported']} />
+        <tbody>
+          {Object.entries(a.evidence).map(([name, e]) => (
+            <tr key={name}>
+              <th scope="row">
+                {a.trail_name ? (
+                  <Link
+                    to={`${paths.trail(org, flow, a.trail_name)}?attestation_id=${encodeURIComponent(e.attestation_id)}`}
+                  >
+                    {name}
+                  </Link>
+                ) : (
+                  name
+                )}
+              </th>
+              <td>{e.evidence_type}</td>
               <td>
-                <Badge tone="warn">Missing</Badge>
+                <ComplianceBadge compliant={Boolean(e.is_compliant)} />
               </td>
-              <td>never reported</td>
+              <td>{formatTime(stringTime(e.created_at))}</td>
             </tr>
           ))}
-      </tbody>
-    </table>
+          {(a.template ?? [])
+            .filter((name) => !(name in a.evidence))
+            .map((name) => (
+              <tr key={`missing-${name}`}>
+                <th scope="row">{name}</th>
+                <td className="muted">expected by the template</td>
+                <td>
+                  <Badge tone="warn">Missing</Badge>
+                </td>
+                <td>never reported</td>
+              </tr>
+            ))}
+        </tbody>
+      </table>
+    </TableBox>
   );
 }
 

@@ -16,6 +16,7 @@ import type {
   ScanResults,
   TicketItem,
 } from '../../lib/contract';
+import { TableBox } from '../../components/table-box';
 
 const asArray = <T,>(v: unknown): T[] => (Array.isArray(v) ? (v as T[]) : []);
 
@@ -37,22 +38,24 @@ function JUnit({ results }: { results: JUnitResult[] }) {
         skipped
       </p>
       {results.length > 0 && (
-        <table className="compact">
-          <caption className="visually-hidden">Test suites</caption>
-          <ColumnHeads columns={['Suite', 'Tests', 'Failures', 'Errors', 'Skipped', 'Duration (s)']} />
-          <tbody>
-            {results.slice(0, 50).map((r, i) => (
-              <tr key={`${r.name}-${i}`}>
-                <th scope="row">{r.name}</th>
-                <td className="num">{r.total}</td>
-                <td className="num">{r.failures}</td>
-                <td className="num">{r.errors}</td>
-                <td className="num">{r.skipped}</td>
-                <td className="num">{r.duration.toFixed(2)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <TableBox>
+          <table className="compact">
+            <caption className="visually-hidden">Test suites</caption>
+            <ColumnHeads columns={['Suite', 'Tests', 'Failures', 'Errors', 'Skipped', 'Duration (s)']} />
+            <tbody>
+              {results.slice(0, 50).map((r, i) => (
+                <tr key={`${r.name}-${i}`}>
+                  <th scope="row">{r.name}</th>
+                  <td className="num">{r.total}</td>
+                  <td className="num">{r.failures}</td>
+                  <td className="num">{r.errors}</td>
+                  <td className="num">{r.skipped}</td>
+                  <td className="num">{r.duration.toFixed(2)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableBox>
       )}
       {results.length > 50 && <p className="muted">and {results.length - 50} more suites</p>}
     </div>

@@ -8,6 +8,7 @@ import type { Flow, TrailListItem } from '../../lib/contract';
 import { formatTime, paths, plural, short } from '../../lib/format';
 import { useFlow, useTrails } from './api';
 import { ColumnHeads } from '../../components/table-head';
+import { TableBox } from '../../components/table-box';
 
 function FlowFacts({ f }: { f: Flow }) {
   return (
@@ -36,34 +37,36 @@ function FlowFacts({ f }: { f: Flow }) {
 
 function TrailsTable({ org, flow, trails }: { org: string; flow: string; trails: TrailListItem[] }) {
   return (
-    <table>
-      <caption className="visually-hidden">Trails, newest first</caption>
-      <ColumnHeads columns={['Trail', 'Compliance', 'Commit', 'Created']} />
-      <tbody>
-        {trails.map((t) => (
-          <tr key={t.name}>
-            <th scope="row">
-              <Link to={paths.trail(org, flow, t.name)}>{t.name}</Link>
-              {t.description && <div className="muted small">{t.description}</div>}
-            </th>
-            <td>
-              <StateBadge state={t.compliance_state} />
-            </td>
-            <td>
-              {t.git_commit_info ? (
-                <>
-                  <code>{short(t.git_commit_info.sha1, 10)}</code>{' '}
-                  <span className="small">{t.git_commit_info.message?.split('\n')[0]}</span>
-                </>
-              ) : (
-                <span className="muted">none</span>
-              )}
-            </td>
-            <td>{formatTime(t.created_at)}</td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <TableBox>
+      <table>
+        <caption className="visually-hidden">Trails, newest first</caption>
+        <ColumnHeads columns={['Trail', 'Compliance', 'Commit', 'Created']} />
+        <tbody>
+          {trails.map((t) => (
+            <tr key={t.name}>
+              <th scope="row">
+                <Link to={paths.trail(org, flow, t.name)}>{t.name}</Link>
+                {t.description && <div className="muted small">{t.description}</div>}
+              </th>
+              <td>
+                <StateBadge state={t.compliance_state} />
+              </td>
+              <td>
+                {t.git_commit_info ? (
+                  <>
+                    <code>{short(t.git_commit_info.sha1, 10)}</code>{' '}
+                    <span className="small">{t.git_commit_info.message?.split('\n')[0]}</span>
+                  </>
+                ) : (
+                  <span className="muted">none</span>
+                )}
+              </td>
+              <td>{formatTime(t.created_at)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableBox>
   );
 }
 

@@ -8,6 +8,7 @@ import { formatAge, formatTime, paths } from '../../lib/format';
 import { useFlows, type FlowSort } from './api';
 import { formText } from '../../lib/form';
 import { Field } from '../../components/field';
+import { TableBox } from '../../components/table-box';
 
 function EmptyFlows({ org }: { org: string }) {
   const host = window.location.origin;
@@ -87,45 +88,47 @@ function FlowsTable({
   direction: Direction;
 }) {
   return (
-    <table>
-      <caption className="visually-hidden">Flows and their latest state</caption>
-      <thead>
-        <tr>
-          <th scope="col" aria-sort={ariaSort(sort === 'name', direction)}>
-            Name
-          </th>
-          <th scope="col">Latest state</th>
-          <th scope="col" aria-sort={ariaSort(sort === 'latest_activity', direction)}>
-            Latest activity
-          </th>
-          <th scope="col">Description</th>
-        </tr>
-      </thead>
-      <tbody>
-        {flows.map((f) => (
-          <tr key={f.name}>
-            <th scope="row">
-              <Link to={paths.flow(org, f.name)}>{f.name}</Link>
+    <TableBox>
+      <table>
+        <caption className="visually-hidden">Flows and their latest state</caption>
+        <thead>
+          <tr>
+            <th scope="col" aria-sort={ariaSort(sort === 'name', direction)}>
+              Name
             </th>
-            <td>
-              {f.latest_state ? (
-                <StateBadge state={f.latest_state} />
-              ) : (
-                <span className="muted">no trails</span>
-              )}
-            </td>
-            <td>
-              {f.latest_activity_at ? (
-                <span title={formatTime(f.latest_activity_at)}>{formatAge(f.latest_activity_at)}</span>
-              ) : (
-                <span className="muted">none</span>
-              )}
-            </td>
-            <td>{f.description}</td>
+            <th scope="col">Latest state</th>
+            <th scope="col" aria-sort={ariaSort(sort === 'latest_activity', direction)}>
+              Latest activity
+            </th>
+            <th scope="col">Description</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {flows.map((f) => (
+            <tr key={f.name}>
+              <th scope="row">
+                <Link to={paths.flow(org, f.name)}>{f.name}</Link>
+              </th>
+              <td>
+                {f.latest_state ? (
+                  <StateBadge state={f.latest_state} />
+                ) : (
+                  <span className="muted">no trails</span>
+                )}
+              </td>
+              <td>
+                {f.latest_activity_at ? (
+                  <span title={formatTime(f.latest_activity_at)}>{formatAge(f.latest_activity_at)}</span>
+                ) : (
+                  <span className="muted">none</span>
+                )}
+              </td>
+              <td>{f.description}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableBox>
   );
 }
 

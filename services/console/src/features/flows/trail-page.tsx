@@ -183,6 +183,8 @@ export default function TrailPage() {
   const byId = new Map(loaded.map((a) => [a.attestation_id, a]));
   const { hasNextPage, isFetchingNextPage, fetchNextPage } = atts;
   const pages = atts.data?.pages.length ?? 0;
+  // how many the trail holds in all, as its first page counted them
+  const total = atts.data?.pages[0]?.total_count;
   // The first pages load by themselves; a trail with more evidence offers the rest on demand.
   useEffect(() => {
     if (hasNextPage && !isFetchingNextPage && pages < ATTESTATION_PAGES_AUTO) {
@@ -213,8 +215,9 @@ export default function TrailPage() {
       </QueryView>
       {atts.data && (
         <p role="status" className="muted">
-          Evidence shown for {plural(loaded.length, 'attestation')}
-          {hasNextPage ? ': this trail has more.' : ', all of this trail.'}{' '}
+          {total !== undefined && hasNextPage
+            ? `Evidence shown for ${loaded.length} of ${plural(total, 'attestation')} of this trail, newest first.`
+            : `Evidence shown for ${plural(loaded.length, 'attestation')}${hasNextPage ? ': this trail has more.' : ', all of this trail.'}`}{' '}
           {hasNextPage && (
             <button type="button" disabled={isFetchingNextPage} onClick={() => void fetchNextPage()}>
               {isFetchingNextPage ? 'Loading more evidence…' : `Load ${ATTESTATIONS_PER_PAGE} more`}

@@ -1,32 +1,32 @@
 /**
- * Query hooks of the delivery pages. Each page makes a bounded number of requests: the home page
- * one per environment it shows (at most HOME_ENVIRONMENTS), the others one per list.
+ * Query hooks of the delivery pages. Each page makes one request per list or chart: the home page
+ * one for its environments (at most HOME_ENVIRONMENTS, with how many there are).
  */
-import { keepPreviousData, useQueries, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { apiUrl, getJson, seg } from '../../lib/api-client';
 import type {
   DeploymentPage,
   DoraAnswer,
-  EnvironmentPage,
+  EnvironmentsNowPage,
   RepoDelivery,
   RepoPage,
-  Snapshot,
 } from '../../lib/contract';
 
-/** The home page shows this many environments (by name), and links to the rest. */
-export const HOME_ENVIRONMENTS = 12;
+/** The home page shows this many environments (by name, the API's largest page), and links to the rest. */
+export const HOME_ENVIRONMENTS = 50;
 /** The home page lists this many repositories (by name), and says when there are more. */
 export const HOME_REPOS = 50;
 /** Deployments on one page of the deployments list, unless the address asks for 1 to 500 (`?per_page=`). */
 export const DEPLOYMENTS_PER_PAGE = 50;
 export const MAX_DEPLOYMENTS_PER_PAGE = 500;
 
-export function useHomeEnvironments(org: string) {
+/** The first HOME_ENVIRONMENTS environments by name: what runs in each now, and its deployments since `since`. */
+export function useEnvironmentsNow(org: string, since: number) {
   return useQuery({
-    queryKey: ['insight-environments', org],
+    queryKey: ['environments-now', org, since],
     queryFn: ({ signal }) =>
-      getJson<EnvironmentPage>(
-        apiUrl(`/environments/${seg(org)}`, { page: 1, per_page: HOME_ENVIRONMENTS, sort: 'name' }),
+      getJson<EnvironmentsNowPage>(
+        apiUrl(`/environments-now/${seg(org)}`, { since, page: 1, per_page: HOME_ENVIRONMENTS }),
         signal,
       ),
   });
@@ -42,38 +42,14 @@ export function useDora(org: string, environment: string, from: number) {
   });
 }
 
-/** Per environment shown: the DORA figures since `from`, and its latest snapshot (what runs now). */
-export function useEnvironmentsNow(
-  org: string,
-  environments: Array<{ name: string; snapshot: boolean }>,
-  from: number,
-) {
-  const dora = useQueries({
-    queries: environments.map((e) => ({
-      queryKey: ['dora', org, e.name, from],
-      queryFn: ({ signal }: { signal: AbortSignal }) =>
-        getJson<DoraAnswer>(
-          apiUrl(`/dora/${seg(org)}`, { environment: e.name, from, bucket: 'week' }),
-          signal,
-        ),
-    })),
-  });
-  const snapshots = useQueries({
-    queries: environments.map((e) => ({
-      queryKey: ['snapshot', org, e.name, '-1'],
-      queryFn: ({ signal }: { signal: AbortSignal }) =>
-        getJson<Snapshot>(apiUrl(`/snapshots/${seg(org)}/${seg(e.name)}/-1`), signal),
-      enabled: e.snapshot,
-    })),
-  });
-  return { dora, snapshots };
-}
-
+/** The repositories by name, HOME_REPOS a page; the home page loads the next page on demand. */
 export function useHomeRepos(org: string) {
-  return useQuery({
+  return useInfiniteQuery({
     queryKey: ['insight-repos', org],
-    queryFn: ({ signal }) =>
-      getJson<RepoPage>(apiUrl(`/repos/${seg(org)}`, { page: 1, per_page: HOME_REPOS }), signal),
+    queryFn: ({ pageParam, signal }) =>
+      getJson<RepoPage>(apiUrl(`/repos/${seg(org)}`, { page: pageParam, per_page: HOME_REPOS }), signal),
+    initialPageParam: 1,
+    getNextPageParam: (last: RepoPage) => (last.page < last.total_pages ? last.page + 1 : undefined),
   });
 }
 

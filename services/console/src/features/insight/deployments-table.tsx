@@ -5,6 +5,7 @@ import { ColumnHeads } from '../../components/table-head';
 import type { Deployment } from '../../lib/contract';
 import { consolePath, formatTime, isoTime, paths, plural, short } from '../../lib/format';
 import { leadTime } from './figures';
+import { TableBox } from '../../components/table-box';
 
 function What({ org, d }: { org: string; d: Deployment }) {
   const to = consolePath(d.artifact.html_url);
@@ -74,58 +75,60 @@ function Commits({ d }: { d: Deployment }) {
 
 export function DeploymentsTable({ org, deployments }: { org: string; deployments: Deployment[] }) {
   return (
-    <table className="delivery-table">
-      <caption className="visually-hidden">Deployments, newest first</caption>
-      <ColumnHeads
-        columns={[
-          'Started',
-          'Environment',
-          'Artifact',
-          'Replaced',
-          'Kind',
-          'Commits',
-          'Lead time for changes',
-          'When it landed',
-        ]}
-      />
-      <tbody>
-        {deployments.map((d) => (
-          <tr key={`${d.environment}-${d.snapshot_index}-${d.artifact.fingerprint}`}>
-            <td>
-              <Link to={paths.snapshot(org, d.environment, d.snapshot_index)}>
-                <time dateTime={isoTime(d.started_at)}>{formatTime(d.started_at)}</time>
-              </Link>
-            </td>
-            <th scope="row">
-              <Link to={paths.environment(org, d.environment)}>{d.environment}</Link>
-            </th>
-            <td>
-              <What org={org} d={d} />
-            </td>
-            <td>
-              <Replaced d={d} />
-            </td>
-            <td>
-              {d.rollback ? (
-                <Badge tone="warn" symbol="↶">
-                  Rollback
-                </Badge>
-              ) : (
-                'Deployment'
-              )}
-            </td>
-            <td>
-              <Commits d={d} />
-            </td>
-            <td className="num" title={`from its own commit: ${leadTime(d.commit_lead_time)}`}>
-              {leadTime(d.change_lead_time)}
-            </td>
-            <td>
-              <ComplianceBadge compliant={d.compliant} unknown="no-policy" />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <TableBox>
+      <table className="delivery-table">
+        <caption className="visually-hidden">Deployments, newest first</caption>
+        <ColumnHeads
+          columns={[
+            'Started',
+            'Environment',
+            'Artifact',
+            'Replaced',
+            'Kind',
+            'Commits',
+            'Lead time for changes',
+            'When it landed',
+          ]}
+        />
+        <tbody>
+          {deployments.map((d) => (
+            <tr key={`${d.environment}-${d.snapshot_index}-${d.artifact.fingerprint}`}>
+              <td>
+                <Link to={paths.snapshot(org, d.environment, d.snapshot_index)}>
+                  <time dateTime={isoTime(d.started_at)}>{formatTime(d.started_at)}</time>
+                </Link>
+              </td>
+              <th scope="row">
+                <Link to={paths.environment(org, d.environment)}>{d.environment}</Link>
+              </th>
+              <td>
+                <What org={org} d={d} />
+              </td>
+              <td>
+                <Replaced d={d} />
+              </td>
+              <td>
+                {d.rollback ? (
+                  <Badge tone="warn" symbol="↶">
+                    Rollback
+                  </Badge>
+                ) : (
+                  'Deployment'
+                )}
+              </td>
+              <td>
+                <Commits d={d} />
+              </td>
+              <td className="num" title={`from its own commit: ${leadTime(d.commit_lead_time)}`}>
+                {leadTime(d.change_lead_time)}
+              </td>
+              <td>
+                <ComplianceBadge compliant={d.compliant} unknown="no-policy" />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableBox>
   );
 }

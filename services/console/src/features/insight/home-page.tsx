@@ -1,6 +1,7 @@
 /**
  * `/{org}`: the organization's home, the first page after sign-in. Per environment what runs now,
- * its compliance and its deployments this week; the four keys and charts of deployment frequency
+ * its compliance and its deployments this week (one request for up to HOME_ENVIRONMENTS of them,
+ * saying how many there are and linking to the rest); the four keys and charts of deployment frequency
  * and lead time over the last weeks (`?environment=` narrows them); the repositories.
  */
 import { useState } from 'react';
@@ -9,38 +10,10 @@ import { Field } from '../../components/field';
 import { QueryView } from '../../components/query-state';
 import { paths } from '../../lib/format';
 import type { Environment } from '../../lib/contract';
-import { HOME_REPOS, useDora, useEnvironmentsNow, useHomeEnvironments, useHomeRepos } from './api';
+import { HOME_REPOS, useDora, useEnvironmentsNow, useHomeRepos } from './api';
 import { CHART_WEEKS, chartsFrom, weekStart } from './figures';
 import { DeliveryCharts, DeliveryLoading, EnvironmentsNow } from './home-parts';
 import './insight.css';
-
-function Environments({
-  org,
-  environments,
-  total,
-  since,
-}: {
-  org: string;
-  environments: Environment[];
-  total: number;
-  since: number;
-}) {
-  const { dora, snapshots } = useEnvironmentsNow(
-    org,
-    environments.map((e) => ({ name: e.name, snapshot: e.latest_snapshot_index !== null })),
-    since,
-  );
-  return (
-    <EnvironmentsNow
-      org={org}
-      environments={environments}
-      total={total}
-      since={since}
-      dora={dora}
-      snapshots={snapshots}
-    />
-  );
-}
 
 function Delivery({ org, environments, now }: { org: string; environments: Environment[]; now: number }) {
   const [params, setParams] = useSearchParams();
@@ -79,31 +52,45 @@ function Delivery({ org, environments, now }: { org: string; environments: Envir
 
 function Repositories({ org }: { org: string }) {
   const repos = useHomeRepos(org);
+  const pages = repos.data?.pages ?? [];
+  const list = pages.flatMap((p) => p.repos);
+  const total = pages[0]?.total_count ?? 0;
   return (
     <section aria-labelledby="home-repos">
       <h2 id="home-repos">Repositories</h2>
       <QueryView query={repos} what="the repositories">
-        {(data) =>
-          data.total_count === 0 ? (
+        {() =>
+          total === 0 ? (
             <p>
               No repository yet: CI reports one with an artifact&apos;s commit (
               <code>kosli attest artifact</code> with <code>--repo-url</code>).
             </p>
           ) : (
             <>
-              <p className="muted">
-                {data.total_count > data.repos.length
-                  ? `The first ${HOME_REPOS} of ${data.total_count} repositories, by name.`
-                  : `${data.total_count === 1 ? '1 repository' : `${data.total_count} repositories`}.`}{' '}
+              <p className="muted" role="status">
+                {total > list.length
+                  ? `The first ${list.length} of ${total} repositories, by name.`
+                  : `${total === 1 ? '1 repository' : `${total} repositories`}.`}{' '}
                 Each shows its builds, deployments and lead time per environment, and what runs now.
               </p>
               <ul className="repo-list">
-                {data.repos.map((r) => (
+                {list.map((r) => (
                   <li key={r.id}>
                     <Link to={paths.repo(org, r.name)}>{r.name}</Link>
                   </li>
                 ))}
               </ul>
+              {repos.hasNextPage && (
+                <button
+                  type="button"
+                  disabled={repos.isFetchingNextPage}
+                  onClick={() => void repos.fetchNextPage()}
+                >
+                  {repos.isFetchingNextPage
+                    ? 'Loading more repositories…'
+                    : `Show ${Math.min(HOME_REPOS, total - list.length)} more`}
+                </button>
+              )}
             </>
           )
         }
@@ -117,7 +104,7 @@ export default function HomePage() {
   // "now" of the page: fixed per visit, so the weeks asked for do not move on every render
   const [now] = useState(() => Date.now() / 1000);
   const since = weekStart(now);
-  const environments = useHomeEnvironments(org);
+  const environments = useEnvironmentsNow(org, since);
   return (
     <>
       <title>{`${org} · Verity`}</title>
@@ -125,8 +112,8 @@ export default function HomePage() {
       <QueryView query={environments} what="the environments">
         {(data) => (
           <>
-            <Environments org={org} environments={data.environments} total={data.total_count} since={since} />
-            <Delivery org={org} environments={data.environments} now={now} />
+            <EnvironmentsNow org={org} answer={data} since={since} />
+            <Delivery org={org} environments={data.environments.map((e) => e.environment)} now={now} />
           </>
         )}
       </QueryView>

@@ -4,35 +4,25 @@ import { Fact } from '../../components/facts';
 import { ErrorMessage, Loading } from '../../components/query-state';
 import { ComplianceBadge } from '../../components/state-badge';
 import { ColumnHeads } from '../../components/table-head';
-import type { DoraAnswer, Environment, Snapshot } from '../../lib/contract';
+import type { DoraAnswer, EnvironmentNow, EnvironmentsNowPage } from '../../lib/contract';
 import { consolePath, formatAge, formatTime, isoTime, paths, plural } from '../../lib/format';
 import { ChartFigure, WeekChart, type ChartSeries } from './chart';
 import { isoSecond, leadTime, percent, utcDateText, weekLabel } from './figures';
+import { TableBox } from '../../components/table-box';
 
-/** Running artifacts named per environment; the rest are counted and link to the snapshot. */
-const NAMED_RUNNING = 5;
-
-type Answer<T> = { data: T | undefined; error: unknown; isPending: boolean; refetch: () => unknown };
-
-function RunningNow({ org, env, snapshot }: { org: string; env: Environment; snapshot: Answer<Snapshot> }) {
+function RunningNow({ org, now }: { org: string; now: EnvironmentNow }) {
+  const env = now.environment;
   if (env.latest_snapshot_index === null) {
     return <span className="muted">nothing reported yet</span>;
   }
-  if (snapshot.error) {
-    return <ErrorMessage error={snapshot.error} what="what runs" onRetry={snapshot.refetch} />;
-  }
-  if (!snapshot.data) {
-    return <span className="muted">Loading…</span>;
-  }
-  const artifacts = snapshot.data.artifacts;
-  if (artifacts.length === 0) {
+  if (now.running_count === 0) {
     return <span className="muted">nothing runs</span>;
   }
-  const more = artifacts.length - NAMED_RUNNING;
+  const more = now.running_count - now.running.length;
   return (
     <>
       <ul className="running-now">
-        {artifacts.slice(0, NAMED_RUNNING).map((a) => {
+        {now.running.map((a) => {
           const to = consolePath(a.html_url);
           return (
             <li key={a.fingerprint}>
@@ -44,49 +34,58 @@ function RunningNow({ org, env, snapshot }: { org: string; env: Environment; sna
       </ul>
       {more > 0 && (
         <Link
-          to={paths.snapshot(org, env.name, snapshot.data.index)}
+          to={paths.snapshot(org, env.name, env.latest_snapshot_index)}
         >{`and ${plural(more, 'more artifact')}`}</Link>
       )}
     </>
   );
 }
 
-function DeploymentsThisWeek({
-  org,
-  env,
-  since,
-  dora,
-}: {
-  org: string;
-  env: string;
-  since: number;
-  dora: Answer<DoraAnswer>;
-}) {
-  if (dora.error) {
-    return <ErrorMessage error={dora.error} what="the deployments" onRetry={dora.refetch} />;
-  }
-  if (!dora.data) {
-    return <span className="muted">Loading…</span>;
-  }
-  const n = dora.data.total.deployment_frequency.deployments;
-  return <Link to={paths.deployments(org, { environment: env, from: isoSecond(since) })}>{String(n)}</Link>;
+function EnvironmentRow({ org, now, since }: { org: string; now: EnvironmentNow; since: number }) {
+  const env = now.environment;
+  return (
+    <tr>
+      <th scope="row">
+        <Link to={paths.environment(org, env.name)}>{env.name}</Link>
+      </th>
+      <td>
+        <ComplianceBadge
+          compliant={env.latest_snapshot_index === null ? undefined : env.state}
+          unknown={env.latest_snapshot_index === null ? 'no-snapshot' : 'no-policy'}
+        />
+      </td>
+      <td>
+        <RunningNow org={org} now={now} />
+      </td>
+      <td className="num">
+        <Link to={paths.deployments(org, { environment: env.name, from: isoSecond(since) })}>
+          {String(now.deployments)}
+        </Link>
+      </td>
+      <td>
+        {env.last_changed_at === null ? (
+          <span className="muted">never</span>
+        ) : (
+          <time dateTime={isoTime(env.last_changed_at)} title={formatTime(env.last_changed_at)}>
+            {formatAge(env.last_changed_at)}
+          </time>
+        )}
+      </td>
+    </tr>
+  );
 }
 
 export function EnvironmentsNow({
   org,
-  environments,
-  total,
+  answer,
   since,
-  dora,
-  snapshots,
 }: {
   org: string;
-  environments: Environment[];
-  total: number;
+  answer: EnvironmentsNowPage;
   since: number;
-  dora: Array<Answer<DoraAnswer>>;
-  snapshots: Array<Answer<Snapshot>>;
 }) {
+  const environments = answer.environments;
+  const total = answer.total_count;
   return (
     <section aria-labelledby="home-environments">
       <h2 id="home-environments">Environments now</h2>
@@ -97,55 +96,36 @@ export function EnvironmentsNow({
         </p>
       ) : (
         <>
-          <table className="delivery-table">
-            <caption className="visually-hidden">
-              What runs in each environment now, its compliance, and its deployments this week
-            </caption>
-            <ColumnHeads
-              columns={[
-                'Environment',
-                'Compliance',
-                'Running now',
-                `Deployments this week (since ${weekLabel(since)}, UTC)`,
-                'Last change',
-              ]}
-            />
-            <tbody>
-              {environments.map((env, i) => (
-                <tr key={env.name}>
-                  <th scope="row">
-                    <Link to={paths.environment(org, env.name)}>{env.name}</Link>
-                  </th>
-                  <td>
-                    <ComplianceBadge
-                      compliant={env.latest_snapshot_index === null ? undefined : env.state}
-                      unknown={env.latest_snapshot_index === null ? 'no-snapshot' : 'no-policy'}
-                    />
-                  </td>
-                  <td>
-                    <RunningNow org={org} env={env} snapshot={snapshots[i]!} />
-                  </td>
-                  <td className="num">
-                    <DeploymentsThisWeek org={org} env={env.name} since={since} dora={dora[i]!} />
-                  </td>
-                  <td>
-                    {env.last_changed_at === null ? (
-                      <span className="muted">never</span>
-                    ) : (
-                      <time dateTime={isoTime(env.last_changed_at)} title={formatTime(env.last_changed_at)}>
-                        {formatAge(env.last_changed_at)}
-                      </time>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <TableBox>
+            <table className="delivery-table">
+              <caption className="visually-hidden">
+                What runs in each environment now, its compliance, and its deployments this week
+              </caption>
+              <ColumnHeads
+                columns={[
+                  'Environment',
+                  'Compliance',
+                  'Running now',
+                  `Deployments this week (since ${weekLabel(since)}, UTC)`,
+                  'Last change',
+                ]}
+              />
+              <tbody>
+                {environments.map((now) => (
+                  <EnvironmentRow key={now.environment.name} org={org} now={now} since={since} />
+                ))}
+              </tbody>
+            </table>
+          </TableBox>
+
           <p className="muted" role="status">
             {total > environments.length
-              ? `${environments.length} of ${total} environments shown, by name: `
+              ? `${environments.length} of ${total} environments shown, by name; all ${total} are on `
               : `${plural(total, 'environment')}. `}
-            <Link to={paths.environments(org)}>All environments</Link>
+            <Link to={paths.environments(org)}>
+              {total > environments.length ? 'the environments page' : 'All environments'}
+            </Link>
+            {total > environments.length ? '.' : ''}
           </p>
         </>
       )}
@@ -208,21 +188,23 @@ function FrequencyChart({
         />
       }
       table={
-        <table className="compact">
-          <caption className="visually-hidden">Deployments per week</caption>
-          <ColumnHeads columns={['Week from (UTC)', 'Deployments', 'A day']} />
-          <tbody>
-            {buckets.map((b) => (
-              <tr key={b.from}>
-                <th scope="row">{weekLabel(b.from)}</th>
-                <td className="num">
-                  <Link to={weekLink(b)}>{String(b.deployment_frequency.deployments)}</Link>
-                </td>
-                <td className="num">{b.deployment_frequency.per_day}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <TableBox>
+          <table className="compact">
+            <caption className="visually-hidden">Deployments per week</caption>
+            <ColumnHeads columns={['Week from (UTC)', 'Deployments', 'A day']} />
+            <tbody>
+              {buckets.map((b) => (
+                <tr key={b.from}>
+                  <th scope="row">{weekLabel(b.from)}</th>
+                  <td className="num">
+                    <Link to={weekLink(b)}>{String(b.deployment_frequency.deployments)}</Link>
+                  </td>
+                  <td className="num">{b.deployment_frequency.per_day}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableBox>
       }
     />
   );
@@ -246,20 +228,22 @@ function LeadTimeChart({ where, buckets }: { where: string; buckets: Bucket[] })
         />
       }
       table={
-        <table className="compact">
-          <caption className="visually-hidden">Lead time for changes per week</caption>
-          <ColumnHeads columns={['Week from (UTC)', 'p50', 'p90', 'Deployments measured']} />
-          <tbody>
-            {buckets.map((b) => (
-              <tr key={b.from}>
-                <th scope="row">{weekLabel(b.from)}</th>
-                <td className="num">{leadTime(b.lead_time_for_changes.p50)}</td>
-                <td className="num">{leadTime(b.lead_time_for_changes.p90)}</td>
-                <td className="num">{b.lead_time_for_changes.deployments}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <TableBox>
+          <table className="compact">
+            <caption className="visually-hidden">Lead time for changes per week</caption>
+            <ColumnHeads columns={['Week from (UTC)', 'p50', 'p90', 'Deployments measured']} />
+            <tbody>
+              {buckets.map((b) => (
+                <tr key={b.from}>
+                  <th scope="row">{weekLabel(b.from)}</th>
+                  <td className="num">{leadTime(b.lead_time_for_changes.p50)}</td>
+                  <td className="num">{leadTime(b.lead_time_for_changes.p90)}</td>
+                  <td className="num">{b.lead_time_for_changes.deployments}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableBox>
       }
     />
   );

@@ -13,6 +13,7 @@ import { useRepoDelivery } from './api';
 import { ChartFigure, WeekChart } from './chart';
 import { CHART_WEEKS, chartsFrom, isoSecond, leadTime, utcDateText, weekLabel } from './figures';
 import './insight.css';
+import { TableBox } from '../../components/table-box';
 
 type RepoEnvironment = RepoDelivery['environments'][number];
 
@@ -50,38 +51,48 @@ function PerEnvironment({ org, d }: { org: string; d: RepoDelivery }) {
     return <p>Nothing built from this repository has run in an environment yet.</p>;
   }
   return (
-    <table className="delivery-table">
-      <caption className="visually-hidden">Deployments, lead time and what runs now, per environment</caption>
-      <ColumnHeads
-        columns={['Environment', 'Deployments', 'Lead time for changes p50', 'p90', 'Running now, by commit']}
-      />
-      <tbody>
-        {d.environments.map((e) => (
-          <tr key={e.environment}>
-            <th scope="row">
-              <Link to={paths.environment(org, e.environment)}>{e.environment}</Link>
-            </th>
-            <td className="num">
-              <Link
-                to={paths.deployments(org, {
-                  environment: e.environment,
-                  repo: d.repo,
-                  from: isoSecond(d.from),
-                  to: isoSecond(d.to),
-                })}
-              >
-                {String(e.deployments)}
-              </Link>
-            </td>
-            <td className="num">{leadTime(e.lead_time_for_changes.p50)}</td>
-            <td className="num">{leadTime(e.lead_time_for_changes.p90)}</td>
-            <td>
-              <Running org={org} e={e} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <TableBox>
+      <table className="delivery-table">
+        <caption className="visually-hidden">
+          Deployments, lead time and what runs now, per environment
+        </caption>
+        <ColumnHeads
+          columns={[
+            'Environment',
+            'Deployments',
+            'Lead time for changes p50',
+            'p90',
+            'Running now, by commit',
+          ]}
+        />
+        <tbody>
+          {d.environments.map((e) => (
+            <tr key={e.environment}>
+              <th scope="row">
+                <Link to={paths.environment(org, e.environment)}>{e.environment}</Link>
+              </th>
+              <td className="num">
+                <Link
+                  to={paths.deployments(org, {
+                    environment: e.environment,
+                    repo: d.repo,
+                    from: isoSecond(d.from),
+                    to: isoSecond(d.to),
+                  })}
+                >
+                  {String(e.deployments)}
+                </Link>
+              </td>
+              <td className="num">{leadTime(e.lead_time_for_changes.p50)}</td>
+              <td className="num">{leadTime(e.lead_time_for_changes.p90)}</td>
+              <td>
+                <Running org={org} e={e} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableBox>
   );
 }
 
@@ -102,18 +113,20 @@ function Builds({ d }: { d: RepoDelivery }) {
           />
         }
         table={
-          <table className="compact">
-            <caption className="visually-hidden">Builds per week</caption>
-            <ColumnHeads columns={['Week from (UTC)', 'Builds']} />
-            <tbody>
-              {d.builds.map((b) => (
-                <tr key={b.from}>
-                  <th scope="row">{weekLabel(b.from)}</th>
-                  <td className="num">{b.builds}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <TableBox>
+            <table className="compact">
+              <caption className="visually-hidden">Builds per week</caption>
+              <ColumnHeads columns={['Week from (UTC)', 'Builds']} />
+              <tbody>
+                {d.builds.map((b) => (
+                  <tr key={b.from}>
+                    <th scope="row">{weekLabel(b.from)}</th>
+                    <td className="num">{b.builds}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableBox>
         }
       />
     </>

@@ -7,6 +7,7 @@ import type { Policy } from '../../lib/contract';
 import { formatTime, paths } from '../../lib/format';
 import { policyPath } from './paths';
 import { usePolicies } from './api';
+import { TableBox } from '../../components/table-box';
 
 function EmptyPolicies({ org }: { org: string }) {
   const host = window.location.origin;
@@ -30,33 +31,35 @@ kosli attach-policy build-provenance --environment prod`}</code>
 function PoliciesTable({ org, policies }: { org: string; policies: Policy[] }) {
   return (
     <div className="table-scroll">
-      <table>
-        <caption className="visually-hidden">Policies</caption>
-        <ColumnHeads columns={['Policy', 'Latest version', 'Last changed', 'Attached to']} />
-        <tbody>
-          {policies.map((p) => {
-            const latest = p.versions.reduce((n, v) => Math.max(n, v.version), 0);
-            return (
-              <tr key={p.name}>
-                <th scope="row">
-                  <Link to={policyPath(org, p.name)}>{p.name}</Link>
-                  {p.archived && <span className="muted"> (archived)</span>}
-                  {p.description && <div className="small muted">{p.description}</div>}
-                </th>
-                <td className="num">{latest > 0 ? `v${latest}` : '—'}</td>
-                <td>{formatTime(p.last_modified_at)}</td>
-                <td>
-                  {p.consuming_envs.length === 0 ? (
-                    <span className="muted">no environment</span>
-                  ) : (
-                    <LinkList names={p.consuming_envs} to={(env) => paths.environment(org, env)} />
-                  )}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <TableBox>
+        <table>
+          <caption className="visually-hidden">Policies</caption>
+          <ColumnHeads columns={['Policy', 'Latest version', 'Last changed', 'Attached to']} />
+          <tbody>
+            {policies.map((p) => {
+              const latest = p.versions.reduce((n, v) => Math.max(n, v.version), 0);
+              return (
+                <tr key={p.name}>
+                  <th scope="row">
+                    <Link to={policyPath(org, p.name)}>{p.name}</Link>
+                    {p.archived && <span className="muted"> (archived)</span>}
+                    {p.description && <div className="small muted">{p.description}</div>}
+                  </th>
+                  <td className="num">{latest > 0 ? `v${latest}` : '—'}</td>
+                  <td>{formatTime(p.last_modified_at)}</td>
+                  <td>
+                    {p.consuming_envs.length === 0 ? (
+                      <span className="muted">no environment</span>
+                    ) : (
+                      <LinkList names={p.consuming_envs} to={(env) => paths.environment(org, env)} />
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </TableBox>
     </div>
   );
 }
@@ -75,7 +78,16 @@ export default function PoliciesPage() {
       </p>
       <QueryView query={policies} what="the policies">
         {(list) =>
-          list.length === 0 ? <EmptyPolicies org={org} /> : <PoliciesTable org={org} policies={list} />
+          list.length === 0 ? (
+            <EmptyPolicies org={org} />
+          ) : (
+            <>
+              <p className="muted" role="status">
+                {list.length === 1 ? '1 policy' : `${list.length} policies`}
+              </p>
+              <PoliciesTable org={org} policies={list} />
+            </>
+          )
         }
       </QueryView>
     </>

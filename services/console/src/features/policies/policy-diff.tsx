@@ -5,6 +5,7 @@ import type { Policy } from '../../lib/contract';
 import { formText } from '../../lib/form';
 import { plural } from '../../lib/format';
 import { lineDiff, MAX_DIFF_CELLS, type DiffLine } from './line-diff';
+import { TableBox } from '../../components/table-box';
 
 type Version = Policy['versions'][number];
 
@@ -90,21 +91,23 @@ export function VersionDiff({ from, to }: { from: Version; to: Version }) {
       )}
       {diff.lines.length > 0 && (
         <div className="table-scroll">
-          <table className="compact line-diff">
-            <caption className="visually-hidden">{`Changes from v${from.version} to v${to.version}`}</caption>
-            <thead>
-              <tr>
-                <th scope="col">{`v${from.version}`}</th>
-                <th scope="col">{`v${to.version}`}</th>
-                <th scope="col">Line</th>
-              </tr>
-            </thead>
-            <tbody>
-              {shown.map((row, i) => (
-                <DiffRow key={i} row={row} />
-              ))}
-            </tbody>
-          </table>
+          <TableBox>
+            <table className="compact line-diff">
+              <caption className="visually-hidden">{`Changes from v${from.version} to v${to.version}`}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">{`v${from.version}`}</th>
+                  <th scope="col">{`v${to.version}`}</th>
+                  <th scope="col">Line</th>
+                </tr>
+              </thead>
+              <tbody>
+                {shown.map((row, i) => (
+                  <DiffRow key={i} row={row} />
+                ))}
+              </tbody>
+            </table>
+          </TableBox>
         </div>
       )}
       {rows.length > shown.length && (

@@ -14,6 +14,7 @@ import { usePolicy } from './api';
 import { policiesPath } from './paths';
 import { CompareVersions } from './policy-diff';
 import { PreviewForm } from './policy-preview';
+import { TableBox } from '../../components/table-box';
 
 type Version = Policy['versions'][number];
 
@@ -52,28 +53,30 @@ function VersionsTable({
 }) {
   return (
     <div className="table-scroll">
-      <table>
-        <caption className="visually-hidden">Versions, newest first</caption>
-        <ColumnHeads columns={['Version', 'Created', 'By', 'Comment']} />
-        <tbody>
-          {[...versions].reverse().map((v) => (
-            <tr key={v.version}>
-              <th scope="row">
-                {v.version === shown ? (
-                  <span aria-current="true">v{v.version} (shown below)</span>
-                ) : (
-                  <Link to={link(v.version)} aria-label={`Show the text of v${v.version}`}>
-                    v{v.version}
-                  </Link>
-                )}
-              </th>
-              <td>{formatTime(v.timestamp)}</td>
-              <td>{v.created_by}</td>
-              <td>{v.comment || <span className="muted">none</span>}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <TableBox>
+        <table>
+          <caption className="visually-hidden">Versions, newest first</caption>
+          <ColumnHeads columns={['Version', 'Created', 'By', 'Comment']} />
+          <tbody>
+            {[...versions].reverse().map((v) => (
+              <tr key={v.version}>
+                <th scope="row">
+                  {v.version === shown ? (
+                    <span aria-current="true">v{v.version} (shown below)</span>
+                  ) : (
+                    <Link to={link(v.version)} aria-label={`Show the text of v${v.version}`}>
+                      v{v.version}
+                    </Link>
+                  )}
+                </th>
+                <td>{formatTime(v.timestamp)}</td>
+                <td>{v.created_by}</td>
+                <td>{v.comment || <span className="muted">none</span>}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableBox>
     </div>
   );
 }

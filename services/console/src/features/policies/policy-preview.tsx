@@ -13,6 +13,7 @@ import type { PolicyPreview } from '../../lib/contract';
 import { formText } from '../../lib/form';
 import { formatTime, paths, plural, short } from '../../lib/format';
 import { MAX_PREVIEW_SNAPSHOTS, useEnvironmentNames, usePreview, type PreviewRequest } from './api';
+import { TableBox } from '../../components/table-box';
 
 type PreviewSnapshot = PolicyPreview['snapshots'][number];
 
@@ -37,39 +38,41 @@ function SnapshotChanges({ org, env, s }: { org: string; env: string; s: Preview
         <p className="muted">No artifact flips here.</p>
       ) : (
         <div className="table-scroll">
-          <table>
-            <caption className="visually-hidden">{`Artifacts that flip in snapshot #${s.index}`}</caption>
-            <ColumnHeads columns={['Artifact', 'Now', 'With the change', 'Reasons']} />
-            <tbody>
-              {s.changes.map((c) => (
-                <tr key={`${c.fingerprint}-${c.name}`}>
-                  <th scope="row">
-                    {c.name}
-                    <div className="small">
-                      <code title={c.fingerprint}>{short(c.fingerprint, 16)}</code>
-                    </div>
-                  </th>
-                  <td>
-                    <ComplianceBadge compliant={c.compliant_now} unknown="no-policy" />
-                  </td>
-                  <td>
-                    <ComplianceBadge compliant={c.compliant_with_change} unknown="no-policy" />
-                  </td>
-                  <td>
-                    {c.reasons.length === 0 ? (
-                      <span className="muted">none given</span>
-                    ) : (
-                      <ul className="plain small">
-                        {c.reasons.map((r, i) => (
-                          <li key={i}>{r}</li>
-                        ))}
-                      </ul>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <TableBox>
+            <table>
+              <caption className="visually-hidden">{`Artifacts that flip in snapshot #${s.index}`}</caption>
+              <ColumnHeads columns={['Artifact', 'Now', 'With the change', 'Reasons']} />
+              <tbody>
+                {s.changes.map((c) => (
+                  <tr key={`${c.fingerprint}-${c.name}`}>
+                    <th scope="row">
+                      {c.name}
+                      <div className="small">
+                        <code title={c.fingerprint}>{short(c.fingerprint, 16)}</code>
+                      </div>
+                    </th>
+                    <td>
+                      <ComplianceBadge compliant={c.compliant_now} unknown="no-policy" />
+                    </td>
+                    <td>
+                      <ComplianceBadge compliant={c.compliant_with_change} unknown="no-policy" />
+                    </td>
+                    <td>
+                      {c.reasons.length === 0 ? (
+                        <span className="muted">none given</span>
+                      ) : (
+                        <ul className="plain small">
+                          {c.reasons.map((r, i) => (
+                            <li key={i}>{r}</li>
+                          ))}
+                        </ul>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableBox>
         </div>
       )}
     </section>

@@ -14,6 +14,7 @@ import { consolePath, paths, plural, short } from '../../lib/format';
 import { formText } from '../../lib/form';
 import { ColumnHeads } from '../../components/table-head';
 import { Field } from '../../components/field';
+import { TableBox } from '../../components/table-box';
 
 const SHA = /^[0-9a-f]{5,64}$/;
 
@@ -131,42 +132,44 @@ function SearchResults({ org, q, r }: { org: string; q: string; r: SearchResult 
       {r.artifacts.length === 0 ? (
         <p>No artifact has this fingerprint or commit.</p>
       ) : (
-        <table>
-          <caption className="visually-hidden">Search results</caption>
-          <ColumnHeads columns={['Artifact', 'Flow and trail', 'Compliance', 'Commit', 'Running in']} />
-          <tbody>
-            {r.artifacts.map((a) => (
-              <tr key={`${a.flow}-${a.trail}-${a.fingerprint}`}>
-                <th scope="row">
-                  <Link to={consolePath(a.html_url) ?? paths.artifact(org, a.flow, a.fingerprint)}>
-                    {a.name}
-                  </Link>
-                  <div className="small">
-                    <code>{short(a.fingerprint, 16)}</code>
-                  </div>
-                </th>
-                <td>
-                  <Link to={paths.flow(org, a.flow)}>{a.flow}</Link> /{' '}
-                  <Link to={paths.trail(org, a.flow, a.trail)}>{a.trail}</Link>
-                </td>
-                <td>
-                  <StateBadge state={a.compliance_state} />
-                </td>
-                <td>{a.git_commit ? <code>{short(a.git_commit, 10)}</code> : 'none'}</td>
-                <td>
-                  {a.running_in.length === 0 ? (
-                    'nowhere'
-                  ) : (
-                    <LinkList names={a.running_in} to={(env) => paths.environment(org, env)} />
-                  )}
-                  {a.exited_from.length > 0 && (
-                    <div className="small muted">exited from {a.exited_from.join(', ')}</div>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <TableBox>
+          <table>
+            <caption className="visually-hidden">Search results</caption>
+            <ColumnHeads columns={['Artifact', 'Flow and trail', 'Compliance', 'Commit', 'Running in']} />
+            <tbody>
+              {r.artifacts.map((a) => (
+                <tr key={`${a.flow}-${a.trail}-${a.fingerprint}`}>
+                  <th scope="row">
+                    <Link to={consolePath(a.html_url) ?? paths.artifact(org, a.flow, a.fingerprint)}>
+                      {a.name}
+                    </Link>
+                    <div className="small">
+                      <code>{short(a.fingerprint, 16)}</code>
+                    </div>
+                  </th>
+                  <td>
+                    <Link to={paths.flow(org, a.flow)}>{a.flow}</Link> /{' '}
+                    <Link to={paths.trail(org, a.flow, a.trail)}>{a.trail}</Link>
+                  </td>
+                  <td>
+                    <StateBadge state={a.compliance_state} />
+                  </td>
+                  <td>{a.git_commit ? <code>{short(a.git_commit, 10)}</code> : 'none'}</td>
+                  <td>
+                    {a.running_in.length === 0 ? (
+                      'nowhere'
+                    ) : (
+                      <LinkList names={a.running_in} to={(env) => paths.environment(org, env)} />
+                    )}
+                    {a.exited_from.length > 0 && (
+                      <div className="small muted">exited from {a.exited_from.join(', ')}</div>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableBox>
       )}
     </section>
   );
