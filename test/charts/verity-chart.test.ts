@@ -945,4 +945,52 @@ describe('the chart covers every setting of the API', async () => {
     await expectRefused(CHART, { evaluations: { jq: { workers: 0 } } }, /workers/, 'schema');
     await expectRefused(CHART, { database: { connectTimeoutMs: 50 } }, /connectTimeoutMs/, 'schema');
   });
+
+  it('passes the object store of evidence files to the API, with no credentials', async () => {
+    // The object store's variables alone: the files the others name are not on this machine.
+    const objectStoreEnv = (objects: Parameters<typeof literalEnvOf>[0]) =>
+      Object.fromEntries(
+        Object.entries(literalEnvOf(objects)).filter(
+          ([n]) => n.startsWith('VERITY_S3_') || n === 'VERITY_EVIDENCE_STORE',
+        ),
+      );
+    const s3 = {
+      bucket: 'acme-evidence',
+      prefix: 'verity/',
+      endpoint: 'https://minio.storage.svc:9000',
+      region: 'eu-west-1',
+      forcePathStyle: true,
+      sse: 'aws:kms',
+      kmsKeyId: 'arn:aws:kms:eu-west-1:111122223333:key/abc',
+      objectLock: 'COMPLIANCE',
+    };
+    const objects = await render(CHART, {
+      values: { database: { url: PG }, evidenceStore: { type: 's3', s3 } },
+    });
+    const env = objectStoreEnv(objects);
+    expect(Object.keys(literalEnvOf(objects)).filter((n) => n.startsWith('AWS_'))).toEqual([]);
+    const config = loadConfig(env);
+    expect(config.evidenceStore).toBe('s3');
+    expect(config.s3).toEqual({ ...s3, prefix: 'verity/' });
+    // By default: the database, and no bucket.
+    const plain = loadConfig(objectStoreEnv(await render(CHART, { values: { database: { url: PG } } })));
+    expect([plain.evidenceStore, plain.s3]).toEqual(['database', undefined]);
+  });
+
+  it('refuses an object store without a bucket, a KMS key without SSE-KMS, or a bad bucket name', async () => {
+    await expectRefused(
+      CHART,
+      { evidenceStore: { type: 's3' } },
+      /needs evidenceStore.s3.bucket/,
+      'template',
+    );
+    await expectRefused(
+      CHART,
+      { evidenceStore: { s3: { bucket: 'evidence', kmsKeyId: 'k' } } },
+      /kmsKeyId needs evidenceStore.s3.sse aws:kms/,
+      'template',
+    );
+    await expectRefused(CHART, { evidenceStore: { s3: { bucket: 'Evidence_Files' } } }, /bucket/, 'schema');
+    await expectRefused(CHART, { evidenceStore: { type: 'tape' } }, /type/, 'schema');
+  });
 });

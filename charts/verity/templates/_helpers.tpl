@@ -205,6 +205,12 @@ value set fails `helm install`, `helm template` and `helm lint` alike.
 {{- if and .Values.notifications.smtp.url .Values.notifications.smtp.existingSecret -}}
 {{- fail "notifications.smtp.url and notifications.smtp.existingSecret are both set: use one of them." -}}
 {{- end -}}
+{{- if and (eq .Values.evidenceStore.type "s3") (not .Values.evidenceStore.s3.bucket) -}}
+{{- fail "evidenceStore.type s3 needs evidenceStore.s3.bucket: the bucket that keeps evidence files." -}}
+{{- end -}}
+{{- if and .Values.evidenceStore.s3.kmsKeyId (ne .Values.evidenceStore.s3.sse "aws:kms") -}}
+{{- fail "evidenceStore.s3.kmsKeyId needs evidenceStore.s3.sse aws:kms: the key encrypts objects only under SSE-KMS." -}}
+{{- end -}}
 {{- if and .Values.auth.oidc.issuer (not .Values.auth.oidc.clientId) -}}
 {{- fail "auth.oidc.issuer needs auth.oidc.clientId: Verity's client at that identity provider." -}}
 {{- end -}}

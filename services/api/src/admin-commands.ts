@@ -9,6 +9,8 @@ import { serviceAccountsRepository } from './storage/repositories/service-accoun
 import { usersRepository } from './storage/repositories/users.js';
 import { createServiceAccountKey, createUserKey, parseExpiresAt } from './usecases/access/api-keys.js';
 import { verifySignaturesAgain } from './admin-signatures.js';
+import { databaseEvidenceStore } from './usecases/evidence/evidence-store.js';
+import type { EvidenceStore } from './usecases/scope/services.js';
 import { buildSignatureTrust, type SignatureTrust } from './workers/signed-evidence.mjs';
 
 export const USAGE = `Usage: npm run admin -- <command> [options]
@@ -63,6 +65,8 @@ interface AdminCall {
   now: Date;
   /** The trust material of signed evidence, from the settings. */
   signatureTrust: SignatureTrust;
+  /** Where evidence files are kept, as the settings say. */
+  store: EvidenceStore;
 }
 
 function expires({ values, now }: AdminCall): Date | null {
@@ -179,9 +183,16 @@ async function createKey(call: AdminCall): Promise<string[]> {
   throw new AdminUsageError('key create needs --user, or --org and --service-account');
 }
 
-async function verifySignatures({ db, values, rest, now, signatureTrust }: AdminCall): Promise<string[]> {
+async function verifySignatures({
+  db,
+  values,
+  rest,
+  now,
+  signatureTrust,
+  store,
+}: AdminCall): Promise<string[]> {
   const org = await findOrg(db, positional(rest, 0, 'organization'));
-  return verifySignaturesAgain(db, org, signatureTrust, values.attestation, now);
+  return verifySignaturesAgain(db, org, signatureTrust, values.attestation, now, store);
 }
 
 const COMMANDS: Record<string, (call: AdminCall) => Promise<string[]>> = {
@@ -200,6 +211,7 @@ export async function runAdmin(
   argv: string[],
   now = new Date(),
   signatureTrust: SignatureTrust = buildSignatureTrust(undefined, undefined),
+  store: EvidenceStore = databaseEvidenceStore,
 ): Promise<string[]> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
   const [noun, verb] = positionals;
@@ -207,7 +219,7 @@ export async function runAdmin(
   if (!command) {
     throw new AdminUsageError(USAGE);
   }
-  return command({ db, values, rest: positionals.slice(2), now, signatureTrust });
+  return command({ db, values, rest: positionals.slice(2), now, signatureTrust, store });
 }
 
 function keyLines(id: string, key: string, expiresAt: Date | null): string[] {

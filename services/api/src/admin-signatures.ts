@@ -9,7 +9,8 @@
 import type { DatabaseHandle } from './storage/create-db.js';
 import { attestationSignaturesRepository } from './storage/repositories/attestation-signatures.js';
 import { attestationsRepository } from './storage/repositories/attestations.js';
-import { databaseEvidenceStore } from './usecases/evidence/evidence-store.js';
+import { databaseEvidenceStore, readAll } from './usecases/evidence/evidence-store.js';
+import type { EvidenceStore } from './usecases/scope/services.js';
 import { verifySignedEvidence, type SignatureTrust } from './workers/signed-evidence.mjs';
 import { verifyEvidenceFile } from './workers/signed-evidence-files.js';
 
@@ -23,6 +24,7 @@ export async function verifySignaturesAgain(
   trust: SignatureTrust,
   only: string | undefined,
   now: Date,
+  store: EvidenceStore = databaseEvidenceStore,
 ): Promise<string[]> {
   const lines: string[] = [];
   let verified = 0;
@@ -49,9 +51,8 @@ export async function verifySignaturesAgain(
       lines.push(`${only}: no such attestation in organization '${org.name}'`);
     }
     for (const a of rows) {
-      const content = a.evidence_sha256
-        ? await databaseEvidenceStore.get(db, org.id, a.evidence_sha256)
-        : undefined;
+      const stored = a.evidence_sha256 ? await store.get(db, org.id, a.evidence_sha256) : undefined;
+      const content = stored ? await readAll(stored.stream, stored.size) : undefined;
       const file = { filename: a.evidence_filename ?? 'evidence', data: content ?? Buffer.alloc(0) };
       const result = content
         ? await verifyEvidenceFile(file, (candidate) =>

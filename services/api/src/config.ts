@@ -18,6 +18,8 @@ import { OrgName } from '../../shared/contract/common.js';
 import { checkOidc, parseIssuerList, readGroupRoles, type OidcConfig } from './config-people.js';
 import { parseOutboundAllowList, type OutboundAllowList } from './domain/outbound-address.js';
 import { readTrustProxy, type TrustProxy } from './trust-proxy.js';
+import type { S3Settings } from './object-store/s3-evidence-store.js';
+import { checkObjectStore, OBJECT_STORE_VARIABLES, s3SettingsOf } from './config-object-store.js';
 import { buildSignatureTrust, SignatureTrustError } from './workers/signed-evidence.mjs';
 
 const optionalString = z
@@ -81,6 +83,7 @@ const EnvSchema = z
     VERITY_BODY_LIMIT_BYTES: intVar(10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     VERITY_UPLOAD_LIMIT_BYTES: intVar(10 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     VERITY_EVIDENCE_MAX_BYTES: intVar(0, 1024, 4 * 1024 * 1024 * 1024),
+    ...OBJECT_STORE_VARIABLES,
     VERITY_SBOM_MAX_COMPONENTS: intVar(20_000, 1, 200_000),
     VERITY_SBOM_MAX_VERSIONS: intVar(100, 1, 200_000),
     VERITY_JQ_TIMEOUT_MS: intVar(2000, 10, 60_000),
@@ -162,6 +165,7 @@ const EnvSchema = z
   })
   .superRefine((env, ctx) => {
     checkOidc(env, ctx);
+    checkObjectStore(env, ctx);
     if (env.VERITY_BOOTSTRAP_API_KEY && !env.VERITY_BOOTSTRAP_ORG) {
       ctx.addIssue({
         code: 'custom',
@@ -204,6 +208,13 @@ export interface Config {
   uploadLimitBytes: number;
   /** Largest evidence file of an attestation (413 beyond it); defaults to the upload limit. */
   evidenceMaxBytes: number;
+  /** Where evidence files' bytes are kept: the database, or the S3-compatible object store. */
+  evidenceStore: 'database' | 's3';
+  /**
+   * The object store, when a bucket is configured: the store of new files with `s3`, and where
+   * the database store still reads files moved there (`evidence migrate`).
+   */
+  s3: S3Settings | undefined;
   /** SBOM components one attestation indexes at most, over all its documents. */
   sbomMaxComponents: number;
   /** Distinct versions of one package one attestation indexes at most. */
@@ -427,6 +438,8 @@ export function loadConfig(
     bodyLimitBytes: e.VERITY_BODY_LIMIT_BYTES,
     uploadLimitBytes: e.VERITY_UPLOAD_LIMIT_BYTES,
     evidenceMaxBytes: evidenceMax,
+    evidenceStore: e.VERITY_EVIDENCE_STORE,
+    s3: s3SettingsOf(e),
     sbomMaxComponents: e.VERITY_SBOM_MAX_COMPONENTS,
     sbomMaxVersions: e.VERITY_SBOM_MAX_VERSIONS,
     jqTimeoutMs: e.VERITY_JQ_TIMEOUT_MS,

@@ -17,6 +17,13 @@ const CONTEXT_NAMES: Record<string, string> = {
 export default fp(
   (app, _opts, done) => {
     app.setErrorHandler((error: FastifyError | Error, request, reply) => {
+      // A handler that failed after naming a file (an evidence download) answers JSON, not it.
+      if (reply.hasHeader('content-disposition')) {
+        reply.removeHeader('content-disposition');
+        reply.removeHeader('content-length');
+        reply.removeHeader('x-content-sha256');
+        void reply.type('application/json; charset=utf-8');
+      }
       // An outage, a failover or a timeout of the database: the client retries, nobody is paged
       // per request (the readiness probe and the database metrics tell the operator).
       if (isDatabaseUnavailable(error)) {

@@ -1,6 +1,7 @@
 /**
  * The services every use case's scope carries (`app.services`, usecases/scope/services.ts): the
  * provenance port, the custom-type evaluator (a bounded worker pool), the evidence-file store,
+ * (the database, or the S3-compatible object store of `VERITY_EVIDENCE_STORE=s3`),
  * the attestation batcher (one per database pool), the per-organization view cache and the
  * signed-evidence verifier (a worker pool, started by the first signed file); the evaluator,
  * verifier and batcher close with the app. With the background workers
@@ -15,7 +16,8 @@ import { AttestationBatcher } from '../storage/batching/attestation-batcher.js';
 import type { Services } from '../usecases/scope/services.js';
 import { CustomEvaluator } from '../workers/custom-evaluator.js';
 import { SignatureVerifier } from '../workers/signature-verifier.js';
-import { databaseEvidenceStore, EvidenceCollector } from '../usecases/evidence/evidence-store.js';
+import { EvidenceCollector } from '../usecases/evidence/evidence-store.js';
+import { configuredEvidenceStore } from '../object-store/configured-store.js';
 import { runRetention } from '../usecases/retention/retention-run.js';
 
 const COLLECT_INTERVAL_MS = 600_000;
@@ -38,7 +40,14 @@ export default fp(
     const batcher = new AttestationBatcher(app.db, {
       onMarked: () => app.domainEvents.committed([{ type: 'reevaluation.marked', count: 1 }]),
     });
-    const store = databaseEvidenceStore;
+    // With a bucket configured, the database store still reads (and collects) files moved there.
+    const { store, objects } = configuredEvidenceStore(
+      app.config,
+      app.log.child({ component: 'evidence-store' }),
+    );
+    if (store === objects) {
+      app.addHook('onReady', async () => objects.probe());
+    }
     const catalog = app.caches.config;
     const sbomLimits = {
       maxComponents: app.config.sbomMaxComponents,
@@ -98,6 +107,7 @@ export default fp(
       await batcher.close();
       await evaluator.close();
       await signatures.close();
+      objects?.close();
     });
     done();
   },

@@ -39,6 +39,7 @@ import { pagination } from '../paging.js';
 import { orgScope, parseJsonPart } from '../request-context.js';
 import { attachmentDisposition, sendJsonString, sendOk } from '../reply.js';
 import type { OrgScope } from '../../usecases/scope/org-scope.js';
+import { blobOfBuffer, blobOfFile } from '../../usecases/evidence/evidence-store.js';
 
 const tags = ['attestations'];
 
@@ -86,12 +87,16 @@ const routes: FastifyPluginAsync = async (fastify) => {
           scope,
           { flowName: request.params.flow, trailName: request.params.trail },
           { kind, data } as Parameters<typeof recordAttestation>[2],
-          file
+          file?.spooled
             ? {
                 filename: file.filename ?? 'evidence',
-                data: file.data,
+                blob:
+                  file.spooled.path === null
+                    ? blobOfBuffer(file.spooled.data ?? Buffer.alloc(0), file.sha256)
+                    : blobOfFile(file.spooled.path, file.sha256, file.spooled.size),
                 sha256: file.sha256,
                 mimetype: file.mimetype,
+                head: file.spooled.head,
               }
             : null,
         );
@@ -270,7 +275,7 @@ const routes: FastifyPluginAsync = async (fastify) => {
       },
     },
     async (request, reply) => {
-      const { attestation: att, content } = await attestationEvidence(orgScope(app, request), {
+      const { attestation: att, file } = await attestationEvidence(orgScope(app, request), {
         ...request.params,
         id: request.params.attestation_id,
       });
@@ -280,12 +285,14 @@ const routes: FastifyPluginAsync = async (fastify) => {
           .header('content-type', att.evidence_content_type ?? 'application/octet-stream')
           .header('content-disposition', attachmentDisposition(att.evidence_filename ?? 'evidence'))
           .header('x-content-sha256', att.evidence_sha256!)
+          .header('content-length', String(file.size))
           // The uploader chose the content type (text/html included): a browser opening the file
           // from the API's origin must neither guess another type nor run its scripts.
           .header('x-content-type-options', 'nosniff')
           .header('content-security-policy', 'sandbox')
-          // A Buffer goes out as it is: fastify serialises only other payloads.
-          .send(content as unknown as string)
+          // Streamed from the store; bytes that no longer match the digest end the response early
+          // (before its last chunk), so a client never takes a changed file for a whole one.
+          .send(file.stream as unknown as string)
       );
     },
   );

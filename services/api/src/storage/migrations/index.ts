@@ -30,6 +30,7 @@ import * as m0385 from './0385_oidc_trusts.js';
 import * as m0386 from './0386_notification_config.js';
 import * as m0387 from './0387_deployments.js';
 import * as m0388 from './0388_evaluations.js';
+import * as m0390 from './0390_evidence_files_elsewhere.js';
 import * as m0395 from './0395_retention.js';
 import * as m0410 from './0410_attestation_signatures.js';
 import * as m0415 from './0415_name_search_trigrams.js';
@@ -60,6 +61,7 @@ export const migrations: Record<string, Migration> = {
   '0386_notification_config': m0386,
   '0387_deployments': m0387,
   '0388_evaluations': m0388,
+  '0390_evidence_files_elsewhere': m0390,
   '0395_retention': m0395,
   '0410_attestation_signatures': m0410,
   '0415_name_search_trigrams': m0415,

@@ -128,7 +128,8 @@ export interface EvidenceFilesTable {
   org_id: string;
   sha256: string;
   size: number;
-  content: Buffer;
+  /** Null when the bytes are in the object store. */
+  content: Buffer | null;
   created_at: Date;
 }
 

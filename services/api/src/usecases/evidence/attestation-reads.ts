@@ -10,6 +10,7 @@ import { presentAttestation } from './attestation-present.js';
 import { resolveFlow } from './flows.js';
 import { apiUrl } from '../scope/links.js';
 import type { OrgScope } from '../scope/org-scope.js';
+import type { StoredEvidence } from '../scope/services.js';
 import { trailNotFound } from './trails.js';
 
 /** `GET /attestations/{org}` as parsed: filters, a cursor and a page size. */
@@ -128,24 +129,22 @@ export async function artifactAttestationsNamed(
   return rows.map((r) => presentAttestation(scope, r));
 }
 
-/** An attestation's evidence file and the row that names it; 404 when either is missing. */
+/** An attestation's evidence file (streamed) and the row that names it; 404 when either is missing. */
 export async function attestationEvidence(
   scope: OrgScope,
   where: { flow: string; trail: string; id: string },
-): Promise<{ attestation: AttestationRow; content: Buffer }> {
+): Promise<{ attestation: AttestationRow; file: StoredEvidence }> {
   const { store } = scope.services;
   const flow = await resolveFlow(scope, where.flow);
   const [att] = await attestationsRepository.findByIds(scope.db, scope.org.id, [where.id]);
   if (!att || att.flow_id !== flow.id || att.trail_name !== where.trail) {
     throw new NotFoundError(`Attestation '${where.id}' does not exist in trail '${where.trail}'`);
   }
-  const content = att.evidence_sha256
-    ? await store.get(scope.db, scope.org.id, att.evidence_sha256)
-    : undefined;
-  if (!content) {
+  const file = att.evidence_sha256 ? await store.get(scope.db, scope.org.id, att.evidence_sha256) : undefined;
+  if (!file) {
     throw new NotFoundError(`Attestation '${att.id}' has no evidence file`);
   }
-  return { attestation: att, content };
+  return { attestation: att, file };
 }
 
 /** The ids of the flows these names (current or old) name; names of no flow match nothing. */

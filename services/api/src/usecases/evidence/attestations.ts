@@ -22,21 +22,23 @@ import { decide, type AttestationData, type AttestationInput, type Decided } fro
 import type { DomainEvent } from '../scope/domain-events.js';
 import { evaluateInputs, type EvaluationWrites } from '../../domain/trail-evaluation.js';
 import { contentTypeFor } from './evidence-store.js';
-import type { EvidenceStore } from '../scope/services.js';
+import type { EvidenceBlob, EvidenceStore } from '../scope/services.js';
 import { ensureFlow } from './flows.js';
 import { inTransaction, type OrgScope } from '../scope/org-scope.js';
 import { captureRepo, knownRepo } from './repos.js';
-import { readSbom, sbomSourceOf } from './sbom-evidence.js';
+import { mayBeSbomFile, readSbom, sbomSourceOf } from './sbom-evidence.js';
 import { ensureTrail } from './trails.js';
 
 export type { AttestationInput } from './attestation-verdict.js';
 
-/** An uploaded evidence file. */
+/** An uploaded evidence file: its bytes (in memory or a temporary file) and their first bytes. */
 export interface EvidenceUpload {
   filename: string;
-  data: Buffer;
+  blob: EvidenceBlob;
   sha256: string;
   mimetype: string | undefined;
+  /** The first bytes (a few KiB): whether the file may be an SBOM is told from them. */
+  head: Buffer;
 }
 
 /** How many times an attestation is tried without a lock before it takes the trail's lock. */
@@ -90,16 +92,22 @@ export async function recordAttestation(
   const decided = await decide(scope, input, services);
   // Signed evidence (a Sigstore bundle, a DSSE envelope) is verified before anything is stored,
   // in a worker thread, and its verification stored with the attestation.
+  // Only a file that may be a bundle, an envelope or an SBOM (a JSON object, a gzip archive) is
+  // read into memory; any other file stays where the upload put it.
+  const inMemory =
+    evidence && mayBeSbomFile(evidence.head)
+      ? { filename: evidence.filename, data: await evidence.blob.read() }
+      : null;
   const signature =
-    evidence && services.signatures
-      ? await services.signatures.verify(scope.org.id, evidence, data.artifact_fingerprint ?? null)
+    inMemory && services.signatures
+      ? await services.signatures.verify(scope.org.id, inMemory, data.artifact_fingerprint ?? null)
       : null;
   const recording: Recording = { id: newId(), input, decided, targets, repoId: null, signature };
   // An SBOM (CycloneDX, SPDX) is indexed in the attestation's own transaction, under the trail's
   // lock like every attestation with evidence, so an acknowledged attestation is already exposed.
   const sbomSource = sbomSourceOf(
     input.kind === 'custom' ? input.data.attestation_data : undefined,
-    evidence,
+    inMemory,
   );
   // A repo stored as this attestation names it needs no write: the attestation can go with the batch.
   // A signed attestation stores its verification beside it: under the lock too.
@@ -109,14 +117,15 @@ export async function recordAttestation(
       ? await knownRepo(scope.db, services.catalog, scope.org.id, data.repo_info)
       : undefined;
   let fileStored = false;
+  if (evidence && !scope.db.isTransaction) {
+    // The file first, on its own, before any trail is locked (an object store may take a while):
+    // the store is content-addressed, so storing it again (a retry) changes nothing, and a file
+    // whose attestation then fails is collected later (`collectOrphanedEvidence`), but not
+    // within the hour. A store that cannot take it is a 503, and nothing is recorded.
+    await putEvidence(scope, services.store, evidence);
+    fileStored = true;
+  }
   if (batchable && (!data.repo_info || repoId !== undefined)) {
-    // The file first, in its own statement: the store is content-addressed, so storing it again
-    // (a retry) changes nothing, and a file whose attestation then fails is collected later
-    // (`collectOrphanedEvidence`), but not within the hour: the locked path needs no second put.
-    if (evidence) {
-      await putEvidence(scope, services.store, evidence);
-      fileStored = true;
-    }
     const batched = { ...recording, evidence, repoId: repoId ?? null };
     if (await recordUnlocked(scope, where, batched, services.batcher)) {
       return recording.id;
@@ -287,7 +296,7 @@ function checkSbomFile(input: AttestationInput, evidence: EvidenceUpload | null)
 }
 
 function putEvidence(scope: OrgScope, store: EvidenceStore, evidence: EvidenceUpload): Promise<void> {
-  return store.put(scope.db, scope.org.id, { sha256: evidence.sha256, content: evidence.data }, scope.now);
+  return store.put(scope.db, scope.org.id, evidence.blob, scope.now);
 }
 
 /** The artifact an attestation names (404 when its fingerprint is not in the trail), else its first target. */
@@ -390,7 +399,7 @@ function attestationRow(
     repo_id: r.repoId,
     evidence_sha256: evidence?.sha256 ?? null,
     evidence_filename: evidence?.filename ?? null,
-    evidence_size: evidence?.data.length ?? null,
+    evidence_size: evidence?.blob.size ?? null,
     evidence_content_type: evidence ? contentTypeFor(evidence.filename, evidence.mimetype) : null,
     created_by: scope.actor,
     created_at: scope.now,

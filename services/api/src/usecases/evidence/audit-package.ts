@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { PassThrough, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import tar from 'tar-stream';
 import { bindAttestation } from '../../domain/compliance.js';
@@ -21,15 +22,15 @@ import { presentAttestation } from './attestation-present.js';
 import { presentArtifacts } from './artifact-present.js';
 import { findArtifact } from './artifacts.js';
 import type { OrgScope } from '../scope/org-scope.js';
-import type { EvidenceStore } from '../scope/services.js';
+import type { EvidenceStore, StoredEvidence } from '../scope/services.js';
 import { resolveFlow } from './flows.js';
 import { presentTrail, trailNotFound } from './trails.js';
 
 /** One file of a package. */
 export interface Member {
   name: string;
-  /** Content now, or a loader for evidence files (read one at a time while streaming). */
-  content: Buffer | (() => Promise<Buffer | undefined>);
+  /** Content now, or a loader for evidence files (streamed one at a time, checked against their digest). */
+  content: Buffer | (() => Promise<StoredEvidence | undefined>);
 }
 
 export const json = (value: unknown) => Buffer.from(`${JSON.stringify(value, null, 2)}\n`);
@@ -63,16 +64,31 @@ export function pack(members: Member[], mtime: Date): Readable {
   void (async () => {
     const sums: string[] = [];
     for (const m of members) {
-      const content = typeof m.content === 'function' ? await m.content() : m.content;
-      if (!content) {
+      if (typeof m.content !== 'function') {
+        const content = m.content;
+        sums.push(`${createHash('sha256').update(content).digest('hex')}  ${m.name}`);
+        await new Promise<void>((resolve, reject) =>
+          archive.entry({ name: m.name, size: content.length, mtime, mode: 0o644 }, content, (err) =>
+            err ? reject(err) : resolve(),
+          ),
+        );
         continue;
       }
-      sums.push(`${createHash('sha256').update(content).digest('hex')}  ${m.name}`);
-      await new Promise<void>((resolve, reject) =>
-        archive.entry({ name: m.name, size: content.length, mtime, mode: 0o644 }, content, (err) =>
+      const file = await m.content();
+      if (!file) {
+        continue;
+      }
+      // Streamed into the archive; a file whose bytes no longer match its digest fails the
+      // package (the stream errs before its last chunk) rather than ship changed evidence.
+      const hash = createHash('sha256');
+      await new Promise<void>((resolve, reject) => {
+        const entry = archive.entry({ name: m.name, size: file.size, mtime, mode: 0o644 }, (err) =>
           err ? reject(err) : resolve(),
-        ),
-      );
+        );
+        file.stream.on('data', (chunk: Buffer) => hash.update(chunk));
+        pipeline(file.stream, entry).catch(reject);
+      });
+      sums.push(`${hash.digest('hex')}  ${m.name}`);
     }
     archive.entry({ name: 'MANIFEST.sha256', mtime, mode: 0o644 }, `${sums.join('\n')}\n`);
     archive.finalize();

@@ -51,6 +51,21 @@ function looksLikeSbomJson(data: Buffer): boolean {
 const isGzip = (data: Buffer) => data.length > 2 && data[0] === 0x1f && data[1] === 0x8b;
 
 /**
+ * Whether a file starting with these bytes may be an SBOM: a gzip archive, or a JSON object (the
+ * whole file tells). A file whose first bytes are all blanks may still be one.
+ */
+export function mayBeSbomFile(head: Buffer): boolean {
+  if (isGzip(head)) {
+    return true;
+  }
+  let i = head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
+  while (i < head.length && (head[i] === 0x20 || head[i] === 0x0a || head[i] === 0x0d || head[i] === 0x09)) {
+    i++;
+  }
+  return i === head.length || head[i] === 0x7b;
+}
+
+/**
  * The SBOM source of an attestation, if it may have one: custom data that names a format, an
  * attached JSON file naming a format's key, or an attached gzip archive (looked into when read).
  */

@@ -2,6 +2,7 @@
  * The services every use case may call, built once per app (plugins/services.ts) and carried in
  * its `OrgScope`: nothing else is injected.
  */
+import type { Readable } from 'node:stream';
 import type { SbomLimits } from '../../domain/sbom.js';
 import type { Db } from '../../storage/database.js';
 import type { AttestationBatcher } from '../../storage/batching/attestation-batcher.js';
@@ -10,11 +11,42 @@ import type { SignatureVerifier } from '../../workers/signature-verifier.js';
 import type { ProvenancePort } from './provenance.js';
 import type { ViewCache } from './view-cache.js';
 
-/** Evidence files behind one small interface, addressed by sha256 (evidence/evidence-store.ts). */
+/** The bytes of one evidence file, already summed: in memory or in a temporary file. */
+export interface EvidenceBlob {
+  /** SHA-256 of the bytes, hex. */
+  sha256: string;
+  size: number;
+  /** A fresh stream of the bytes (each call starts again). */
+  open(): Readable;
+  /** The bytes in memory: for the database store and SBOM reading, never for a download. */
+  read(): Promise<Buffer>;
+}
+
+/** A stored file as read back: its size, and its bytes checked against the digest as they flow. */
+export interface StoredEvidence {
+  size: number;
+  /**
+   * The bytes; the last chunk is held back until size and digest are checked, so a changed file
+   * ends in an error (`EvidenceIntegrityError`) before it was served whole.
+   */
+  stream: Readable;
+}
+
+/**
+ * Evidence files behind one small interface, addressed by sha256 (evidence/evidence-store.ts):
+ * the database, or an S3-compatible object store (storage/s3-evidence-store.ts). Either keeps a
+ * row per file in `evidence_files` (digest, size, when stored); the database store keeps the
+ * bytes in it too. A store that cannot be reached throws `ServiceUnavailableError` (503).
+ */
 export interface EvidenceStore {
-  /** Stores the content under its sha256 (idempotent). `db` is the caller's transaction. */
-  put(db: Db, orgId: string, file: { sha256: string; content: Buffer }, now: Date): Promise<void>;
-  get(db: Db, orgId: string, sha256: string): Promise<Buffer | undefined>;
+  /** Which one: `database` or `s3`. */
+  readonly kind: 'database' | 's3';
+  /**
+   * Stores the bytes under their sha256 (idempotent); resolves once they are stored and their
+   * digest checked. `db` is the caller's transaction.
+   */
+  put(db: Db, orgId: string, file: EvidenceBlob, now: Date): Promise<void>;
+  get(db: Db, orgId: string, sha256: string): Promise<StoredEvidence | undefined>;
   stat(db: Db, orgId: string, sha256: string): Promise<{ size: number } | undefined>;
   /**
    * Deletes at most `limit` files stored before `span.before` (and since `span.since`, when given;
