@@ -27,6 +27,7 @@ import admin from './admin/index.js';
 import people from './people/index.js';
 import evaluations from './evaluations/index.js';
 import policyPreview from './policy-preview/index.js';
+import log from './log/index.js';
 
 const routes: FastifyPluginAsync = async (app) => {
   await app.register(organizations);
@@ -53,6 +54,7 @@ const routes: FastifyPluginAsync = async (app) => {
   await app.register(people);
   await app.register(evaluations);
   await app.register(policyPreview);
+  await app.register(log);
 };
 
 export default routes;

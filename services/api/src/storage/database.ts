@@ -11,6 +11,7 @@ import type { NotificationConfigTables } from './tables/notification-config.js';
 import type { InsightTables } from './tables/insight.js';
 import type { RuntimeTables } from './tables/runtime.js';
 import type { SbomTables } from './tables/sbom.js';
+import type { TransparencyLogTables } from './tables/transparency-log.js';
 
 export type { EvidenceTables } from './tables/evidence.js';
 export type { IdentityTables } from './tables/identity.js';
@@ -23,7 +24,8 @@ export type Database = IdentityTables &
   SbomTables &
   NotificationConfigTables &
   EvaluationTables &
-  InsightTables;
+  InsightTables &
+  TransparencyLogTables;
 
 /** The database handle every repository takes; a transaction is one too. */
 export type Db = Kysely<Database>;

@@ -30,6 +30,7 @@ import * as m0385 from './0385_oidc_trusts.js';
 import * as m0386 from './0386_notification_config.js';
 import * as m0387 from './0387_deployments.js';
 import * as m0388 from './0388_evaluations.js';
+import * as m0400 from './0400_transparency_log.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
@@ -57,4 +58,5 @@ export const migrations: Record<string, Migration> = {
   '0386_notification_config': m0386,
   '0387_deployments': m0387,
   '0388_evaluations': m0388,
+  '0400_transparency_log': m0400,
 };
