@@ -31,7 +31,7 @@ export function verifyInclusion(
   }
   let fn = BigInt(leafIndex);
   let sn = BigInt(treeSize - 1);
-  let r = Buffer.from(leaf);
+  let r: Buffer = Buffer.from(leaf);
   for (const p of path) {
     if (sn === 0n) {
       return false;
@@ -83,8 +83,8 @@ export function verifyConsistency(
     fn >>= 1n;
     sn >>= 1n;
   }
-  let fr = path[0]!;
-  let sr = path[0]!;
+  let fr: Buffer = path[0]!;
+  let sr: Buffer = path[0]!;
   for (const c of path.slice(1)) {
     if (sn === 0n) {
       return false;

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
-import { deployment, fp, pod, putPolicy, POLICY_SCHEMA } from '../helpers/runtime.js';
+import { deployment, fp, putPolicy, POLICY_SCHEMA } from '../helpers/runtime.js';
 import {
   jcs,
   openNote,
@@ -117,7 +117,7 @@ beforeAll(async () => {
   );
   await api.post(`/api/v2/environments/${ORG}/prod/policies`, { policy_names: ['prod-policy'] });
   const reported = await api.put(`/api/v2/environments/${ORG}/prod/report/K8S`, {
-    artifacts: [deployment('web', [pod('web-1', { web: FP })])].flat(),
+    artifacts: deployment('web', 'web', FP, 1),
   });
   expect(reported.status).toBeLessThan(300);
 });

@@ -40,7 +40,11 @@ export default fp(
       maxVersionsPerPackage: app.config.sbomMaxVersions,
     };
     const provenance = app.provenance;
-    app.decorate('services', { provenance, evaluator, store, batcher, catalog, sbomLimits });
+    // Audit packages carry the log's proofs while the log runs.
+    const log = app.config.transparencyLog
+      ? { publicUrl: app.config.publicUrl, signingKeyPem: app.config.logSigningKey }
+      : undefined;
+    app.decorate('services', { provenance, evaluator, store, batcher, catalog, sbomLimits, log });
     const orphans = new EvidenceCollector(app.db, store);
     const collect = async () => {
       const n = await orphans.pass(app.clock());

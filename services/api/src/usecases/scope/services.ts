@@ -2,6 +2,7 @@
  * The services every use case may call, built once per app (plugins/services.ts) and carried in
  * its `OrgScope`: nothing else is injected.
  */
+import type { LogSettings } from '../log/log.js';
 import type { SbomLimits } from '../../domain/sbom.js';
 import type { Db } from '../../storage/database.js';
 import type { AttestationBatcher } from '../../storage/batching/attestation-batcher.js';
@@ -35,4 +36,6 @@ export interface Services {
   catalog: ViewCache;
   /** What one attestation's SBOM documents index at most (the defaults when absent). */
   sbomLimits?: SbomLimits;
+  /** The transparency log's settings when it runs: audit packages then carry its proofs. */
+  log?: LogSettings | undefined;
 }
