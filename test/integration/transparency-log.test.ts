@@ -19,6 +19,8 @@ import {
   verifyInclusion,
   type Checkpoint,
 } from '../helpers/tlog-client.js';
+import { onPostgres } from '../helpers/database.js';
+import { withReplica } from '../helpers/replica.js';
 import { until } from '../helpers/wait.js';
 
 let t: TestApp;
@@ -156,6 +158,18 @@ describe('the log as an RFC 9162 / C2SP client sees it', () => {
     expect(one.json).toEqual(attestation);
   });
 
+  it("shows each record's latest log index on the reads of artifacts, attestations and trails", async () => {
+    const cp = await settled();
+    const entries = await allEntries(cp.size);
+    const latest = (kind: string) => Math.max(...entries.filter((e) => e.kind === kind).map((e) => e.index));
+    const artifact = await reader.get(`/api/v2/artifacts/${ORG}/f1/fingerprint/${FP}`);
+    expect(artifact.json.log_index).toBe(latest('artifact'));
+    const trail = await reader.get(`/api/v2/trails/${ORG}/f1/t1`);
+    expect(trail.json.log_index).toBe(latest('trail'));
+    const attestations = await reader.get(`/api/v2/attestations/${ORG}/f1`);
+    expect(attestations.json.data[0].log_index).toBe(latest('attestation'));
+  });
+
   it('proves two checkpoints consistent, and an update of an audited field is a new entry', async () => {
     const before = await settled();
     const renamed = await api.put(`/api/v2/environments/${ORG}`, {
@@ -200,6 +214,45 @@ describe('the log as an RFC 9162 / C2SP client sees it', () => {
       expect(typeof r.json.message).toBe('string');
     }
     expect((await client(t.app).get(`/api/v2/log/${ORG}/checkpoint`)).status).toBe(401);
+  });
+});
+
+describe.runIf(onPostgres)('two replicas on one database', () => {
+  it('sequence every write once, without gaps, under one signed tree', async () => {
+    await withReplica(t, async (replica) => {
+      const other = cliClient(replica, adminKey);
+      const attest = (c: ReturnType<typeof cliClient>, name: string) =>
+        c.multipart('POST', '/api/v2/attestations/acme/f1/trail/t1/generic', [
+          { name: 'data_json', value: JSON.stringify({ attestation_name: name, is_compliant: true }) },
+        ]);
+      let writing = true;
+      const sequencing = (async () => {
+        while (writing) {
+          await Promise.all([t.app.transparencyLog.sequence(), replica.transparencyLog.sequence()]);
+        }
+      })();
+      const results = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => attest(i % 2 === 0 ? cli : other, `replicated-${i}`)),
+      );
+      writing = false;
+      await sequencing;
+      expect(results.map((r) => r.status)).toEqual(Array(30).fill(201));
+      const cp = await settled();
+      const entries = await allEntries(cp.size);
+      expect(entries.map((e) => e.index)).toEqual([...Array(cp.size).keys()]);
+      const logged = entries.filter((e) => String(e.record.name).startsWith('replicated-'));
+      expect(logged.map((e) => e.record.name).sort()).toEqual(
+        Array.from({ length: 30 }, (_, i) => `replicated-${i}`).sort(),
+      );
+      const last = entries[cp.size - 1]!;
+      const proof = await reader.get(
+        `/api/v2/log/${ORG}/proof/inclusion?index=${last.index}&tree_size=${cp.size}`,
+      );
+      const hashes = (proof.json.hashes as string[]).map((h) => Buffer.from(h, 'base64'));
+      expect(
+        verifyInclusion(last.index, cp.size, rfcLeafHash(Buffer.from(jcs(last.record))), hashes, cp.root),
+      ).toBe(true);
+    });
   });
 });
 

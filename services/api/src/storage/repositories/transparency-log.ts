@@ -210,6 +210,28 @@ export const transparencyLogRepository = {
     return out;
   },
 
+  /** The index of the latest entry of each record of `kind` named (absent: not in the log yet). */
+  async latestIndexes(db: Db, orgId: string, kind: string, ids: string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    for (const part of chunks([...new Set(ids)], 500)) {
+      if (part.length === 0) {
+        continue;
+      }
+      const rows = await db
+        .selectFrom('log_entries')
+        .select(['record_id', (eb) => eb.fn.max('index').as('index')])
+        .where('org_id', '=', orgId)
+        .where('kind', '=', kind)
+        .where('record_id', 'in', part)
+        .groupBy('record_id')
+        .execute();
+      for (const r of rows) {
+        out.set(r.record_id, Number(r.index));
+      }
+    }
+    return out;
+  },
+
   async keys(db: Db, orgId: string) {
     return db
       .selectFrom('log_keys')

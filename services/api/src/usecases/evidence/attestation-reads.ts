@@ -1,8 +1,13 @@
 /** Reading attestations: the cursor search, a flow's pages, one name's history, evidence files. */
+import { logIndexes } from '../log/log.js';
 import type { Attestation } from '../../../../shared/contract/attestations.js';
 import { compileUserPattern, UserPatternError } from '../../domain/user-pattern.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
-import { attestationsRepository, type AttestationRow } from '../../storage/repositories/attestations.js';
+import {
+  attestationsRepository,
+  type AttestationRow,
+  type AttestationRowWithNames,
+} from '../../storage/repositories/attestations.js';
 import { flowsRepository } from '../../storage/repositories/flows.js';
 import { trailsRepository } from '../../storage/repositories/trails.js';
 import { findArtifact } from './artifacts.js';
@@ -52,7 +57,7 @@ export async function findAttestations(scope: OrgScope, q: AttestationQuery) {
   const last = rows[rows.length - 1];
   const cursor = rows.length === q.per_page && last ? Number(last.seq) : resumeAfter;
   const next = cursor !== null ? { next: { href: apiUrl(scope, 'attestations', nextQuery(q, cursor)) } } : {};
-  return { data: rows.map((r) => presentAttestation(scope, r)), _links: next };
+  return { data: await presentAttestations(scope, rows), _links: next };
 }
 
 /** A flow's attestations in a time span, newest first, one page (spec endpoint 12). */
@@ -83,7 +88,7 @@ export async function listFlowAttestations(
     );
   const pages = Math.ceil(total / q.per_page);
   return {
-    data: rows.map((r) => presentAttestation(scope, r)),
+    data: await presentAttestations(scope, rows),
     self: at(q.page),
     next: q.page < pages ? at(q.page + 1) : undefined,
     total,
@@ -104,7 +109,7 @@ export async function trailAttestationsNamed(
   const rows = await attestationsRepository.byName(scope.db, scope.org.id, trail.id, name, {
     trailLevel: true,
   });
-  return rows.map((r) => presentAttestation(scope, r));
+  return await presentAttestations(scope, rows);
 }
 
 /** Every attestation of one name on an artifact (its latest trail), newest first. */
@@ -118,7 +123,7 @@ export async function artifactAttestationsNamed(
   const rows = await attestationsRepository.byName(scope.db, scope.org.id, artifact.trail_id, name, {
     fingerprint: artifact.fingerprint,
   });
-  return rows.map((r) => presentAttestation(scope, r));
+  return await presentAttestations(scope, rows);
 }
 
 /** An attestation's evidence file and the row that names it; 404 when either is missing. */
@@ -180,4 +185,15 @@ function nextQuery(query: AttestationQuery, after: number): URLSearchParams {
   }
   params.set('after', String(after));
   return params;
+}
+
+/** Attestations as reads answer them, each with its `log_index`. */
+async function presentAttestations(scope: OrgScope, rows: AttestationRowWithNames[]): Promise<Attestation[]> {
+  const logIndex = await logIndexes(
+    scope.db,
+    scope.org.id,
+    'attestation',
+    rows.map((r) => r.id),
+  );
+  return rows.map((r) => ({ ...presentAttestation(scope, r), log_index: logIndex(r.id) }));
 }

@@ -376,6 +376,17 @@ export async function readConsistencyProof(
   return { from: a, to: b, hashes: hashes.map((h) => h.toString('base64')) };
 }
 
+/** `log_index` of records of a kind as reads show it: the latest entry's index, null until sequenced. */
+export async function logIndexes(
+  db: Db,
+  orgId: string,
+  kind: string,
+  ids: string[],
+): Promise<(id: string) => number | null> {
+  const found = ids.length > 0 ? await repo.latestIndexes(db, orgId, kind, ids) : new Map<string, number>();
+  return (id) => found.get(id) ?? null;
+}
+
 /** The inclusion proof of `index` in the tree of `size` as base64 hashes (audit packages). */
 export async function inclusionHashes(db: Db, orgId: string, index: number, size: number): Promise<string[]> {
   return (await inclusionProof(index, size, reader(db, orgId))).map((h) => h.toString('base64'));
