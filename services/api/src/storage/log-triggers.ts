@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { LOG_KINDS, quoteIdent, recordSql, type LogKind } from '../usecases/log/kinds.js';
+import { LOG_KINDS, quoteIdent, recordSql, type LogKind } from '../domain/log-kinds.js';
 
 const PREFIX = 'tlog_';
 

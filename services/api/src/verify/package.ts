@@ -8,7 +8,7 @@ import { createGunzip } from 'node:zlib';
 import { Readable } from 'node:stream';
 import tar from 'tar-stream';
 import canonicalize from 'canonicalize';
-import { inclusionOk, leafOf, openCheckpoint } from './checks.js';
+import { inclusionOk, leafOf, openCheckpoint, type Checkpoint } from './checks.js';
 
 export class VerifyError extends Error {}
 
@@ -44,15 +44,8 @@ const parse = (files: Map<string, Buffer>, name: string): Record<string, unknown
   }
 };
 
-/** Verifies the package; `pinnedKeys` (verifier keys the auditor trusts) replace the package's own. */
-export async function verifyPackage(gz: Buffer, pinnedKeys?: string[]): Promise<string[]> {
-  const out: string[] = [];
-  let files: Map<string, Buffer>;
-  try {
-    files = await untar(gz);
-  } catch (err) {
-    throw new VerifyError(`not a .tar.gz audit package: ${(err as Error).message}`);
-  }
+/** Every member against MANIFEST.sha256, and no member left out of it. */
+function checkManifest(files: Map<string, Buffer>): string {
   const manifest = files.get('MANIFEST.sha256');
   if (!manifest) {
     throw new VerifyError('MANIFEST.sha256 is missing');
@@ -80,30 +73,14 @@ export async function verifyPackage(gz: Buffer, pinnedKeys?: string[]): Promise<
       throw new VerifyError(`${name}: not listed in MANIFEST.sha256`);
     }
   }
-  out.push(`ok  ${listed.size} files match MANIFEST.sha256`);
-  const note = files.get('log/checkpoint');
-  if (!note) {
-    throw new VerifyError(
-      'log/checkpoint is missing: the package carries no proof from the transparency log',
-    );
-  }
-  const keys =
-    pinnedKeys ??
-    files
-      .get('log/key')
-      ?.toString('utf8')
-      .split('\n')
-      .filter((l) => l !== '') ??
-    [];
-  let cp;
-  try {
-    cp = openCheckpoint(note.toString('utf8'), keys);
-  } catch (err) {
-    throw new VerifyError(`log/checkpoint: ${(err as Error).message}`);
-  }
-  out.push(
-    `ok  checkpoint of ${cp.origin} at size ${cp.size} signed by ${pinnedKeys ? 'the pinned key' : 'the key in log/key (pin it with --key)'}`,
-  );
+  return `ok  ${listed.size} files match MANIFEST.sha256`;
+}
+
+/** Each log entry's inclusion in the checkpoint; the entries by `kind:id`. */
+function checkEntries(
+  files: Map<string, Buffer>,
+  cp: Checkpoint,
+): Map<string, { index: number; record: unknown }> {
   const entries = new Map<string, { index: number; record: unknown }>();
   for (const name of [...files.keys()].filter((n) => n.startsWith('log/entries/')).sort()) {
     const e = parse(files, name);
@@ -123,7 +100,14 @@ export async function verifyPackage(gz: Buffer, pinnedKeys?: string[]): Promise<
     const record = e.record as { kind?: unknown; id?: unknown };
     entries.set(`${String(record.kind)}:${String(record.id)}`, { index, record: e.record });
   }
-  out.push(`ok  ${entries.size} log entries included in the checkpoint`);
+  return entries;
+}
+
+/** Each record as the package holds it against its log entry. */
+function checkRecords(
+  files: Map<string, Buffer>,
+  entries: Map<string, { index: number; record: unknown }>,
+): number {
   let records = 0;
   for (const name of [...files.keys()].filter((n) => n.startsWith('log/records/')).sort()) {
     const r = parse(files, name);
@@ -140,6 +124,43 @@ export async function verifyPackage(gz: Buffer, pinnedKeys?: string[]): Promise<
     }
     records += 1;
   }
-  out.push(`ok  ${records} records match their log entries`);
+  return records;
+}
+
+/** Verifies the package; `pinnedKeys` (verifier keys the auditor trusts) replace the package's own. */
+export async function verifyPackage(gz: Buffer, pinnedKeys?: string[]): Promise<string[]> {
+  let files: Map<string, Buffer>;
+  try {
+    files = await untar(gz);
+  } catch (err) {
+    throw new VerifyError(`not a .tar.gz audit package: ${(err as Error).message}`);
+  }
+  const out = [checkManifest(files)];
+  const note = files.get('log/checkpoint');
+  if (!note) {
+    throw new VerifyError(
+      'log/checkpoint is missing: the package carries no proof from the transparency log',
+    );
+  }
+  const keys =
+    pinnedKeys ??
+    files
+      .get('log/key')
+      ?.toString('utf8')
+      .split('\n')
+      .filter((l) => l !== '') ??
+    [];
+  let cp: Checkpoint;
+  try {
+    cp = openCheckpoint(note.toString('utf8'), keys);
+  } catch (err) {
+    throw new VerifyError(`log/checkpoint: ${(err as Error).message}`);
+  }
+  out.push(
+    `ok  checkpoint of ${cp.origin} at size ${cp.size} signed by ${pinnedKeys ? 'the pinned key' : 'the key in log/key (pin it with --key)'}`,
+  );
+  const entries = checkEntries(files, cp);
+  out.push(`ok  ${entries.size} log entries included in the checkpoint`);
+  out.push(`ok  ${checkRecords(files, entries)} records match their log entries`);
   return out;
 }

@@ -3,10 +3,21 @@
  * stored subtree hashes, the per-organization head and the generated signing keys.
  */
 import { sql } from 'kysely';
-import type { NodeRef, StoredNode } from '../../domain/merkle.js';
-import { nodeKey } from '../../domain/merkle.js';
+import { keyText, quoteIdent, recordSql, type LogKind } from '../../domain/log-kinds.js';
 import type { Db } from '../database.js';
 import { toJsonNotNull } from './json.js';
+
+/** A perfect subtree of a log's Merkle tree: level 0 the leaves, level l the roots of 2^l leaves. */
+export interface NodeRef {
+  level: number;
+  index: number;
+}
+
+export interface StoredNode extends NodeRef {
+  hash: Buffer;
+}
+
+export const nodeKey = (level: number, index: number): string => `${level}:${index}`;
 
 export interface QueuedRow {
   id: string;
@@ -230,6 +241,27 @@ export const transparencyLogRepository = {
       }
     }
     return out;
+  },
+
+  /** The fields of a record as its table holds them now (the kind's columns); undefined when gone. */
+  async currentFields(
+    db: Db,
+    orgId: string,
+    kind: LogKind,
+    record: Record<string, unknown>,
+  ): Promise<Record<string, unknown> | undefined> {
+    const conditions = kind.key.map(
+      (c) => sql`${sql.raw(`t.${quoteIdent(c)}`)}::text = ${keyText(record[c])}`,
+    );
+    const rows = await sql<{ r: unknown }>`select ${sql.raw(recordSql(kind, 't'))} as r
+      from ${sql.table(kind.table)} t where t.org_id = ${orgId} and ${sql.join(conditions, sql` and `)}`.execute(
+      db,
+    );
+    const r = rows.rows[0]?.r;
+    if (r === undefined) {
+      return undefined;
+    }
+    return (typeof r === 'string' ? JSON.parse(r) : r) as Record<string, unknown>;
   },
 
   async keys(db: Db, orgId: string) {

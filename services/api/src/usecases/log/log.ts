@@ -7,7 +7,7 @@
  * the record, RFC 9162 leaf), appended with the subtree hashes they complete, deleted from the
  * queue and a new checkpoint signed, all in one transaction.
  */
-import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import {
   appendLeaves,
@@ -16,7 +16,7 @@ import {
   leafHash,
   rootHash,
   type NodeReader,
-} from '../../domain/merkle.js';
+} from './merkle.js';
 import {
   checkpointBody,
   keyId,
@@ -25,16 +25,15 @@ import {
   rawPublicKey,
   signNote,
   verifierKey,
-} from '../../domain/signed-note.js';
-import { createPrivateKey } from 'node:crypto';
+} from './signed-note.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import type { Db } from '../../storage/database.js';
 import {
   transparencyLogRepository as repo,
   type EntryRow,
 } from '../../storage/repositories/transparency-log.js';
-import type { LinkBase } from '../scope/links.js';
-import { logKind, recordOf, type NameLookup } from './kinds.js';
+import { apiUrl, type LinkBase } from '../scope/links.js';
+import { logKind, recordOf, type NameLookup } from '../../domain/log-kinds.js';
 
 /** Queued rows one transaction integrates at most. */
 export const SEQUENCE_BATCH = 2_000;
@@ -213,7 +212,7 @@ export async function presentEntry(base: LinkBase, entry: EntryRow, names: NameL
   return {
     index: entry.index,
     kind: entry.kind,
-    resource: kind ? await kind.resource(base, entry.record, names) : null,
+    resource: kind ? await kind.resource((c, ...seg) => apiUrl(base, c, ...seg), entry.record, names) : null,
     record: entry.record,
   };
 }

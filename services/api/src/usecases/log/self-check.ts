@@ -6,14 +6,13 @@
  * last entry says it was removed, or a `disposition` entry (a retention rule's removal) names it.
  */
 import { randomInt } from 'node:crypto';
-import { sql } from 'kysely';
-import { leafHash, nodeKey } from '../../domain/merkle.js';
+import { leafHash, nodeKey } from './merkle.js';
 import type { Db } from '../../storage/database.js';
 import {
   transparencyLogRepository as repo,
   type EntryRow,
 } from '../../storage/repositories/transparency-log.js';
-import { logKind, quoteIdent, recordOf, recordSql } from './kinds.js';
+import { logKind, recordOf } from '../../domain/log-kinds.js';
 import { recordBytes } from './log.js';
 
 export interface SelfCheckFailure {
@@ -36,18 +35,10 @@ export async function currentRecord(
   if (!kind) {
     return undefined;
   }
-  const conditions = kind.key.map(
-    (c) => sql`${sql.raw(`t.${quoteIdent(c)}`)}::text = ${String(entry.record[c] ?? '')}`,
-  );
-  const rows = await sql<{ r: Record<string, unknown> }>`select ${sql.raw(recordSql(kind, 't'))} as r
-    from ${sql.table(kind.table)} t where t.org_id = ${orgId} and ${sql.join(conditions, sql` and `)}`.execute(
-    db,
-  );
-  const row = rows.rows[0];
-  if (!row) {
+  const fields = await repo.currentFields(db, orgId, kind, entry.record);
+  if (!fields) {
     return undefined;
   }
-  const fields = typeof row.r === 'string' ? (JSON.parse(row.r) as Record<string, unknown>) : row.r;
   return recordOf(kind, fields, false);
 }
 

@@ -9,19 +9,12 @@
  */
 import { createHash } from 'node:crypto';
 
-export interface NodeRef {
-  level: number;
-  index: number;
-}
+import { nodeKey, type NodeRef, type StoredNode } from '../../storage/repositories/transparency-log.js';
 
-export interface StoredNode extends NodeRef {
-  hash: Buffer;
-}
+export { nodeKey, type NodeRef, type StoredNode };
 
 /** Reads the stored hashes of the perfect subtrees named; every one asked for must exist. */
 export type NodeReader = (refs: NodeRef[]) => Promise<Map<string, Buffer>>;
-
-export const nodeKey = (level: number, index: number): string => `${level}:${index}`;
 
 export function leafHash(data: Uint8Array): Buffer {
   return createHash('sha256')

@@ -9,7 +9,6 @@
  * A record is `{kind, id, ...columns}`; a removal logs the last values with `"removed": true`.
  * Times are written as UTC ISO-8601 with microseconds, so a record reads the same on any server.
  */
-import { apiUrl, type LinkBase } from '../scope/links.js';
 
 export type ColumnType = 'value' | 'time' | 'sha256';
 
@@ -29,6 +28,9 @@ export interface NameLookup {
   policy(id: unknown): Promise<string | undefined>;
 }
 
+/** The API resource `/api/v2/{collection}/{org}/{...segments}` of the organization, each segment escaped. */
+export type ResourceUrl = (collection: string, ...segments: string[]) => string;
+
 export interface LogKind {
   kind: string;
   table: string;
@@ -39,12 +41,22 @@ export interface LogKind {
   updates?: string[];
   /** A removal of the row is a new entry (`"removed": true`). */
   deletes?: boolean;
-  resource(base: LinkBase, record: Record<string, unknown>, names: NameLookup): Promise<string | null>;
+  resource(url: ResourceUrl, record: Record<string, unknown>, names: NameLookup): Promise<string | null>;
 }
 
 const col = (column: string, type: ColumnType = 'value', as?: string): LogColumn =>
   as ? { column, type, as } : { column, type };
-const s = (v: unknown) => String(v);
+/** A key or name value as text (objects as JSON, never '[object Object]'). */
+export function keyText(v: unknown): string {
+  if (v === null || v === undefined) {
+    return '';
+  }
+  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') {
+    return String(v);
+  }
+  return JSON.stringify(v);
+}
+const s = keyText;
 
 export const LOG_KINDS: readonly LogKind[] = [
   {
@@ -62,7 +74,7 @@ export const LOG_KINDS: readonly LogKind[] = [
       col('created_at', 'time'),
     ],
     updates: ['name', 'description', 'visibility', 'template_yaml', 'archived'],
-    resource: async (base, r) => apiUrl(base, 'flows', s(r.name)),
+    resource: async (url, r) => url('flows', s(r.name)),
   },
   {
     kind: 'trail',
@@ -80,9 +92,9 @@ export const LOG_KINDS: readonly LogKind[] = [
       col('created_at', 'time'),
     ],
     updates: ['name', 'description', 'template_yaml', 'git_commit_info', 'origin_url'],
-    resource: async (base, r, names) => {
+    resource: async (url, r, names) => {
       const flow = await names.flow(r.flow_id);
-      return flow ? apiUrl(base, 'trails', flow, s(r.name)) : null;
+      return flow ? url('trails', flow, s(r.name)) : null;
     },
   },
   {
@@ -103,9 +115,9 @@ export const LOG_KINDS: readonly LogKind[] = [
       col('created_at', 'time'),
     ],
     updates: ['fingerprint', 'filename', 'template_reference_name', 'git_commit', 'build_url', 'commit_url'],
-    resource: async (base, r, names) => {
+    resource: async (url, r, names) => {
       const flow = await names.flow(r.flow_id);
-      return flow ? apiUrl(base, 'artifacts', flow, 'fingerprint', s(r.fingerprint)) : null;
+      return flow ? url('artifacts', flow, 'fingerprint', s(r.fingerprint)) : null;
     },
   },
   {
@@ -131,9 +143,9 @@ export const LOG_KINDS: readonly LogKind[] = [
       col('created_by'),
       col('created_at', 'time'),
     ],
-    resource: async (base, r, names) => {
+    resource: async (url, r, names) => {
       const trail = await names.trail(r.trail_id);
-      return trail ? apiUrl(base, 'attestations', trail.flow, 'trail', trail.name, s(r.name)) : null;
+      return trail ? url('attestations', trail.flow, 'trail', trail.name, s(r.name)) : null;
     },
   },
   {
@@ -152,7 +164,7 @@ export const LOG_KINDS: readonly LogKind[] = [
       col('created_at', 'time'),
     ],
     updates: ['name', 'type', 'description', 'require_provenance', 'archived', 'tags'],
-    resource: async (base, r) => apiUrl(base, 'environments', s(r.name)),
+    resource: async (url, r) => url('environments', s(r.name)),
   },
   {
     kind: 'snapshot',
@@ -171,9 +183,9 @@ export const LOG_KINDS: readonly LogKind[] = [
       col('applied_policies'),
       col('reported_by'),
     ],
-    resource: async (base, r, names) => {
+    resource: async (url, r, names) => {
       const env = await names.environment(r.environment_id);
-      return env ? apiUrl(base, 'snapshots', env, s(r.index)) : null;
+      return env ? url('snapshots', env, s(r.index)) : null;
     },
   },
   {
@@ -189,7 +201,7 @@ export const LOG_KINDS: readonly LogKind[] = [
       col('created_at', 'time'),
     ],
     updates: ['name', 'type', 'archived'],
-    resource: async (base, r) => apiUrl(base, 'policies', s(r.name)),
+    resource: async (url, r) => url('policies', s(r.name)),
   },
   {
     kind: 'policy_version',
@@ -204,9 +216,9 @@ export const LOG_KINDS: readonly LogKind[] = [
       col('created_by'),
       col('created_at', 'time'),
     ],
-    resource: async (base, r, names) => {
+    resource: async (url, r, names) => {
       const policy = await names.policy(r.policy_id);
-      return policy ? apiUrl(base, 'policies', policy) : null;
+      return policy ? url('policies', policy) : null;
     },
   },
   {
@@ -215,9 +227,9 @@ export const LOG_KINDS: readonly LogKind[] = [
     key: ['environment_id', 'policy_id'],
     columns: [col('environment_id'), col('policy_id'), col('attached_at', 'time')],
     deletes: true,
-    resource: async (base, r, names) => {
+    resource: async (url, r, names) => {
       const env = await names.environment(r.environment_id);
-      return env ? apiUrl(base, 'environments', env) : null;
+      return env ? url('environments', env) : null;
     },
   },
 ];
@@ -230,7 +242,7 @@ export function logKind(kind: string): LogKind | undefined {
 
 /** The record id of a row (or record) of `kind`: its key columns' values joined with ':'. */
 export function recordIdOf(kind: LogKind, row: Record<string, unknown>): string {
-  return kind.key.map((k) => String(row[k] ?? '')).join(':');
+  return kind.key.map((k) => keyText(row[k])).join(':');
 }
 
 /** The SQL (over the row alias `alias`) of one column's value as the record holds it. */
@@ -241,7 +253,8 @@ function columnSql(alias: string, c: LogColumn): string {
       return `to_char(${ref} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
     case 'sha256':
       return `encode(sha256(convert_to(${ref}::text, 'UTF8')), 'hex')`;
-    default:
+    case 'value':
+    case undefined:
       return ref;
   }
 }
