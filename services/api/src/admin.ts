@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   }
   const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 2 });
   try {
-    await migrateToLatest(handle);
+    await migrateToLatest(handle, { transparencyLog: config.transparencyLog });
     const lines = await runAdmin(handle.db, argv);
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
