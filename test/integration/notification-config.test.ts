@@ -255,7 +255,9 @@ describe('notification config, as Terraform sends it', () => {
       await tf.delete(URL_PATH('coffee_low')),
     ]) {
       expect(res.status).toBe(400);
-      expect(res.json.errors['path.notification_type']).toBe("Input should be 'api_key_expiry'");
+      expect(res.json.errors['path.notification_type']).toBe(
+        "Input should be 'api_key_expiry' or 'log_checkpoint'",
+      );
     }
   });
 

@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   }
   const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 2 });
   try {
-    await migrateToLatest(handle);
+    await migrateToLatest(handle, { transparencyLog: config.transparencyLog });
     if (argv[0] === 'evidence') {
       process.exitCode = await evidenceCommand(argv, config, handle.db, (line) =>
         process.stdout.write(`${line}\n`),

@@ -35,6 +35,7 @@ import requestTextPlugin from './plugins/request-text.js';
 import runtimeMetricsPlugin from './plugins/runtime-metrics.js';
 import runtimePlugin from './plugins/runtime.js';
 import evaluationsPlugin from './plugins/evaluations.js';
+import transparencyLogPlugin from './plugins/transparency-log.js';
 import routes from './routes/index.js';
 import { openDatabase, type DatabaseHandle } from './storage/create-db.js';
 import { fastifyTrustProxy } from './trust-proxy.js';
@@ -119,6 +120,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(metricsPlugin);
   await app.register(runtimePlugin);
   await app.register(evaluationsPlugin);
+  await app.register(transparencyLogPlugin);
   await app.register(runtimeMetricsPlugin);
   await app.register(openapiPlugin);
   await app.register(peoplePlugin);

@@ -95,6 +95,16 @@ const EnvSchema = z
     VERITY_CEL_MAX_HEAP_MB: intVar(64, 16, 4096),
     VERITY_CEL_WORKERS: intVar(2, 1, 64),
     VERITY_EVALUATIONS_POLL_MS: intVar(5000, 100, 3_600_000),
+    VERITY_TRANSPARENCY_LOG: boolVar(true),
+    VERITY_LOG_SIGNING_KEY: optionalString.refine(
+      (v) => v === undefined || v.includes('-----BEGIN PRIVATE KEY-----'),
+      {
+        message: 'must hold PEM Ed25519 private keys (-----BEGIN PRIVATE KEY-----)',
+      },
+    ),
+    VERITY_LOG_SEQUENCE_MS: intVar(250, 10, 60_000),
+    VERITY_LOG_SELF_CHECK_MS: intVar(600_000, 1_000, 86_400_000),
+    VERITY_LOG_SELF_CHECK_SAMPLE: intVar(100, 1, 100_000),
     VERITY_RATE_LIMIT_PER_MINUTE: intVar(3000, 0, 10_000_000),
     VERITY_AUTH_FAILURES_PER_MINUTE: intVar(60, 0, 10_000_000),
     // Unset: ten times the per-key limit (the default's default is 30,000).
@@ -237,6 +247,16 @@ export interface Config {
   celWorkers: number;
   /** How often the evaluation workers look for evaluations nobody announced (another replica's, a restart's). */
   evaluationsPollMs: number;
+  /** The transparency log: triggers queue writes, the sequencer signs checkpoints (off: neither). */
+  transparencyLog: boolean;
+  /** PEM Ed25519 private keys signing checkpoints: the first signs, the rest stay listed (rotation); unset: a key per organization. */
+  logSigningKey: string | undefined;
+  /** How often the sequencer integrates queued records into the log. */
+  logSequenceMs: number;
+  /** How often the self-check recomputes a sample of logged records. */
+  logSelfCheckMs: number;
+  /** Entries the self-check samples per round. */
+  logSelfCheckSample: number;
   /** Requests per minute per API key (0: no limit). */
   rateLimitPerMinute: number;
   /** Requests per minute of all the keys of one organization together (0: no limit). */
@@ -315,6 +335,7 @@ const FILE_VARS = [
   'VERITY_OUTBOUND_CA',
   'VERITY_SIGSTORE_TRUSTED_ROOT',
   'VERITY_SIGSTORE_PUBLIC_KEYS',
+  'VERITY_LOG_SIGNING_KEY',
 ] as const;
 
 /** Every environment variable the API reads (and `<NAME>_FILE` for those above). */
@@ -377,6 +398,17 @@ function evaluationSettings(e: z.infer<typeof EnvSchema>) {
     celMaxHeapMb: e.VERITY_CEL_MAX_HEAP_MB,
     celWorkers: e.VERITY_CEL_WORKERS,
     evaluationsPollMs: e.VERITY_EVALUATIONS_POLL_MS,
+  };
+}
+
+/** The transparency log's settings. */
+function logSettings(e: z.infer<typeof EnvSchema>) {
+  return {
+    transparencyLog: e.VERITY_TRANSPARENCY_LOG,
+    logSigningKey: e.VERITY_LOG_SIGNING_KEY,
+    logSequenceMs: e.VERITY_LOG_SEQUENCE_MS,
+    logSelfCheckMs: e.VERITY_LOG_SELF_CHECK_MS,
+    logSelfCheckSample: e.VERITY_LOG_SELF_CHECK_SAMPLE,
   };
 }
 
@@ -447,6 +479,7 @@ export function loadConfig(
     jqWorkers: e.VERITY_JQ_WORKERS,
     jqQueuePerOrg: e.VERITY_JQ_QUEUE_PER_ORG,
     ...evaluationSettings(e),
+    ...logSettings(e),
     rateLimitPerMinute: e.VERITY_RATE_LIMIT_PER_MINUTE,
     rateLimitPerOrgPerMinute:
       e.VERITY_RATE_LIMIT_PER_ORG_PER_MINUTE === -1

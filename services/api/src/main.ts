@@ -31,7 +31,7 @@ type Log = Pick<FastifyBaseLogger, 'info'>;
 /** Opens the configured database, migrated to the latest schema. */
 async function openMigrated(config: Config, log: Log): Promise<DatabaseHandle> {
   const migrate = async (handle: DatabaseHandle) => {
-    const applied = await migrateToLatest(handle);
+    const applied = await migrateToLatest(handle, { transparencyLog: config.transparencyLog });
     if (applied.length > 0) {
       log.info({ migrations: applied }, 'migrations applied');
     }

@@ -93,6 +93,8 @@ export const ArtifactHistoryPage = z
 export const ArtifactRecord = z
   .object({
     id: z.string(),
+    /** Index of the record's latest entry in the organization's transparency log; null until sequenced. */
+    log_index: z.number().int().nullable().optional(),
     trail_name: z.string().nullable(),
     template_reference_name: z.string().nullable(),
     fingerprint: z.string(),

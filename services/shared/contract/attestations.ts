@@ -297,6 +297,8 @@ export const AttestationSignature = z
 export const Attestation = z
   .object({
     attestation_id: z.string(),
+    /** Index of the record's latest entry in the organization's transparency log; null until sequenced. */
+    log_index: z.number().int().nullable().optional(),
     attestation_name: z.string(),
     attestation_type: z.string(),
     is_compliant: z.boolean(),

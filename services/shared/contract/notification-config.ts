@@ -1,13 +1,14 @@
 /**
  * Notification configs: who hears of what Verity raises itself, per organization and type
  * (the Terraform provider's `kosli_notification_config`, reference/peers-2026-11b.md section 2).
- * The one type is `api_key_expiry`: service-account keys about to expire.
+ * `api_key_expiry`: service-account keys about to expire; `log_checkpoint`: each new signed
+ * checkpoint of the organization's transparency log, for witnesses.
  */
 import { z } from 'zod';
 import { EpochSeconds } from './common.js';
 
 /** The notification types an organization may configure. */
-export const NOTIFICATION_TYPES = ['api_key_expiry'] as const;
+export const NOTIFICATION_TYPES = ['api_key_expiry', 'log_checkpoint'] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
 
 /** Targets a config holds at most. */
@@ -72,6 +73,8 @@ export const NotificationConfig = z
     detection: z.object({
       days_before_expiry: z.array(z.number().int()),
       on_expiry: z.boolean(),
+      /** log_checkpoint: every new checkpoint is sent. */
+      on_checkpoint: z.boolean().optional(),
     }),
     last_notified_at: EpochSeconds.nullable(),
     /** Set when the most recent delivery failed. */

@@ -113,6 +113,8 @@ export const TrailEvent = z
 export const Trail = z
   .object({
     name: z.string(),
+    /** Index of the record's latest entry in the organization's transparency log; null until sequenced. */
+    log_index: z.number().int().nullable().optional(),
     description: z.string(),
     git_commit_info: GitCommitRecord.nullable(),
     origin_url: z.string().nullable(),

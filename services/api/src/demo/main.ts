@@ -39,7 +39,7 @@ async function main(): Promise<void> {
     : `the embedded database in ${config.dataDir}`;
   const handle = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolMax: 2 });
   try {
-    await migrateToLatest(handle);
+    await migrateToLatest(handle, { transparencyLog: config.transparencyLog });
     if (await orgsRepository.findByName(handle.db, org)) {
       throw new DemoOrgExistsError(org);
     }

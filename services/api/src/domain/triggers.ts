@@ -14,7 +14,7 @@ export type Trigger = EnvTrigger | FlowTrigger;
  * What Verity raises itself, for notification configs (never an action's trigger): a
  * service-account key about to expire, or expired.
  */
-export type KeyExpiryTrigger = 'ON_API_KEY_EXPIRING' | 'ON_API_KEY_EXPIRED';
+export type KeyExpiryTrigger = 'ON_API_KEY_EXPIRING' | 'ON_API_KEY_EXPIRED' | 'ON_LOG_CHECKPOINT';
 /** Every trigger an event may carry. */
 export type EventTrigger = Trigger | KeyExpiryTrigger;
 
@@ -33,6 +33,7 @@ export const EVENT_TYPES: Record<EventTrigger, string> = {
   ON_RELEASE: 'ARTIFACT_RELEASED',
   ON_API_KEY_EXPIRING: 'API_KEY_EXPIRING',
   ON_API_KEY_EXPIRED: 'API_KEY_EXPIRED',
+  ON_LOG_CHECKPOINT: 'LOG_CHECKPOINT',
 };
 
 /** Triggers not allowed for an action type (section 7: triggers are validated against the type). */
@@ -93,6 +94,8 @@ export interface NotificationEvent {
     expires_at_utc: string;
     days_before_expiry: number;
   };
+  /** A new signed checkpoint of the organization's transparency log (C2SP tlog-checkpoint note). */
+  checkpoint?: { origin: string; tree_size: number; note: string };
 }
 
 /** An action as trigger matching sees it. */
@@ -138,6 +141,7 @@ export function webhookPayload(event: NotificationEvent): Record<string, unknown
     ...(event.artifact ? { artifact: event.artifact } : {}),
     ...(event.attestation ? { attestation: event.attestation } : {}),
     ...(event.api_key ? { api_key: event.api_key } : {}),
+    ...(event.checkpoint ? { checkpoint: event.checkpoint } : {}),
   };
 }
 

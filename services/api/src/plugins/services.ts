@@ -59,7 +59,20 @@ export default fp(
       trustedRoot: app.config.sigstoreTrustedRoot,
       publicKeys: app.config.sigstorePublicKeys,
     });
-    app.decorate('services', { provenance, evaluator, store, batcher, catalog, sbomLimits, signatures });
+    // Audit packages carry the log's proofs while the log runs.
+    const log = app.config.transparencyLog
+      ? { publicUrl: app.config.publicUrl, signingKeyPem: app.config.logSigningKey }
+      : undefined;
+    app.decorate('services', {
+      provenance,
+      evaluator,
+      store,
+      batcher,
+      catalog,
+      sbomLimits,
+      signatures,
+      log,
+    });
     const orphans = new EvidenceCollector(app.db, store);
     const collect = async () => {
       const n = await orphans.pass(app.clock());

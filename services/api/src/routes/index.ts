@@ -28,6 +28,7 @@ import people from './people/index.js';
 import evaluations from './evaluations/index.js';
 import policyPreview from './policy-preview/index.js';
 import retention from './retention/index.js';
+import log from './log/index.js';
 
 const routes: FastifyPluginAsync = async (app) => {
   await app.register(organizations);
@@ -55,6 +56,7 @@ const routes: FastifyPluginAsync = async (app) => {
   await app.register(evaluations);
   await app.register(policyPreview);
   await app.register(retention);
+  await app.register(log);
 };
 
 export default routes;

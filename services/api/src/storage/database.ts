@@ -12,6 +12,7 @@ import type { InsightTables } from './tables/insight.js';
 import type { RetentionTables } from './tables/retention.js';
 import type { RuntimeTables } from './tables/runtime.js';
 import type { SbomTables } from './tables/sbom.js';
+import type { TransparencyLogTables } from './tables/transparency-log.js';
 
 export type { EvidenceTables } from './tables/evidence.js';
 export type { IdentityTables } from './tables/identity.js';
@@ -25,7 +26,8 @@ export type Database = IdentityTables &
   NotificationConfigTables &
   EvaluationTables &
   InsightTables &
-  RetentionTables;
+  RetentionTables &
+  TransparencyLogTables;
 
 /** The database handle every repository takes; a transaction is one too. */
 export type Db = Kysely<Database>;

@@ -2,15 +2,22 @@
  * Applies the static migration list on start. On PostgreSQL an advisory lock makes replicas
  * that start together take turns: the first migrates, the rest find nothing to do.
  */
-import { Migrator, sql, type MigrationResult } from 'kysely';
+import { Migrator, sql, type Kysely, type MigrationResult } from 'kysely';
 import type { DatabaseHandle } from './create-db.js';
+import { syncLogTriggers } from './log-triggers.js';
 import { migrations } from './migrations/index.js';
 
 /** An arbitrary constant naming Verity's migration lock among the server's advisory locks. */
 export const MIGRATION_LOCK_KEY = 7_166_145_238_041;
 
-/** Migrates to the latest version; returns the migrations this call applied. */
-export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]> {
+/**
+ * Migrates to the latest version, then installs the transparency log's triggers (or removes them
+ * with `transparencyLog: false`); returns the migrations this call applied.
+ */
+export async function migrateToLatest(
+  handle: DatabaseHandle,
+  options: { transparencyLog?: boolean } = {},
+): Promise<string[]> {
   // Kysely finds its bookkeeping tables by name across schemas; naming ours keeps it in this one.
   const schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(handle.db)).rows[0]
     ?.schema;
@@ -28,6 +35,7 @@ export async function migrateToLatest(handle: DatabaseHandle): Promise<string[]>
         { cause: error },
       );
     }
+    await syncLogTriggers(handle.db as unknown as Kysely<unknown>, options.transparencyLog ?? true);
     return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   };
   // PGlite is one connection in one process; there is nobody to race.

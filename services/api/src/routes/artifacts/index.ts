@@ -123,7 +123,10 @@ const routes: FastifyPluginAsync = async (fastify) => {
         const epoch = app.caches.evidence.epoch(scope.org.id);
         const record = await readArtifactByFingerprint(scope, request.params, request.query);
         body = Buffer.from(serializeArtifactRecord(record));
-        app.caches.evidence.set(scope.org.id, cacheKey, body, epoch);
+        // Not kept before the record is in the log: its log_index comes within the sequencer's round.
+        if (record.log_index !== null || !app.config.transparencyLog) {
+          app.caches.evidence.set(scope.org.id, cacheKey, body, epoch);
+        }
       }
       return sendSerialized(reply, body);
     },

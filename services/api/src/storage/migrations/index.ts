@@ -32,6 +32,7 @@ import * as m0387 from './0387_deployments.js';
 import * as m0388 from './0388_evaluations.js';
 import * as m0390 from './0390_evidence_files_elsewhere.js';
 import * as m0395 from './0395_retention.js';
+import * as m0400 from './0400_transparency_log.js';
 import * as m0410 from './0410_attestation_signatures.js';
 import * as m0415 from './0415_name_search_trigrams.js';
 
@@ -63,6 +64,7 @@ export const migrations: Record<string, Migration> = {
   '0388_evaluations': m0388,
   '0390_evidence_files_elsewhere': m0390,
   '0395_retention': m0395,
+  '0400_transparency_log': m0400,
   '0410_attestation_signatures': m0410,
   '0415_name_search_trigrams': m0415,
 };

@@ -8,7 +8,7 @@ type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type Json<T extends object | null> = JSONColumnType<T, string, string>;
 
 /** Notification types an organization configures (shared/contract/notification-config.ts). */
-export type NotificationTypeColumn = 'api_key_expiry';
+export type NotificationTypeColumn = 'api_key_expiry' | 'log_checkpoint';
 
 /** An organization's own recipients for one notification type; absent: Verity derives them. */
 export interface NotificationConfigsTable {

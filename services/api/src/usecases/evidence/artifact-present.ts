@@ -1,4 +1,5 @@
 /** Artifacts as the API and console show them: links, evidence, history and where they run. */
+import { logIndexes } from '../log/log.js';
 import type { ArtifactRecord } from '../../../../shared/contract/artifacts.js';
 import type { ArtifactStatusRecord } from '../../domain/compliance.js';
 import { runtimePlaces } from '../../domain/runtime-status.js';
@@ -142,7 +143,7 @@ export async function presentArtifacts(
       }
     }
   }
-  const [attestations, runtime, leadTimes] = await Promise.all([
+  const [attestations, runtime, leadTimes, logIndex] = await Promise.all([
     attestationsRepository.findByIds(scope.db, scope.org.id, [...effectiveIds]),
     runtimeOf(scope.db, scope.org.id, rows),
     leadTimesOf(
@@ -150,17 +151,24 @@ export async function presentArtifacts(
       scope.org.id,
       rows.map((r) => r.id),
     ),
+    logIndexes(
+      scope.db,
+      scope.org.id,
+      'artifact',
+      rows.map((r) => r.id),
+    ),
   ]);
   const byId = new Map(attestations.map((a) => [a.id, a]));
-  return rows.map((row) =>
-    presentArtifact(
+  return rows.map((row) => ({
+    ...presentArtifact(
       scope,
       row,
       byId,
       runtime.get(`${row.trail_id}:${row.fingerprint}`) ?? runtimeFromHistory(NO_HISTORY),
       leadTimes.get(row.id) ?? NO_LEAD_TIMES(),
     ),
-  );
+    log_index: logIndex(row.id),
+  }));
 }
 
 /**
@@ -183,14 +191,20 @@ export async function readArtifactRecord(
   if (!found) {
     return undefined;
   }
-  const leadTimes = await leadTimesOf(scope.db, scope.org.id, [found.artifact.id]);
-  return presentArtifact(
-    scope,
-    found.artifact,
-    new Map(found.attestations.map((a) => [a.id, a])),
-    runtimeFromHistory(found.history),
-    leadTimes.get(found.artifact.id) ?? NO_LEAD_TIMES(),
-  );
+  const [leadTimes, logIndex] = await Promise.all([
+    leadTimesOf(scope.db, scope.org.id, [found.artifact.id]),
+    logIndexes(scope.db, scope.org.id, 'artifact', [found.artifact.id]),
+  ]);
+  return {
+    ...presentArtifact(
+      scope,
+      found.artifact,
+      new Map(found.attestations.map((a) => [a.id, a])),
+      runtimeFromHistory(found.history),
+      leadTimes.get(found.artifact.id) ?? NO_LEAD_TIMES(),
+    ),
+    log_index: logIndex(found.artifact.id),
+  };
 }
 
 function presentArtifact(

@@ -1,8 +1,13 @@
 /** Reading attestations: the cursor search, a flow's pages, one name's history, evidence files. */
+import { logIndexes } from '../log/log.js';
 import type { Attestation } from '../../../../shared/contract/attestations.js';
 import { compileUserPattern, UserPatternError } from '../../domain/user-pattern.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
-import { attestationsRepository, type AttestationRow } from '../../storage/repositories/attestations.js';
+import {
+  attestationsRepository,
+  type AttestationRow,
+  type AttestationRowWithNames,
+} from '../../storage/repositories/attestations.js';
 import { flowsRepository } from '../../storage/repositories/flows.js';
 import { trailsRepository } from '../../storage/repositories/trails.js';
 import { findArtifact } from './artifacts.js';
@@ -57,7 +62,7 @@ export async function findAttestations(scope: OrgScope, q: AttestationQuery) {
   // One trail's pages say how many there are in all: a count over that trail's attestations alone.
   const counted = q.trail !== undefined && q.name_regex === undefined;
   return {
-    data: rows.map((r) => presentAttestation(scope, r)),
+    data: await presentAttestations(scope, rows),
     _links: next,
     ...(counted ? { total_count: await attestationsRepository.count(scope.db, scope.org.id, search) } : {}),
   };
@@ -91,7 +96,7 @@ export async function listFlowAttestations(
     );
   const pages = Math.ceil(total / q.per_page);
   return {
-    data: rows.map((r) => presentAttestation(scope, r)),
+    data: await presentAttestations(scope, rows),
     self: at(q.page),
     next: q.page < pages ? at(q.page + 1) : undefined,
     total,
@@ -112,7 +117,7 @@ export async function trailAttestationsNamed(
   const rows = await attestationsRepository.byName(scope.db, scope.org.id, trail.id, name, {
     trailLevel: true,
   });
-  return rows.map((r) => presentAttestation(scope, r));
+  return await presentAttestations(scope, rows);
 }
 
 /** Every attestation of one name on an artifact (its latest trail), newest first. */
@@ -126,7 +131,7 @@ export async function artifactAttestationsNamed(
   const rows = await attestationsRepository.byName(scope.db, scope.org.id, artifact.trail_id, name, {
     fingerprint: artifact.fingerprint,
   });
-  return rows.map((r) => presentAttestation(scope, r));
+  return await presentAttestations(scope, rows);
 }
 
 /** An attestation's evidence file (streamed) and the row that names it; 404 when either is missing. */
@@ -186,4 +191,15 @@ function nextQuery(query: AttestationQuery, after: number): URLSearchParams {
   }
   params.set('after', String(after));
   return params;
+}
+
+/** Attestations as reads answer them, each with its `log_index`. */
+async function presentAttestations(scope: OrgScope, rows: AttestationRowWithNames[]): Promise<Attestation[]> {
+  const logIndex = await logIndexes(
+    scope.db,
+    scope.org.id,
+    'attestation',
+    rows.map((r) => r.id),
+  );
+  return rows.map((r) => ({ ...presentAttestation(scope, r), log_index: logIndex(r.id) }));
 }

@@ -24,6 +24,7 @@ import { findArtifact } from './artifacts.js';
 import type { OrgScope } from '../scope/org-scope.js';
 import type { EvidenceStore, StoredEvidence } from '../scope/services.js';
 import { resolveFlow } from './flows.js';
+import { logMembers, type LogRef } from '../log/package.js';
 import { presentTrail, trailNotFound } from './trails.js';
 
 /** One file of a package. */
@@ -96,14 +97,22 @@ export function pack(members: Member[], mtime: Date): Readable {
   return out;
 }
 
+/** The transparency log's proofs of the records named (nothing while the log is off). */
+export async function proofMembers(ctx: OrgScope, refs: LogRef[]): Promise<Member[]> {
+  const settings = ctx.services.log;
+  return settings ? logMembers(ctx.db, ctx.org, settings, ctx.now, refs) : [];
+}
+
 /**
  * The files of an artifact's audit package, each name under `dir` (empty for the package root):
- * its record, compliance, and its and its trail's attestations with their evidence files.
+ * its record, compliance, and its and its trail's attestations with their evidence files. The
+ * log records they show (flow, trail, artifact, attestations) are added to `refs`.
  */
 export async function artifactMembers(
   ctx: OrgScope,
   artifact: ArtifactRowWithNames,
   dir = '',
+  refs: LogRef[] = [],
 ): Promise<Member[]> {
   const { store } = ctx.services;
   const [record] = await presentArtifacts(ctx, [artifact]);
@@ -137,6 +146,12 @@ export async function artifactMembers(
       );
     },
   );
+  refs.push(
+    { kind: 'flow', id: artifact.flow_id },
+    { kind: 'trail', id: artifact.trail_id },
+    { kind: 'artifact', id: artifact.id },
+    ...rows.map((a) => ({ kind: 'attestation', id: a.id })),
+  );
   return [
     { name: 'artifact.json', content: json(record) },
     {
@@ -153,7 +168,9 @@ export async function artifactMembers(
 
 /** The audit package of an artifact: its record, compliance, its and its trail's attestations. */
 export async function artifactAuditPackage(ctx: OrgScope, artifact: ArtifactRowWithNames): Promise<Readable> {
-  return pack(await artifactMembers(ctx, artifact), ctx.now);
+  const refs: LogRef[] = [];
+  const members = await artifactMembers(ctx, artifact, '', refs);
+  return pack([...members, ...(await proofMembers(ctx, refs))], ctx.now);
 }
 
 /** The audit package of a trail: its record with events, compliance, artifacts and attestations. */
@@ -172,6 +189,12 @@ export async function trailAuditPackage(ctx: OrgScope, flow: FlowRow, trail: Tra
       { name: 'compliance.json', content: json(record.compliance_status) },
       ...records.map((r) => ({ name: `artifacts/${r.fingerprint}.json`, content: json(r) })),
       ...attestationMembers(ctx, store, rows),
+      ...(await proofMembers(ctx, [
+        { kind: 'flow', id: flow.id },
+        { kind: 'trail', id: trail.id },
+        ...artifacts.map((a) => ({ kind: 'artifact', id: a.id })),
+        ...rows.map((a) => ({ kind: 'attestation', id: a.id })),
+      ])),
     ],
     ctx.now,
   );

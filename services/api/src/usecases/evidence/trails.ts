@@ -1,4 +1,5 @@
 /** Trails: begin (create or update), auto-create on first evidence, present. */
+import { logIndexes } from '../log/log.js';
 import type { z } from 'zod';
 import type { CreateTrail, Trail, TrailListItem } from '../../../../shared/contract/trails.js';
 import { evaluateTrail } from '../../domain/compliance.js';
@@ -157,7 +158,10 @@ export async function ensureTrail(scope: OrgScope, flow: FlowRow, name: string):
 
 /** The wire form of a trail with its event log. */
 export async function presentTrail(scope: OrgScope, flow: FlowRow, trail: TrailRow): Promise<Trail> {
-  const events = await trailEventsRepository.listForTrail(scope.db, scope.org.id, trail.id);
+  const [events, logIndex] = await Promise.all([
+    trailEventsRepository.listForTrail(scope.db, scope.org.id, trail.id),
+    logIndexes(scope.db, scope.org.id, 'trail', [trail.id]),
+  ]);
   const template = trailTemplate(trail, flow);
   const compliance = trail.compliance as Trail['compliance_status'];
   return {
@@ -182,6 +186,7 @@ export async function presentTrail(scope: OrgScope, flow: FlowRow, trail: TrailR
     flow: { name: flow.name, tags: flow.tags },
     external_urls: trail.external_urls,
     html_url: trailHtmlUrl(scope, flow.name, trail.name),
+    log_index: logIndex(trail.id),
   };
 }
 

@@ -28,6 +28,7 @@ const DETECTION: Record<NotificationType, NotificationConfig['detection']> = {
     days_before_expiry: KEY_EXPIRY_THRESHOLDS_DAYS.filter((d) => d > 0),
     on_expiry: KEY_EXPIRY_THRESHOLDS_DAYS.includes(0),
   },
+  log_checkpoint: { days_before_expiry: [], on_expiry: false, on_checkpoint: true },
 };
 
 const latest = (dates: Array<Date | null>): Date | null =>

@@ -8,6 +8,7 @@
  */
 import {
   artifactMembers,
+  proofMembers,
   json,
   pack,
   safe,
@@ -15,6 +16,7 @@ import {
   type Member,
 } from '../evidence/audit-package.js';
 import { BadRequestError } from '../../errors.js';
+import type { LogRef } from '../log/package.js';
 import { artifactsRepository } from '../../storage/repositories/artifacts.js';
 import { flowsRepository } from '../../storage/repositories/flows.js';
 import type { OrgScope } from '../scope/org-scope.js';
@@ -52,6 +54,16 @@ export async function snapshotAuditPackage(
       ),
     },
   ];
+  const refs: LogRef[] = [];
+  const env = await ctx.db
+    .selectFrom('environments')
+    .select('id')
+    .where('org_id', '=', ctx.org.id)
+    .where('name', '=', envName)
+    .executeTakeFirst();
+  if (env) {
+    refs.push({ kind: 'environment', id: env.id }, { kind: 'snapshot', id: `${env.id}:${snapshot.index}` });
+  }
   const flowIds = new Map<string, string | undefined>();
   for (const [i, a] of running.entries()) {
     const dir = `artifacts/${String(i + 1).padStart(3, '0')}-${safe(a.name)}`;
@@ -80,11 +92,12 @@ export async function snapshotAuditPackage(
         : undefined;
       if (record) {
         members.push(
-          ...(await artifactMembers(ctx, record, `${dir}/${safe(f.flow_name)}-${safe(f.trail_name)}`)),
+          ...(await artifactMembers(ctx, record, `${dir}/${safe(f.flow_name)}-${safe(f.trail_name)}`, refs)),
         );
       }
     }
   }
+  members.push(...(await proofMembers(ctx, refs)));
   return {
     stream: pack(members, ctx.now),
     fileName: `${envName}-snapshot-${snapshot.index}-audit-package.tar.gz`,

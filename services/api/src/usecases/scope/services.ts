@@ -3,6 +3,7 @@
  * its `OrgScope`: nothing else is injected.
  */
 import type { Readable } from 'node:stream';
+import type { LogSettings } from '../log/log.js';
 import type { SbomLimits } from '../../domain/sbom.js';
 import type { Db } from '../../storage/database.js';
 import type { AttestationBatcher } from '../../storage/batching/attestation-batcher.js';
@@ -76,4 +77,6 @@ export interface Services {
   signatures?: SignatureVerifier;
   /** What one attestation's SBOM documents index at most (the defaults when absent). */
   sbomLimits?: SbomLimits;
+  /** The transparency log's settings when it runs: audit packages then carry its proofs. */
+  log?: LogSettings | undefined;
 }

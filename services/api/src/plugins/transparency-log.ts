@@ -1,0 +1,119 @@
+/**
+ * The transparency log's background work (`app.transparencyLog`): the sequencer, which every
+ * `VERITY_LOG_SEQUENCE_MS` integrates the records the triggers queued and signs each
+ * organization's new checkpoint (several replicas take turns on the organization's head row), and
+ * the self-check, which every `VERITY_LOG_SELF_CHECK_MS` recomputes a sample of each
+ * organization's entries from the stored records and counts and logs each mismatch
+ * (`verity_log_self_check_failures_total`). Off with `VERITY_TRANSPARENCY_LOG=off`.
+ */
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { Counter } from 'prom-client';
+import { Loop } from '../notify/loop.js';
+import { transparencyLogRepository } from '../storage/repositories/transparency-log.js';
+import { sequenceOrg, SEQUENCE_BATCH, type LogSettings } from '../usecases/log/log.js';
+import { selfCheckOrg, type SelfCheckFailure } from '../usecases/log/self-check.js';
+import { announceCheckpoint } from '../usecases/log/witness.js';
+
+export interface TransparencyLogService {
+  settings: LogSettings;
+  /** Integrates everything queued now (tests, admin commands). */
+  sequence(): Promise<void>;
+  /** Runs one self-check round over every organization; returns the mismatches found. */
+  selfCheck(): Promise<SelfCheckFailure[]>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    transparencyLog: TransparencyLogService;
+  }
+}
+
+/** Organizations sequenced per round at most; the next round takes the rest. */
+const ORGS_PER_ROUND = 100;
+
+async function sequenceAll(app: FastifyInstance, settings: LogSettings): Promise<void> {
+  const orgIds = await transparencyLogRepository.queuedOrgs(app.db, ORGS_PER_ROUND);
+  for (const orgId of orgIds) {
+    const org = await app.db
+      .selectFrom('orgs')
+      .select(['id', 'name'])
+      .where('id', '=', orgId)
+      .executeTakeFirst();
+    if (!org) {
+      await app.db.deleteFrom('log_queue').where('org_id', '=', orgId).execute();
+      continue;
+    }
+    for (;;) {
+      const done = await sequenceOrg(app.db, org, settings, app.clock());
+      if (done && done.appended > 0) {
+        const enqueued = await announceCheckpoint(app.db, org, done, app.clock());
+        if (enqueued > 0) {
+          app.domainEvents.committed([{ type: 'notifications.enqueued', count: enqueued }]);
+        }
+      }
+      if (!done || done.appended < SEQUENCE_BATCH) {
+        break;
+      }
+    }
+  }
+}
+
+export default fp(
+  (app, _opts, done) => {
+    const config = app.config;
+    const settings: LogSettings = { publicUrl: config.publicUrl, signingKeyPem: config.logSigningKey };
+    const failures = new Counter({
+      name: 'verity_log_self_check_failures_total',
+      help: 'Log entries whose stored record (or leaf) no longer matches the entry, by kind of record',
+      labelNames: ['kind'] as const,
+      registers: [app.metrics.registry],
+    });
+    const checked = new Counter({
+      name: 'verity_log_self_check_entries_total',
+      help: 'Log entries the self-check recomputed',
+      registers: [app.metrics.registry],
+    });
+    const selfCheck = async (): Promise<SelfCheckFailure[]> => {
+      const heads = await app.db.selectFrom('log_heads').select('org_id').execute();
+      const found: SelfCheckFailure[] = [];
+      for (const { org_id } of heads) {
+        const round = await selfCheckOrg(app.db, org_id, config.logSelfCheckSample);
+        checked.inc(round.checked);
+        for (const f of round.failures) {
+          failures.inc({ kind: f.kind });
+          app.log.error(
+            { org: org_id, kind: f.kind, record: f.id, log_index: f.index, reason: f.reason },
+            `transparency log self-check: ${f.kind} ${f.id} (entry ${f.index}): ${f.reason}`,
+          );
+        }
+        found.push(...round.failures);
+      }
+      return found;
+    };
+    const sequencer = new Loop(
+      'log-sequencer',
+      () => sequenceAll(app, settings),
+      config.logSequenceMs,
+      app.log,
+    );
+    const checker = new Loop('log-self-check', selfCheck, config.logSelfCheckMs, app.log);
+    app.decorate('transparencyLog', {
+      settings,
+      sequence: () => sequenceAll(app, settings),
+      selfCheck,
+    } satisfies TransparencyLogService);
+    if (config.transparencyLog) {
+      app.addHook('onReady', async () => {
+        sequencer.start();
+        checker.start();
+      });
+    }
+    app.addHook('onClose', async () => {
+      await sequencer.stop();
+      await checker.stop();
+    });
+    done();
+  },
+  { name: 'transparency-log', dependencies: ['db', 'domain-events', 'metrics'] },
+);

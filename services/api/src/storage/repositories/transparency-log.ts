@@ -1,0 +1,291 @@
+/**
+ * The transparency log's rows (migration 0400): the queue the triggers fill, the entries, the
+ * stored subtree hashes, the per-organization head and the generated signing keys.
+ */
+import { sql } from 'kysely';
+import { keyText, quoteIdent, recordSql, type LogKind } from '../../domain/log-kinds.js';
+import type { Db } from '../database.js';
+import { toJsonNotNull } from './json.js';
+
+/** A perfect subtree of a log's Merkle tree: level 0 the leaves, level l the roots of 2^l leaves. */
+export interface NodeRef {
+  level: number;
+  index: number;
+}
+
+export interface StoredNode extends NodeRef {
+  hash: Buffer;
+}
+
+export const nodeKey = (level: number, index: number): string => `${level}:${index}`;
+
+export interface QueuedRow {
+  id: string;
+  kind: string;
+  op: string;
+  row: Record<string, unknown>;
+}
+
+export interface EntryRow {
+  index: number;
+  kind: string;
+  record_id: string;
+  record: Record<string, unknown>;
+}
+
+export interface HeadRow {
+  size: number;
+  root: Buffer | null;
+  checkpoint: string | null;
+}
+
+const CHUNK = 500;
+
+function chunks<T>(items: T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) {
+    out.push(items.slice(i, i + size));
+  }
+  return out;
+}
+
+const toEntry = (r: {
+  index: string | number;
+  kind: string;
+  record_id: string;
+  record: unknown;
+}): EntryRow => ({
+  index: Number(r.index),
+  kind: r.kind,
+  record_id: r.record_id,
+  record: (typeof r.record === 'string' ? JSON.parse(r.record) : r.record) as Record<string, unknown>,
+});
+
+export const transparencyLogRepository = {
+  /** Organizations with queued records, at most `limit`. */
+  async queuedOrgs(db: Db, limit: number): Promise<string[]> {
+    // A skip scan of log_queue_org_idx: the queue's deleted rows are not read one by one (the
+    // sequencer asks often, and vacuum may be rare).
+    const rows = await sql<{ org_id: string }>`with recursive o as (
+        (select org_id from log_queue order by org_id limit 1)
+        union all
+        select (select q.org_id from log_queue q where q.org_id > o.org_id order by q.org_id limit 1)
+        from o where o.org_id is not null
+      ) select org_id from o where org_id is not null limit ${limit}`.execute(db);
+    return rows.rows.map((r) => r.org_id);
+  },
+
+  /** The organization's head, created empty when missing, locked until the transaction ends. */
+  async lockHead(trx: Db, orgId: string, now: Date): Promise<HeadRow> {
+    await trx
+      .insertInto('log_heads')
+      .values({ org_id: orgId, size: 0, root: null, checkpoint: null, updated_at: now })
+      .onConflict((oc) => oc.column('org_id').doNothing())
+      .execute();
+    const row = await trx
+      .selectFrom('log_heads')
+      .select(['size', 'root', 'checkpoint'])
+      .where('org_id', '=', orgId)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    return {
+      size: Number(row.size),
+      root: row.root ? Buffer.from(row.root) : null,
+      checkpoint: row.checkpoint,
+    };
+  },
+
+  async head(db: Db, orgId: string): Promise<HeadRow | undefined> {
+    const row = await db
+      .selectFrom('log_heads')
+      .select(['size', 'root', 'checkpoint'])
+      .where('org_id', '=', orgId)
+      .executeTakeFirst();
+    return row
+      ? { size: Number(row.size), root: row.root ? Buffer.from(row.root) : null, checkpoint: row.checkpoint }
+      : undefined;
+  },
+
+  async setHead(trx: Db, orgId: string, head: { size: number; root: Buffer; checkpoint: string }, now: Date) {
+    await trx
+      .updateTable('log_heads')
+      .set({ size: head.size, root: head.root, checkpoint: head.checkpoint, updated_at: now })
+      .where('org_id', '=', orgId)
+      .execute();
+  },
+
+  /** The oldest queued rows of an organization, at most `limit`. */
+  async queued(trx: Db, orgId: string, limit: number): Promise<QueuedRow[]> {
+    const rows = await trx
+      .selectFrom('log_queue')
+      .select(['id', 'kind', 'op', 'row'])
+      .where('org_id', '=', orgId)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ ...r, id: String(r.id) }));
+  },
+
+  async dequeue(trx: Db, ids: string[]): Promise<void> {
+    for (const part of chunks(ids)) {
+      await trx.deleteFrom('log_queue').where('id', 'in', part).execute();
+    }
+  },
+
+  async insertEntries(trx: Db, orgId: string, entries: EntryRow[]): Promise<void> {
+    for (const part of chunks(entries)) {
+      await trx
+        .insertInto('log_entries')
+        .values(
+          part.map((e) => ({
+            org_id: orgId,
+            index: e.index,
+            kind: e.kind,
+            record_id: e.record_id,
+            record: toJsonNotNull(e.record),
+          })),
+        )
+        .execute();
+    }
+  },
+
+  async insertNodes(trx: Db, orgId: string, nodes: StoredNode[]): Promise<void> {
+    for (const part of chunks(nodes)) {
+      await trx
+        .insertInto('log_nodes')
+        .values(part.map((n) => ({ org_id: orgId, level: n.level, idx: n.index, hash: n.hash })))
+        .execute();
+    }
+  },
+
+  /** The stored hashes of the subtrees named (a NodeReader over the database). */
+  async nodes(db: Db, orgId: string, refs: NodeRef[]): Promise<Map<string, Buffer>> {
+    const out = new Map<string, Buffer>();
+    for (const part of chunks(refs, 200)) {
+      const rows = await db
+        .selectFrom('log_nodes')
+        .select(['level', 'idx', 'hash'])
+        .where('org_id', '=', orgId)
+        .where((eb) => eb.or(part.map((r) => eb.and([eb('level', '=', r.level), eb('idx', '=', r.index)]))))
+        .execute();
+      for (const r of rows) {
+        out.set(nodeKey(r.level, Number(r.idx)), Buffer.from(r.hash));
+      }
+    }
+    return out;
+  },
+
+  async entry(db: Db, orgId: string, index: number): Promise<EntryRow | undefined> {
+    const row = await db
+      .selectFrom('log_entries')
+      .select(['index', 'kind', 'record_id', 'record'])
+      .where('org_id', '=', orgId)
+      .where('index', '=', index)
+      .executeTakeFirst();
+    return row ? toEntry(row) : undefined;
+  },
+
+  /** Entries [from, to) in order. */
+  async entries(db: Db, orgId: string, from: number, to: number): Promise<EntryRow[]> {
+    const rows = await db
+      .selectFrom('log_entries')
+      .select(['index', 'kind', 'record_id', 'record'])
+      .where('org_id', '=', orgId)
+      .where('index', '>=', from)
+      .where('index', '<', to)
+      .orderBy('index')
+      .execute();
+    return rows.map(toEntry);
+  },
+
+  /** The latest entry of each record named, by `kind:id`. */
+  async latestOf(
+    db: Db,
+    orgId: string,
+    records: Array<{ kind: string; id: string }>,
+  ): Promise<Map<string, EntryRow>> {
+    const out = new Map<string, EntryRow>();
+    for (const part of chunks(records, 200)) {
+      if (part.length === 0) {
+        continue;
+      }
+      const rows = await db
+        .selectFrom('log_entries')
+        .select(['index', 'kind', 'record_id', 'record'])
+        .distinctOn(['kind', 'record_id'])
+        .where('org_id', '=', orgId)
+        .where((eb) => eb.or(part.map((r) => eb.and([eb('kind', '=', r.kind), eb('record_id', '=', r.id)]))))
+        .orderBy('kind')
+        .orderBy('record_id')
+        .orderBy('index', 'desc')
+        .execute();
+      for (const r of rows) {
+        out.set(`${r.kind}:${r.record_id}`, toEntry(r));
+      }
+    }
+    return out;
+  },
+
+  /** The index of the latest entry of each record of `kind` named (absent: not in the log yet). */
+  async latestIndexes(db: Db, orgId: string, kind: string, ids: string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    for (const part of chunks([...new Set(ids)], 500)) {
+      if (part.length === 0) {
+        continue;
+      }
+      const rows = await db
+        .selectFrom('log_entries')
+        .select(['record_id', (eb) => eb.fn.max('index').as('index')])
+        .where('org_id', '=', orgId)
+        .where('kind', '=', kind)
+        .where('record_id', 'in', part)
+        .groupBy('record_id')
+        .execute();
+      for (const r of rows) {
+        out.set(r.record_id, Number(r.index));
+      }
+    }
+    return out;
+  },
+
+  /** The fields of a record as its table holds them now (the kind's columns); undefined when gone. */
+  async currentFields(
+    db: Db,
+    orgId: string,
+    kind: LogKind,
+    record: Record<string, unknown>,
+  ): Promise<Record<string, unknown> | undefined> {
+    const conditions = kind.key.map(
+      (c) => sql`${sql.raw(`t.${quoteIdent(c)}`)}::text = ${keyText(record[c])}`,
+    );
+    const rows = await sql<{ r: unknown }>`select ${sql.raw(recordSql(kind, 't'))} as r
+      from ${sql.table(kind.table)} t where t.org_id = ${orgId} and ${sql.join(conditions, sql` and `)}`.execute(
+      db,
+    );
+    const r = rows.rows[0]?.r;
+    if (r === undefined) {
+      return undefined;
+    }
+    return (typeof r === 'string' ? JSON.parse(r) : r) as Record<string, unknown>;
+  },
+
+  async keys(db: Db, orgId: string) {
+    return db
+      .selectFrom('log_keys')
+      .select(['key_id', 'public_key', 'private_key', 'created_at', 'retired_at'])
+      .where('org_id', '=', orgId)
+      .orderBy('created_at', 'desc')
+      .execute();
+  },
+
+  async insertKey(
+    db: Db,
+    row: { org_id: string; key_id: string; public_key: Buffer; private_key: Buffer; created_at: Date },
+  ) {
+    await db
+      .insertInto('log_keys')
+      .values({ ...row, retired_at: null })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+  },
+};

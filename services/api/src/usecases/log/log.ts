@@ -1,0 +1,392 @@
+/**
+ * The per-organization transparency log: the sequencer that turns queued records into entries
+ * and signs checkpoints, the signing keys, and the reads (entries, proofs, checkpoint, key).
+ *
+ * Sequencing takes the organization's head row lock (`log_heads ... for update`), so replicas
+ * append in turns and an index is assigned once; queued rows are read, hashed (RFC 8785 JCS of
+ * the record, RFC 9162 leaf), appended with the subtree hashes they complete, deleted from the
+ * queue and a new checkpoint signed, all in one transaction.
+ */
+import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import {
+  appendLeaves,
+  consistencyProof,
+  inclusionProof,
+  leafHash,
+  rootHash,
+  type NodeReader,
+} from './merkle.js';
+import {
+  checkpointBody,
+  keyId,
+  noteName,
+  privateKeyFromPkcs8,
+  rawPublicKey,
+  signNote,
+  verifierKey,
+} from './signed-note.js';
+import { BadRequestError, NotFoundError } from '../../errors.js';
+import type { Db } from '../../storage/database.js';
+import {
+  transparencyLogRepository as repo,
+  type EntryRow,
+} from '../../storage/repositories/transparency-log.js';
+import { apiUrl, type LinkBase } from '../scope/links.js';
+import { logKind, recordOf, type NameLookup } from '../../domain/log-kinds.js';
+
+/** Queued rows one transaction integrates at most. */
+export const SEQUENCE_BATCH = 2_000;
+/** Entries one page answers at most. */
+export const ENTRIES_PAGE_MAX = 100;
+
+export interface LogSettings {
+  publicUrl: string;
+  /** PEM private keys from the configuration: the first signs, all verify. */
+  signingKeyPem: string | undefined;
+}
+
+/** The origin line of an organization's checkpoints: `<public host>/<org>`. */
+export function logOrigin(publicUrl: string, orgName: string): string {
+  return noteName(`${new URL(publicUrl).host}/${orgName}`);
+}
+
+/** The canonical (RFC 8785) bytes of a record: an entry's leaf data. */
+export function recordBytes(record: Record<string, unknown>): Buffer {
+  return Buffer.from(canonicalize(record) ?? 'null', 'utf8');
+}
+
+const parsedPem = new Map<string, KeyObject[]>();
+
+function configuredKeys(pem: string): KeyObject[] {
+  let keys = parsedPem.get(pem);
+  if (!keys) {
+    const blocks = pem.match(/-----BEGIN PRIVATE KEY-----[\s\S]*?-----END PRIVATE KEY-----/g) ?? [];
+    keys = blocks.map((b) => createPrivateKey(b));
+    for (const k of keys) {
+      if (k.asymmetricKeyType !== 'ed25519') {
+        throw new Error('VERITY_LOG_SIGNING_KEY must hold Ed25519 keys');
+      }
+    }
+    parsedPem.set(pem, keys);
+  }
+  return keys;
+}
+
+/** The key signing the organization's checkpoints (generated and stored when none exists yet). */
+async function signingKey(trx: Db, orgId: string, origin: string, settings: LogSettings, now: Date) {
+  if (settings.signingKeyPem) {
+    return configuredKeys(settings.signingKeyPem)[0]!;
+  }
+  const active = (await repo.keys(trx, orgId)).find((k) => k.retired_at === null && k.private_key);
+  if (active?.private_key) {
+    return privateKeyFromPkcs8(active.private_key);
+  }
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const pub = rawPublicKey(privateKey);
+  await repo.insertKey(trx, {
+    org_id: orgId,
+    key_id: keyId(origin, pub).toString('hex'),
+    public_key: pub,
+    private_key: Buffer.from(privateKey.export({ format: 'der', type: 'pkcs8' })),
+    created_at: now,
+  });
+  return privateKey;
+}
+
+const reader =
+  (db: Db, orgId: string): NodeReader =>
+  (refs) =>
+    repo.nodes(db, orgId, refs);
+
+export interface Sequenced {
+  size: number;
+  checkpoint: string;
+  appended: number;
+}
+
+/**
+ * Integrates up to one batch of the organization's queued records; signs a checkpoint (also for
+ * an empty log that has none yet). Undefined when there was nothing to do.
+ */
+export async function sequenceOrg(
+  db: Db,
+  org: { id: string; name: string },
+  settings: LogSettings,
+  now: Date,
+): Promise<Sequenced | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const head = await repo.lockHead(trx, org.id, now);
+    const queued = await repo.queued(trx, org.id, SEQUENCE_BATCH);
+    if (queued.length === 0 && head.checkpoint) {
+      return undefined;
+    }
+    const entries: EntryRow[] = [];
+    for (const q of queued) {
+      const kind = logKind(q.kind);
+      if (!kind) {
+        // A kind no longer in the registry: its queued rows are dropped, not guessed at.
+        continue;
+      }
+      const record = recordOf(kind, q.row, q.op === 'delete');
+      entries.push({
+        index: head.size + entries.length,
+        kind: kind.kind,
+        record_id: String(record.id),
+        record,
+      });
+    }
+    const leaves = entries.map((e) => leafHash(recordBytes(e.record)));
+    const nodes = await appendLeaves(head.size, leaves, reader(trx, org.id));
+    await repo.insertEntries(trx, org.id, entries);
+    await repo.insertNodes(trx, org.id, nodes);
+    await repo.dequeue(
+      trx,
+      queued.map((q) => q.id),
+    );
+    const size = head.size + entries.length;
+    const root = await rootHash(size, reader(trx, org.id));
+    const origin = logOrigin(settings.publicUrl, org.name);
+    const key = await signingKey(trx, org.id, origin, settings, now);
+    const checkpoint = signNote(checkpointBody(origin, size, root), origin, key);
+    await repo.setHead(trx, org.id, { size, root, checkpoint }, now);
+    return { size, checkpoint, appended: entries.length };
+  });
+}
+
+/** The signed checkpoint of the organization's log (signing the empty log's first). */
+export async function checkpoint(
+  db: Db,
+  org: { id: string; name: string },
+  settings: LogSettings,
+  now: Date,
+) {
+  const head = await repo.head(db, org.id);
+  if (head?.checkpoint) {
+    return { size: head.size, checkpoint: head.checkpoint };
+  }
+  await sequenceOrg(db, org, settings, now);
+  const again = await repo.head(db, org.id);
+  return { size: again?.size ?? 0, checkpoint: again?.checkpoint ?? '' };
+}
+
+/** The note verifier keys of the organization's log: the signing key first, then retired ones. */
+export async function verifierKeys(
+  db: Db,
+  org: { id: string; name: string },
+  settings: LogSettings,
+  now: Date,
+): Promise<string[]> {
+  const origin = logOrigin(settings.publicUrl, org.name);
+  if (settings.signingKeyPem) {
+    return configuredKeys(settings.signingKeyPem).map((k) => verifierKey(origin, rawPublicKey(k)));
+  }
+  let keys = await repo.keys(db, org.id);
+  if (keys.length === 0) {
+    await checkpoint(db, org, settings, now);
+    keys = await repo.keys(db, org.id);
+  }
+  const ordered = [
+    ...keys.filter((k) => k.retired_at === null),
+    ...keys.filter((k) => k.retired_at !== null),
+  ];
+  return ordered.map((k) => verifierKey(origin, Buffer.from(k.public_key)));
+}
+
+async function treeSize(db: Db, orgId: string): Promise<number> {
+  return (await repo.head(db, orgId))?.size ?? 0;
+}
+
+function parseIndex(name: string, value: string | undefined): number {
+  if (value === undefined || !/^\d{1,15}$/.test(value)) {
+    throw new BadRequestError(`'${name}' must be a non-negative integer`, {
+      [name]: 'a non-negative integer',
+    });
+  }
+  return Number(value);
+}
+
+/** The API view of an entry. */
+export async function presentEntry(base: LinkBase, entry: EntryRow, names: NameLookup) {
+  const kind = logKind(entry.kind);
+  return {
+    index: entry.index,
+    kind: entry.kind,
+    resource: kind ? await kind.resource((c, ...seg) => apiUrl(base, c, ...seg), entry.record, names) : null,
+    record: entry.record,
+  };
+}
+
+/** A name lookup over the database, remembering what it read. */
+export function nameLookup(db: Db, orgId: string): NameLookup {
+  const flows = new Map<string, Promise<string | undefined>>();
+  const trails = new Map<string, Promise<{ flow: string; name: string } | undefined>>();
+  const envs = new Map<string, Promise<string | undefined>>();
+  const policies = new Map<string, Promise<string | undefined>>();
+  const once = <T>(m: Map<string, Promise<T>>, id: unknown, load: (id: string) => Promise<T>) => {
+    const key = String(id);
+    let p = m.get(key);
+    if (!p) {
+      p = load(key);
+      m.set(key, p);
+    }
+    return p;
+  };
+  return {
+    flow: (id) =>
+      once(
+        flows,
+        id,
+        async (k) =>
+          (
+            await db
+              .selectFrom('flows')
+              .select('name')
+              .where('org_id', '=', orgId)
+              .where('id', '=', k)
+              .executeTakeFirst()
+          )?.name,
+      ),
+    trail: (id) =>
+      once(trails, id, async (k) => {
+        const row = await db
+          .selectFrom('trails')
+          .innerJoin('flows', (j) =>
+            j.onRef('flows.org_id', '=', 'trails.org_id').onRef('flows.id', '=', 'trails.flow_id'),
+          )
+          .select(['trails.name as name', 'flows.name as flow'])
+          .where('trails.org_id', '=', orgId)
+          .where('trails.id', '=', k)
+          .executeTakeFirst();
+        return row ? { flow: row.flow, name: row.name } : undefined;
+      }),
+    environment: (id) =>
+      once(
+        envs,
+        id,
+        async (k) =>
+          (
+            await db
+              .selectFrom('environments')
+              .select('name')
+              .where('org_id', '=', orgId)
+              .where('id', '=', k)
+              .executeTakeFirst()
+          )?.name,
+      ),
+    policy: (id) =>
+      once(
+        policies,
+        id,
+        async (k) =>
+          (
+            await db
+              .selectFrom('policies')
+              .select('name')
+              .where('org_id', '=', orgId)
+              .where('id', '=', k)
+              .executeTakeFirst()
+          )?.name,
+      ),
+  };
+}
+
+/** `GET /log/{org}/entries/{index}`. */
+export async function readEntry(db: Db, base: LinkBase & { orgId: string }, index: string) {
+  const i = parseIndex('index', index);
+  const size = await treeSize(db, base.orgId);
+  const entry = i < size ? await repo.entry(db, base.orgId, i) : undefined;
+  if (!entry) {
+    throw new NotFoundError(`Log entry ${i} is beyond the tree of size ${size}`);
+  }
+  return presentEntry(base, entry, nameLookup(db, base.orgId));
+}
+
+/** `GET /log/{org}/entries?from=&to=`: entries [from, to), at most ENTRIES_PAGE_MAX. */
+export async function readEntries(
+  db: Db,
+  base: LinkBase & { orgId: string },
+  from: string | undefined,
+  to: string | undefined,
+) {
+  const a = parseIndex('from', from ?? '0');
+  const size = await treeSize(db, base.orgId);
+  const b = to === undefined ? Math.min(size, a + ENTRIES_PAGE_MAX) : parseIndex('to', to);
+  if (b < a) {
+    throw new BadRequestError(`'to' (${b}) must not be less than 'from' (${a})`, { to: 'at least from' });
+  }
+  if (b - a > ENTRIES_PAGE_MAX) {
+    throw new BadRequestError(`A page holds at most ${ENTRIES_PAGE_MAX} entries; asked for ${b - a}`, {
+      to: `at most from + ${ENTRIES_PAGE_MAX}`,
+    });
+  }
+  if (b > size) {
+    throw new NotFoundError(`Entries up to ${b} are beyond the tree of size ${size}`);
+  }
+  const names = nameLookup(db, base.orgId);
+  const rows = await repo.entries(db, base.orgId, a, b);
+  return {
+    from: a,
+    to: b,
+    tree_size: size,
+    entries: await Promise.all(rows.map((e) => presentEntry(base, e, names))),
+  };
+}
+
+/** `GET /log/{org}/proof/inclusion?index=&tree_size=`. */
+export async function readInclusionProof(
+  db: Db,
+  orgId: string,
+  index: string | undefined,
+  treeSizeParam: string | undefined,
+) {
+  const i = parseIndex('index', index);
+  const n = parseIndex('tree_size', treeSizeParam);
+  if (i >= n) {
+    throw new BadRequestError(`'index' (${i}) must be less than 'tree_size' (${n})`, {
+      index: 'less than tree_size',
+    });
+  }
+  const size = await treeSize(db, orgId);
+  if (n > size) {
+    throw new NotFoundError(`Tree size ${n} is beyond the log's size ${size}`);
+  }
+  const hashes = await inclusionProof(i, n, reader(db, orgId));
+  return { index: i, tree_size: n, hashes: hashes.map((h) => h.toString('base64')) };
+}
+
+/** `GET /log/{org}/proof/consistency?from=&to=`. */
+export async function readConsistencyProof(
+  db: Db,
+  orgId: string,
+  from: string | undefined,
+  to: string | undefined,
+) {
+  const a = parseIndex('from', from);
+  const b = parseIndex('to', to);
+  if (a > b) {
+    throw new BadRequestError(`'from' (${a}) must not be greater than 'to' (${b})`, { from: 'at most to' });
+  }
+  const size = await treeSize(db, orgId);
+  if (b > size) {
+    throw new NotFoundError(`Tree size ${b} is beyond the log's size ${size}`);
+  }
+  const hashes = await consistencyProof(a, b, reader(db, orgId));
+  return { from: a, to: b, hashes: hashes.map((h) => h.toString('base64')) };
+}
+
+/** `log_index` of records of a kind as reads show it: the latest entry's index, null until sequenced. */
+export async function logIndexes(
+  db: Db,
+  orgId: string,
+  kind: string,
+  ids: string[],
+): Promise<(id: string) => number | null> {
+  const found = ids.length > 0 ? await repo.latestIndexes(db, orgId, kind, ids) : new Map<string, number>();
+  return (id) => found.get(id) ?? null;
+}
+
+/** The inclusion proof of `index` in the tree of `size` as base64 hashes (audit packages). */
+export async function inclusionHashes(db: Db, orgId: string, index: number, size: number): Promise<string[]> {
+  return (await inclusionProof(index, size, reader(db, orgId))).map((h) => h.toString('base64'));
+}

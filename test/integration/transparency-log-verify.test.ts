@@ -1,0 +1,211 @@
+/**
+ * Audit packages that prove themselves, and witnesses, as an auditor runs them: `npm run verify`
+ * (the script, in a child process) on a package of each kind verifies; after an attestation's
+ * result is changed in the database, a new package fails naming the attestation; a package with
+ * a changed file fails naming it; `verify watch` keeps checkpoints and fails when the log's
+ * history is rewritten.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client, createTestApp, type TestApp } from '../helpers/app.js';
+import { cliClient } from '../helpers/cli.js';
+import { deployment, fp } from '../helpers/runtime.js';
+import { tgz, untar } from '../helpers/tar.js';
+import { jcs } from '../helpers/tlog-client.js';
+import { until } from '../helpers/wait.js';
+
+let t: TestApp;
+let api: ReturnType<typeof client>;
+let cli: ReturnType<typeof cliClient>;
+let key: string;
+let dir: string;
+let baseUrl: string;
+const ORG = 'acme';
+const FP = fp('b');
+
+function runVerify(args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      'node_modules/.bin/tsx',
+      ['services/api/src/verify/main.ts', ...args],
+      { env: { ...process.env, ...env }, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, out: `${stdout}${stderr}` });
+      },
+    );
+  });
+}
+
+const settled = () =>
+  until(async () => {
+    const q = await sql<{ n: number }>`select count(*)::int as n from log_queue`.execute(t.db.db);
+    return q.rows[0]!.n === 0 ? true : undefined;
+  });
+
+async function download(url: string, name: string): Promise<string> {
+  const res = await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } });
+  expect([url, res.statusCode, res.statusCode === 200 ? '' : res.body]).toEqual([url, 200, '']);
+  const file = join(dir, name);
+  await writeFile(file, res.rawPayload);
+  return file;
+}
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { VERITY_LOG_SEQUENCE_MS: '20' } });
+  key = await t.seedKey(ORG, 'admin');
+  api = client(t.app, key);
+  cli = cliClient(t.app, key);
+  dir = await mkdtemp(join(tmpdir(), 'verity-verify-'));
+  baseUrl = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  await cli.multipart('PUT', '/api/v2/flows/acme/template_file', [
+    { name: 'data_json', value: JSON.stringify({ name: 'f1', description: '' }) },
+    {
+      name: 'template_file',
+      filename: 't.yml',
+      content:
+        'version: 1\ntrail:\n  attestations:\n  - name: tests\n    type: generic\n  - name: review\n    type: generic\n',
+    },
+  ]);
+  await cli.multipart('PUT', '/api/v2/trails/acme/f1', [
+    { name: 'data_json', value: JSON.stringify({ name: 't1' }) },
+  ]);
+  const made = await cli.json('POST', '/api/v2/artifacts/acme/f1', {
+    fingerprint: FP,
+    filename: 'app',
+    git_commit: 'c'.repeat(40),
+    build_url: 'https://ci/1',
+    commit_url: 'https://git/1',
+    trail_name: 't1',
+  });
+  expect(made.status).toBe(201);
+  for (const name of ['tests', 'review']) {
+    const r = await cli.multipart('POST', '/api/v2/attestations/acme/f1/trail/t1/generic', [
+      { name: 'data_json', value: JSON.stringify({ attestation_name: name, is_compliant: true }) },
+      { name: 'attachment_file', filename: `${name}.txt`, content: `evidence of ${name}` },
+    ]);
+    expect(r.status).toBe(201);
+  }
+  await api.put(`/api/v2/environments/${ORG}`, { name: 'prod', type: 'K8S', description: '' });
+  await api.put(`/api/v2/environments/${ORG}/prod/report/K8S`, {
+    artifacts: deployment('web', 'web', FP, 1),
+  });
+  await settled();
+});
+afterAll(async () => {
+  await t?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('npm run verify on audit packages', () => {
+  it('verifies untouched packages of an artifact, a trail and a snapshot', async () => {
+    const files = [
+      await download(`/api/v2/artifacts/${ORG}/f1/${FP}/audit_package`, 'artifact.tgz'),
+      await download(`/api/v2/trails/${ORG}/f1/t1/audit_package`, 'trail.tgz'),
+      await download(`/api/v2/snapshots/${ORG}/prod/-1/audit_package`, 'snapshot.tgz'),
+    ];
+    const members = await untar(gunzipSync(await readFile(files[2]!)));
+    expect(
+      [...members.keys()]
+        .filter((n) => n.startsWith('log/records/'))
+        .map((n) => n.split('/')[2]!.split('-')[0]),
+    ).toEqual(
+      expect.arrayContaining(['environment', 'snapshot', 'flow', 'trail', 'artifact', 'attestation']),
+    );
+    for (const file of files) {
+      const r = await runVerify([file]);
+      expect(r.out).toContain('records match their log entries');
+      expect(r.out).toMatch(/ok {2}checkpoint of verity\.test\/acme at size \d+ signed/);
+      expect([file, r.code]).toEqual([file, 0]);
+    }
+    const pinned = (await api.get(`/api/v2/log/${ORG}/key`)).body.split('\n')[0]!;
+    expect((await runVerify([files[0]!, '--key', pinned])).code).toBe(0);
+  });
+
+  it('fails naming a changed file, and a checkpoint not signed by the pinned key', async () => {
+    const file = await download(`/api/v2/artifacts/${ORG}/f1/${FP}/audit_package`, 'a.tgz');
+    const members = await untar(gunzipSync(await readFile(file)));
+    const name = [...members.keys()].find((n) => n.endsWith('attestation.json'))!;
+    members.set(name, Buffer.from('{"is_compliant": false}\n'));
+    const changed = join(dir, 'changed.tgz');
+    await writeFile(changed, await tgz(members));
+    const r = await runVerify([changed]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(`FAILED: ${name}: its SHA-256 differs from MANIFEST.sha256`);
+    const other = 'other.example/acme+01020304+AR' + 'A'.repeat(42) + '=';
+    const wrongKey = await runVerify([file, '--key', other]);
+    expect(wrongKey.code).toBe(1);
+    expect(wrongKey.out).toContain(
+      'FAILED: log/checkpoint: the checkpoint carries no valid signature by the verifier key',
+    );
+  });
+
+  it('fails naming the attestation whose result was changed in the database', async () => {
+    const row = await sql<{ id: string }>`update attestations set is_compliant = false
+      where name = 'tests' returning id`.execute(t.db.db);
+    const id = row.rows[0]!.id;
+    try {
+      const file = await download(`/api/v2/artifacts/${ORG}/f1/${FP}/audit_package`, 'tampered.tgz');
+      const r = await runVerify([file]);
+      expect(r.code).toBe(1);
+      expect(r.out).toMatch(
+        new RegExp(
+          `FAILED: attestation ${id} \\(log/records/attestation-${id}\\.json\\): the record does not match its log entry \\d+`,
+        ),
+      );
+      const failures = await t.app.transparencyLog.selfCheck();
+      expect(failures).toContainEqual(expect.objectContaining({ kind: 'attestation', id }));
+    } finally {
+      await sql`update attestations set is_compliant = true where id = ${id}`.execute(t.db.db);
+    }
+  });
+});
+
+describe('npm run verify -- watch', () => {
+  it('keeps checkpoints, accepts a consistent next one and fails on a rewritten history', async () => {
+    const state = join(dir, 'witness.json');
+    const args = ['watch', '--url', baseUrl, '--org', ORG, '--state', state, '--once'];
+    const env = { VERITY_API_KEY: key };
+    const first = await runVerify(args, env);
+    expect(first.out).toMatch(/checkpoint of verity\.test\/acme at size \d+: signature ok/);
+    expect(first.code).toBe(0);
+    await api.put(`/api/v2/environments/${ORG}`, { name: 'prod', type: 'K8S', description: 'v2' });
+    await settled();
+    const second = await runVerify(args, env);
+    expect(second.out).toMatch(/consistent with the one kept at size \d+/);
+    expect(second.code).toBe(0);
+    // Whoever runs the database rewrites entry 0 and the hashes above it.
+    await sql`update log_entries set record = record || '{"name":"rewritten"}'::jsonb where index = 0`.execute(
+      t.db.db,
+    );
+    const rec = await sql<{ record: unknown }>`select record from log_entries where index = 0`.execute(
+      t.db.db,
+    );
+    const sha = (...p: Uint8Array[]) => p.reduce((h, x) => h.update(x), createHash('sha256')).digest();
+    await sql`update log_nodes set hash = ${sha(Buffer.from([0]), Buffer.from(jcs(rec.rows[0]!.record)))}
+      where level = 0 and idx = 0`.execute(t.db.db);
+    for (let level = 1; ; level += 1) {
+      const kids = await sql<{ hash: Uint8Array }>`select hash from log_nodes
+        where level = ${level - 1} and idx in (0, 1) order by idx`.execute(t.db.db);
+      const parent = await sql`select 1 from log_nodes where level = ${level} and idx = 0`.execute(t.db.db);
+      if (kids.rows.length < 2 || parent.rows.length === 0) {
+        break;
+      }
+      await sql`update log_nodes set hash = ${sha(Buffer.from([1]), kids.rows[0]!.hash, kids.rows[1]!.hash)}
+        where level = ${level} and idx = 0`.execute(t.db.db);
+    }
+    await api.put(`/api/v2/environments/${ORG}`, { name: 'prod', type: 'K8S', description: 'v3' });
+    await settled();
+    const third = await runVerify(args, env);
+    expect(third.code).toBe(1);
+    expect(third.out).toMatch(
+      /FAILED: inconsistent: the checkpoint at size \d+ does not extend the one kept at size \d+/,
+    );
+  });
+});
