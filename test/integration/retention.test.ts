@@ -291,3 +291,33 @@ describe('snapshots', () => {
     expect((await snap(-1)).json).toEqual(latest);
   });
 });
+
+describe('the transparency log', () => {
+  it('logs each removal and each disposition, so the self-check finds nothing missing', async () => {
+    await t.app.transparencyLog.sequence();
+    const entries: Array<{ kind: string; record: Record<string, unknown> }> = [];
+    const checkpoint = await api.get(`/api/v2/log/${ORG}/checkpoint`);
+    const size = Number(checkpoint.body.split('\n')[1]);
+    for (let from = 0; from < size; from += 100) {
+      const page = await api.get(`/api/v2/log/${ORG}/entries?from=${from}&to=${Math.min(size, from + 100)}`);
+      expect(page.status, page.body).toBe(200);
+      entries.push(...((page.json.entries ?? page.json) as typeof entries));
+    }
+    const removed = (kind: string) => entries.filter((e) => e.kind === kind && e.record.removed === true);
+    // The old trail went with its two attestations (and later runs took more); so did snapshots.
+    expect(removed('trail').map((e) => e.record.name)).toContain('old');
+    expect(removed('attestation').map((e) => e.record.name)).toEqual(
+      expect.arrayContaining(['junit', 'sbom']),
+    );
+    expect(removed('snapshot').length).toBeGreaterThan(0);
+    // Nothing is logged as removed that still reads.
+    for (const e of removed('trail')) {
+      expect((await api.get(`/api/v2/trails/${ORG}/apps/${String(e.record.name)}`)).status).toBe(404);
+    }
+    const dispositions = entries.filter((e) => e.kind === 'disposition');
+    expect(dispositions.map((e) => e.record.removed_kind)).toEqual(
+      expect.arrayContaining(['trails', 'evidence_files', 'snapshots', 'audit_log']),
+    );
+    expect(await t.app.transparencyLog.selfCheck()).toEqual([]);
+  });
+});
