@@ -49,10 +49,20 @@ export interface S3Settings {
 
 /**
  * Until when an organization's new evidence file must be kept (S3 Object Lock retain-until), or
- * null for no lock. The retention classes decide it; until then no file is locked.
+ * null for no lock.
  */
 export type RetainUntil = (orgId: string, sha256: string, now: Date) => Promise<Date | null>;
 export const noRetention: RetainUntil = async () => null;
+
+/**
+ * The lock no retention class can undercut: the server operator's minimum for evidence files
+ * (`VERITY_RETENTION_MIN_EVIDENCE_FILES_DAYS`). A tenant's class may keep a file longer, never
+ * shorter, so retention never meets an object still locked; without a minimum, no lock.
+ */
+export function operatorMinimumLock(minimumDays: number): RetainUntil {
+  return async (_orgId, _sha256, now) =>
+    minimumDays > 0 ? new Date(now.getTime() + minimumDays * 86_400_000) : null;
+}
 
 /** The message of every 503 an unreachable or refusing object store gives. */
 const UNAVAILABLE = 'The evidence store is not available; retry the request later';
