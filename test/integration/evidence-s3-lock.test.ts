@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import pino from 'pino';
 import S3rver from 's3rver';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,7 +71,7 @@ function storeWith(settings: Partial<S3Settings>, minimumEvidenceDays: number) {
     pino({ level: 'silent' }),
   );
   const sent: Array<Record<string, string>> = [];
-  const client = (store as S3EvidenceStore).client as S3Client;
+  const client = (store as S3EvidenceStore).client;
   client.middlewareStack.add(
     (next) => async (args) => {
       const request = args.request as { method?: string; headers?: Record<string, string> };
