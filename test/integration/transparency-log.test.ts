@@ -158,7 +158,7 @@ describe('the log as an RFC 9162 / C2SP client sees it', () => {
     expect(one.json).toEqual(attestation);
   });
 
-  it("shows each record's latest log index on the reads of artifacts, attestations and trails", async () => {
+  it("shows each record's latest log index on the reads of artifacts, attestations, trails, snapshots and policies", async () => {
     const cp = await settled();
     const entries = await allEntries(cp.size);
     const latest = (kind: string) => Math.max(...entries.filter((e) => e.kind === kind).map((e) => e.index));
@@ -168,6 +168,12 @@ describe('the log as an RFC 9162 / C2SP client sees it', () => {
     expect(trail.json.log_index).toBe(latest('trail'));
     const attestations = await reader.get(`/api/v2/attestations/${ORG}/f1`);
     expect(attestations.json.data[0].log_index).toBe(latest('attestation'));
+    const snapshot = await reader.get(`/api/v2/snapshots/${ORG}/prod/1`);
+    const snapshotEntry = entries.find((e) => e.kind === 'snapshot' && e.record.index === 1)!;
+    expect(snapshot.json.log_index).toBe(snapshotEntry.index);
+    const policy = await reader.get(`/api/v2/policies/${ORG}/prod-policy`);
+    expect(policy.status).toBe(200);
+    expect(policy.json.log_index).toBe(latest('policy'));
   });
 
   it('proves two checkpoints consistent, and an update of an audited field is a new entry', async () => {

@@ -37,6 +37,8 @@ export const PolicyEvent = z
 /** A policy with its versions, events and the environments it is attached to. */
 export const Policy = z
   .object({
+    /** Index of the record's latest entry in the organization's transparency log; null until sequenced. */
+    log_index: z.number().int().nullable().optional(),
     name: z.string(),
     description: z.string(),
     type: z.string(),

@@ -49,6 +49,8 @@ export const SnapshotArtifact = z
 /** `GET /snapshots/{org}/{env}/{expression}`. */
 export const Snapshot = z
   .object({
+    /** Index of the record's latest entry in the organization's transparency log; null until sequenced. */
+    log_index: z.number().int().nullable().optional(),
     index: z.number().int(),
     is_latest: z.boolean(),
     next_snapshot_timestamp: EpochSeconds.nullable(),

@@ -3,6 +3,7 @@
  * immutable version, a change of description a metadata update. Environments using a policy are
  * marked for re-evaluation when it gets a new version.
  */
+import { logIndexes } from '../log/log.js';
 import { createHash } from 'node:crypto';
 import type { z } from 'zod';
 import type { Policy } from '../../../../shared/contract/policies.js';
@@ -156,10 +157,11 @@ export async function presentPolicies(
 ): Promise<Array<z.infer<typeof Policy>>> {
   const { db, org } = scope;
   const ids = rows.map((r) => r.id);
-  const [versions, events, consumers] = await Promise.all([
+  const [versions, events, consumers, logIndex] = await Promise.all([
     policiesRepository.versions(db, org.id, ids),
     policiesRepository.events(db, org.id, ids),
     policiesRepository.consumers(db, org.id, ids),
+    logIndexes(db, org.id, 'policy', ids),
   ]);
   return rows.map((r) => ({
     name: r.name,
@@ -182,6 +184,7 @@ export async function presentPolicies(
       .filter((e) => e.policy_id === r.id)
       .map((e) => ({ type: e.type, timestamp: epochSeconds(e.at), user: e.user_name, data: e.data })),
     consuming_envs: consumers.get(r.id) ?? [],
+    log_index: logIndex(r.id),
   }));
 }
 

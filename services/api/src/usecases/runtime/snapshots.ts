@@ -3,6 +3,7 @@
  * (the events are in environment-events.ts). A snapshot N is assembled from the states valid at N; the latest one shows the
  * live instance details, an older one the details recorded with its states.
  */
+import { logIndexes } from '../log/log.js';
 import type { z } from 'zod';
 import type { DiffArtifact, Snapshot, SnapshotListItem } from '../../../../shared/contract/snapshots.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
@@ -199,10 +200,12 @@ export async function readSnapshot(
   const isLatest = index === env.latest_snapshot;
   // The latest snapshot shows the instances as they run now; older ones what was recorded then.
   // Independent reads: on PostgreSQL they run side by side.
-  const [states, live, recorded] = await Promise.all([
+  const recordId = `${env.id}:${index}`;
+  const [states, live, recorded, logIndex] = await Promise.all([
     snapshotsRepository.statesAt(db, org.id, env.id, index),
     isLatest ? runtimeRepository.liveDetails(db, org.id, env.id) : undefined,
     snapshotsRepository.detailsAt(db, org.id, env.id, index, isLatest),
+    logIndexes(db, org.id, 'snapshot', [recordId]),
   ]);
   const views = states.map((s) => annotate(s, index));
   const leadTimes = await deploymentsRepository.leadTimesOf(
@@ -217,6 +220,7 @@ export async function readSnapshot(
   return {
     index,
     is_latest: isLatest,
+    log_index: logIndex(recordId),
     // Retention may have removed the next one: the kept snapshot remembers when it was taken.
     next_snapshot_timestamp: next
       ? epochSeconds(next.created_at)
