@@ -21,6 +21,7 @@ import { readTrustProxy, type TrustProxy } from './trust-proxy.js';
 import type { S3Settings } from './object-store/s3-evidence-store.js';
 import { checkObjectStore, OBJECT_STORE_VARIABLES, s3SettingsOf } from './config-object-store.js';
 import { buildSignatureTrust, SignatureTrustError } from './workers/signed-evidence.mjs';
+import { evaluationSettings, logSettings, retentionConfigOf } from './config-sections.js';
 
 const optionalString = z
   .string()
@@ -338,28 +339,14 @@ const FILE_VARS = [
   'VERITY_LOG_SIGNING_KEY',
 ] as const;
 
+/** The environment as parsed, before it becomes a Config. */
+export type Env = z.infer<typeof EnvSchema>;
+
 /** Every environment variable the API reads (and `<NAME>_FILE` for those above). */
 export const CONFIG_VARIABLES: readonly string[] = [
   ...Object.keys(EnvSchema.shape),
   ...FILE_VARS.map((n) => `${n}_FILE`),
 ];
-
-/** The retention job: the operator's minimum periods, and how often and how fast it removes. */
-function retentionConfigOf(
-  e: z.infer<typeof EnvSchema>,
-): Pick<Config, 'retentionMinimumDays' | 'retentionIntervalMs' | 'retentionBatchSize' | 'retentionPauseMs'> {
-  return {
-    retentionMinimumDays: {
-      trails_days: e.VERITY_RETENTION_MIN_TRAILS_DAYS,
-      evidence_files_days: e.VERITY_RETENTION_MIN_EVIDENCE_FILES_DAYS,
-      snapshots_days: e.VERITY_RETENTION_MIN_SNAPSHOTS_DAYS,
-      audit_log_days: e.VERITY_RETENTION_MIN_AUDIT_LOG_DAYS,
-    },
-    retentionIntervalMs: e.VERITY_RETENTION_INTERVAL_MS,
-    retentionBatchSize: e.VERITY_RETENTION_BATCH_SIZE,
-    retentionPauseMs: e.VERITY_RETENTION_PAUSE_MS,
-  };
-}
 
 /** How people sign in: through the identity provider, and with API keys in the console. */
 function peopleConfigOf(
@@ -387,28 +374,6 @@ function oidcConfigOf(e: z.infer<typeof EnvSchema>): OidcConfig | undefined {
     groupRoles: e.VERITY_OIDC_GROUP_ROLES,
     sessionIdleMs: e.VERITY_OIDC_SESSION_IDLE_MINUTES * 60_000,
     sessionMaxMs: e.VERITY_OIDC_SESSION_MAX_HOURS * 3_600_000,
-  };
-}
-
-/** The server-side evaluation workers' settings. */
-function evaluationSettings(e: z.infer<typeof EnvSchema>) {
-  return {
-    evaluationsEnabled: e.VERITY_EVALUATIONS_ENABLED,
-    celTimeoutMs: e.VERITY_CEL_TIMEOUT_MS,
-    celMaxHeapMb: e.VERITY_CEL_MAX_HEAP_MB,
-    celWorkers: e.VERITY_CEL_WORKERS,
-    evaluationsPollMs: e.VERITY_EVALUATIONS_POLL_MS,
-  };
-}
-
-/** The transparency log's settings. */
-function logSettings(e: z.infer<typeof EnvSchema>) {
-  return {
-    transparencyLog: e.VERITY_TRANSPARENCY_LOG,
-    logSigningKey: e.VERITY_LOG_SIGNING_KEY,
-    logSequenceMs: e.VERITY_LOG_SEQUENCE_MS,
-    logSelfCheckMs: e.VERITY_LOG_SELF_CHECK_MS,
-    logSelfCheckSample: e.VERITY_LOG_SELF_CHECK_SAMPLE,
   };
 }
 

@@ -10,10 +10,11 @@
  * and the retention job (usecases/retention/retention-run.ts) runs every
  * `VERITY_RETENTION_INTERVAL_MS`, in batches with pauses between them.
  */
+import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Loop } from '../notify/loop.js';
 import { AttestationBatcher } from '../storage/batching/attestation-batcher.js';
-import type { Services } from '../usecases/scope/services.js';
+import type { EvidenceStore, Services } from '../usecases/scope/services.js';
 import { CustomEvaluator } from '../workers/custom-evaluator.js';
 import { SignatureVerifier } from '../workers/signature-verifier.js';
 import { EvidenceCollector } from '../usecases/evidence/evidence-store.js';
@@ -81,32 +82,7 @@ export default fp(
       }
     };
     const collector = new Loop('evidence-collector', collect, COLLECT_INTERVAL_MS, app.log);
-    let closing = false;
-    const retain = async () => {
-      const report = await runRetention({
-        db: app.db,
-        store,
-        minimum: app.config.retentionMinimumDays,
-        batchSize: app.config.retentionBatchSize,
-        pauseMs: app.config.retentionPauseMs,
-        clock: app.clock,
-        runBy: 'retention',
-        stopped: () => closing,
-      });
-      for (const o of report.orgs) {
-        const removed = {
-          trails: o.trails.length,
-          attestations: o.attestations,
-          evidence_files: o.evidence_files.length,
-          snapshots: o.snapshots.length,
-          audit_log: o.audit_log,
-        };
-        if (Object.values(removed).some((n) => n > 0)) {
-          app.log.info({ org: o.org, ...removed }, 'retention removed records past their period');
-        }
-      }
-    };
-    const retention = new Loop('retention', retain, app.config.retentionIntervalMs, app.log);
+    const retention = retentionLoop(app, store);
     if (app.config.notifierEnabled) {
       app.addHook('onReady', async () => {
         collector.start();
@@ -114,7 +90,6 @@ export default fp(
       });
     }
     app.addHook('onClose', async () => {
-      closing = true;
       await retention.stop();
       await collector.stop();
       await batcher.close();
@@ -126,3 +101,43 @@ export default fp(
   },
   { name: 'services', dependencies: ['db', 'caches', 'provenance', 'domain-events'] },
 );
+
+/**
+ * The retention job as a loop: each round removes what passed its period in every organization,
+ * and logs what it removed; stopping it ends the round between two batches.
+ */
+function retentionLoop(app: FastifyInstance, store: EvidenceStore): { start(): void; stop(): Promise<void> } {
+  let closing = false;
+  const retain = async () => {
+    const report = await runRetention({
+      db: app.db,
+      store,
+      minimum: app.config.retentionMinimumDays,
+      batchSize: app.config.retentionBatchSize,
+      pauseMs: app.config.retentionPauseMs,
+      clock: app.clock,
+      runBy: 'retention',
+      stopped: () => closing,
+    });
+    for (const o of report.orgs) {
+      const removed = {
+        trails: o.trails.length,
+        attestations: o.attestations,
+        evidence_files: o.evidence_files.length,
+        snapshots: o.snapshots.length,
+        audit_log: o.audit_log,
+      };
+      if (Object.values(removed).some((n) => n > 0)) {
+        app.log.info({ org: o.org, ...removed }, 'retention removed records past their period');
+      }
+    }
+  };
+  const loop = new Loop('retention', retain, app.config.retentionIntervalMs, app.log);
+  return {
+    start: () => loop.start(),
+    stop: async () => {
+      closing = true;
+      await loop.stop();
+    },
+  };
+}
