@@ -55,6 +55,8 @@ async function beginTrail(name: string) {
 
 /** The package's members, after checking every line of its manifest against them. */
 async function download(path: string) {
+  // Every record in the transparency log first, so the package and later reads agree on log_index.
+  await t.app.transparencyLog.sequence();
   const res = await t.app.inject({
     url: path,
     headers: { authorization: `Bearer ${await t.seedKey(ORG, 'reader')}` },
