@@ -375,6 +375,8 @@ describe('a kosli CLI pipeline against Verity', () => {
   });
 
   it('kosli get artifact FLOW@<prefix>: the object the table asserts on', async () => {
+    // Every record in the transparency log first, so both reads below show the same log_index.
+    await t.app.transparencyLog.sequence();
     const r = await cli.get(`/api/v2/artifacts/${ORG}/${FLOW}/fingerprint/${FP.slice(0, 7)}`);
     expect(r.status, r.body).toBe(200);
     const a = r.json;
