@@ -5,64 +5,31 @@
  * the SBOM reader: the archive expands to at most 32 MiB and 1,000 members, and at most
  * `MAX_SIGNED_MEMBERS` members are returned.
  */
-import { promisify } from 'node:util';
-import { gunzip } from 'node:zlib';
-import tar from 'tar-stream';
+import { archiveMembers, isGzip } from '../archive-members.js';
 import { looksSigned, type EvidenceFile, type SignatureResult } from './signed-evidence.mjs';
-
-const gunzipAsync = promisify(gunzip);
 
 const MAX_ARCHIVE_MEMBERS = 1_000;
 const MAX_ARCHIVE_BYTES = 32 * 1024 * 1024;
 /** Signed members of one archive verified at most. */
 export const MAX_SIGNED_MEMBERS = 8;
 
-const isGzip = (data: Uint8Array) => data.length > 2 && data[0] === 0x1f && data[1] === 0x8b;
-
 /** The candidates, each named as the attestation shows it (`evidence.tgz:provenance.sigstore.json`). */
 export async function signedEvidenceFiles(file: { filename: string; data: Buffer }): Promise<EvidenceFile[]> {
   if (!isGzip(file.data)) {
     return looksSigned(file) ? [file] : [];
   }
-  let archive: Buffer;
   try {
-    archive = await gunzipAsync(file.data, { maxOutputLength: MAX_ARCHIVE_BYTES });
+    const members = await archiveMembers(
+      file.data,
+      { maxBytes: MAX_ARCHIVE_BYTES, maxMembers: MAX_ARCHIVE_MEMBERS, limit: MAX_SIGNED_MEMBERS },
+      (name, data) => Boolean(looksSigned({ filename: `${file.filename}:${name}`, data })),
+    );
+    return members.map((m) => ({ filename: `${file.filename}:${m.name}`, data: m.data }));
   } catch {
-    // Not readable, or too large to look into: kept as evidence, with nothing known to be signed.
+    // Not a gzipped tar archive (a log, say), too large or with too many members: kept as
+    // evidence, with nothing known to be signed.
     return [];
   }
-  const found: EvidenceFile[] = [];
-  const extract = tar.extract();
-  let members = 0;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      extract.on('entry', (header, stream, next) => {
-        members += 1;
-        if (members > MAX_ARCHIVE_MEMBERS) {
-          stream.resume();
-          extract.destroy(new Error(`more than ${MAX_ARCHIVE_MEMBERS} members`));
-          return;
-        }
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: unknown) => void chunks.push(c as Buffer));
-        stream.on('end', () => {
-          const member = { filename: `${file.filename}:${header.name}`, data: Buffer.concat(chunks) };
-          if (header.type === 'file' && found.length < MAX_SIGNED_MEMBERS && looksSigned(member)) {
-            found.push(member);
-          }
-          next();
-        });
-        stream.on('error', reject);
-      });
-      extract.on('finish', resolve);
-      extract.on('error', reject);
-      extract.end(archive);
-    });
-  } catch {
-    // A gzipped file that is not a tar archive (a log, say), or too many members.
-    return [];
-  }
-  return found;
 }
 
 /**

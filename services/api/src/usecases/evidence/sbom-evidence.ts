@@ -5,9 +5,7 @@
  * without an SBOM pay nothing; reading and indexing happen only for candidates, and whatever goes
  * wrong is recorded on the attestation (`sbom_index`), never failing it.
  */
-import { promisify } from 'node:util';
-import { gunzip } from 'node:zlib';
-import tar from 'tar-stream';
+import { archiveMembers, isGzip } from '../../archive-members.js';
 import type { SbomIndex } from '../../../../shared/contract/exposure.js';
 import {
   DEFAULT_SBOM_LIMITS,
@@ -17,8 +15,6 @@ import {
   type NormalisedPurl,
   type SbomLimits,
 } from '../../domain/sbom.js';
-
-const gunzipAsync = promisify(gunzip);
 
 /**
  * Archive members read at most, and the bytes an archive may expand to: in memory, per request,
@@ -47,8 +43,6 @@ function looksLikeSbomJson(data: Buffer): boolean {
   }
   return data[i] === 0x7b && (data.includes(CYCLONEDX_KEY) || data.includes(SPDX_KEY));
 }
-
-const isGzip = (data: Buffer) => data.length > 2 && data[0] === 0x1f && data[1] === 0x8b;
 
 /**
  * Whether a file starting with these bytes may be an SBOM: a gzip archive, or a JSON object (the
@@ -227,33 +221,10 @@ export async function readSbom(
 }
 
 /** The members of a gzipped tar archive that look like SBOM JSON (bounded in count and bytes). */
-async function sbomMembers(gz: Buffer): Promise<Array<{ name: string; data: Buffer }>> {
-  const archive = await gunzipAsync(gz, { maxOutputLength: MAX_ARCHIVE_BYTES });
-  const found: Array<{ name: string; data: Buffer }> = [];
-  const extract = tar.extract();
-  let members = 0;
-  await new Promise<void>((resolve, reject) => {
-    extract.on('entry', (header, stream, next) => {
-      members += 1;
-      if (members > MAX_ARCHIVE_MEMBERS) {
-        stream.resume();
-        extract.destroy(new Error(`more than ${MAX_ARCHIVE_MEMBERS} members`));
-        return;
-      }
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: unknown) => void chunks.push(c as Buffer));
-      stream.on('end', () => {
-        const data = Buffer.concat(chunks);
-        if (header.type === 'file' && found.length < MAX_DOCUMENTS && looksLikeSbomJson(data)) {
-          found.push({ name: header.name, data });
-        }
-        next();
-      });
-      stream.on('error', reject);
-    });
-    extract.on('finish', resolve);
-    extract.on('error', reject);
-    extract.end(archive);
-  });
-  return found;
+function sbomMembers(gz: Buffer): Promise<Array<{ name: string; data: Buffer }>> {
+  return archiveMembers(
+    gz,
+    { maxBytes: MAX_ARCHIVE_BYTES, maxMembers: MAX_ARCHIVE_MEMBERS, limit: MAX_DOCUMENTS },
+    (_name, data) => looksLikeSbomJson(data),
+  );
 }
