@@ -62,6 +62,18 @@ const toEntry = (r: {
 });
 
 export const transparencyLogRepository = {
+  /** The name of a flow, environment or policy of the organization by its id (entry links). */
+  async nameById(
+    db: Db,
+    orgId: string,
+    table: 'flows' | 'environments' | 'policies',
+    id: string,
+  ): Promise<string | undefined> {
+    const r = await sql<{ name: string }>`select name from ${sql.table(table)}
+      where org_id = ${orgId} and id = ${id}`.execute(db);
+    return r.rows[0]?.name;
+  },
+
   /** Organizations with queued records, at most `limit`. */
   async queuedOrgs(db: Db, limit: number): Promise<string[]> {
     // A skip scan of log_queue_org_idx: the queue's deleted rows are not read one by one (the

@@ -232,21 +232,10 @@ export function nameLookup(db: Db, orgId: string): NameLookup {
     }
     return p;
   };
+  const nameIn = (table: 'flows' | 'environments' | 'policies') => (id: string) =>
+    repo.nameById(db, orgId, table, id);
   return {
-    flow: (id) =>
-      once(
-        flows,
-        id,
-        async (k) =>
-          (
-            await db
-              .selectFrom('flows')
-              .select('name')
-              .where('org_id', '=', orgId)
-              .where('id', '=', k)
-              .executeTakeFirst()
-          )?.name,
-      ),
+    flow: (id) => once(flows, id, nameIn('flows')),
     trail: (id) =>
       once(trails, id, async (k) => {
         const row = await db
@@ -260,34 +249,8 @@ export function nameLookup(db: Db, orgId: string): NameLookup {
           .executeTakeFirst();
         return row ? { flow: row.flow, name: row.name } : undefined;
       }),
-    environment: (id) =>
-      once(
-        envs,
-        id,
-        async (k) =>
-          (
-            await db
-              .selectFrom('environments')
-              .select('name')
-              .where('org_id', '=', orgId)
-              .where('id', '=', k)
-              .executeTakeFirst()
-          )?.name,
-      ),
-    policy: (id) =>
-      once(
-        policies,
-        id,
-        async (k) =>
-          (
-            await db
-              .selectFrom('policies')
-              .select('name')
-              .where('org_id', '=', orgId)
-              .where('id', '=', k)
-              .executeTakeFirst()
-          )?.name,
-      ),
+    environment: (id) => once(envs, id, nameIn('environments')),
+    policy: (id) => once(policies, id, nameIn('policies')),
   };
 }
 
