@@ -8,7 +8,7 @@ import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { ArtifactLeadTimesTable, DeploymentsTable } from '../tables/insight.js';
 import { pushTo } from '../../group-by.js';
-import { chunks } from './runtime.js';
+import { batches, chunks } from './runtime.js';
 
 export type DeploymentRow = Selectable<DeploymentsTable>;
 export type NewDeployment = Insertable<DeploymentsTable>;
@@ -32,7 +32,12 @@ const COMMIT_SCAN = 200;
 const COMMIT_BUDGET = 20_000;
 
 export const deploymentsRepository = {
-  /** The fingerprints among these that ran in the environment before snapshot `index`. */
+  /**
+   * The fingerprints among these that ran in the environment before snapshot `index`: one
+   * set-based statement per batch, joined on the fingerprint. Probing by a list (`in (...)`) let
+   * the planner, whose statistics lag right after a large report, read every state of the
+   * environment once per chunk: a rollout of 50,000 images spent over a minute here.
+   */
   async ranBefore(
     db: Db,
     orgId: string,
@@ -41,16 +46,12 @@ export const deploymentsRepository = {
     index: number,
   ): Promise<Set<string>> {
     const out = new Set<string>();
-    for (const part of chunks(fingerprints)) {
-      const rows = await db
-        .selectFrom('runtime_states')
-        .select('fingerprint')
-        .distinct()
-        .where('org_id', '=', orgId)
-        .where('environment_id', '=', envId)
-        .where('fingerprint', 'in', part)
-        .where('from_index', '<', index)
-        .execute();
+    for (const part of batches([...new Set(fingerprints)], (f) => f.length + 4)) {
+      const { rows } = await sql<{ fingerprint: string }>`select x.fingerprint
+        from unnest(${part}::text[]) as x(fingerprint)
+        where exists (select 1 from runtime_states s
+          where s.org_id = ${orgId} and s.environment_id = ${envId} and s.fingerprint = x.fingerprint
+            and s.from_index < ${index})`.execute(db);
       for (const r of rows) {
         out.add(r.fingerprint);
       }
