@@ -35,6 +35,7 @@ import * as m0395 from './0395_retention.js';
 import * as m0400 from './0400_transparency_log.js';
 import * as m0410 from './0410_attestation_signatures.js';
 import * as m0415 from './0415_name_search_trigrams.js';
+import * as m0420 from './0420_runtime_current_by_fingerprint.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
@@ -67,4 +68,5 @@ export const migrations: Record<string, Migration> = {
   '0400_transparency_log': m0400,
   '0410_attestation_signatures': m0410,
   '0415_name_search_trigrams': m0415,
+  '0420_runtime_current_by_fingerprint': m0420,
 };

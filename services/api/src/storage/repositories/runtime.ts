@@ -85,6 +85,31 @@ export function batches<T>(items: readonly T[], bytes: (item: T) => number): T[]
   return out;
 }
 
+/**
+ * Rows one read of an environment's live rows or current states returns at most. A larger
+ * environment (up to MAX_REPORT_ARTIFACTS) is read in pages by fingerprint, so that no one
+ * statement reads all of it: on the embedded database a statement runs on the API's thread, and
+ * reading 50,000 states in one held every other request for over a second.
+ */
+const READ_PAGE_ROWS = 5_000;
+
+/** Every row `page` gives, asking for the page after the last row until one is short. */
+async function inPages<T>(page: (after: T | null) => Promise<T[]>): Promise<T[]> {
+  const out: T[] = [];
+  let after: T | null = null;
+  // Bounded by the environment's rows: each page moves past READ_PAGE_ROWS of them.
+  for (;;) {
+    const rows = await page(after);
+    for (const row of rows) {
+      out.push(row);
+    }
+    if (rows.length < READ_PAGE_ROWS) {
+      return out;
+    }
+    after = rows[rows.length - 1]!;
+  }
+}
+
 export const runtimeRepository = {
   /** The live state without instance details: enough to diff a report. */
   async live(
@@ -92,12 +117,17 @@ export const runtimeRepository = {
     orgId: string,
     envId: string,
   ): Promise<Array<{ fingerprint: string; name: string; instance_count: number; detail_hash: string }>> {
-    return db
-      .selectFrom('runtime_live')
-      .select(['fingerprint', 'name', 'instance_count', 'detail_hash'])
-      .where('org_id', '=', orgId)
-      .where('environment_id', '=', envId)
-      .execute();
+    return inPages((after) =>
+      db
+        .selectFrom('runtime_live')
+        .select(['fingerprint', 'name', 'instance_count', 'detail_hash'])
+        .where('org_id', '=', orgId)
+        .where('environment_id', '=', envId)
+        .$if(after !== null, (q) => q.where('fingerprint', '>', after!.fingerprint))
+        .orderBy('fingerprint')
+        .limit(READ_PAGE_ROWS)
+        .execute(),
+    );
   },
 
   async liveDetails(
@@ -105,12 +135,18 @@ export const runtimeRepository = {
     orgId: string,
     envId: string,
   ): Promise<Map<string, { detail: InstanceDetail[]; instance_count: number; detail_hash: string }>> {
-    const rows = await db
-      .selectFrom('runtime_live')
-      .select(['fingerprint', 'detail', 'instance_count', 'detail_hash'])
-      .where('org_id', '=', orgId)
-      .where('environment_id', '=', envId)
-      .execute();
+    type Row = { fingerprint: string; detail: InstanceDetail[]; instance_count: number; detail_hash: string };
+    const rows = await inPages<Row>((after) =>
+      db
+        .selectFrom('runtime_live')
+        .select(['fingerprint', 'detail', 'instance_count', 'detail_hash'])
+        .where('org_id', '=', orgId)
+        .where('environment_id', '=', envId)
+        .$if(after !== null, (q) => q.where('fingerprint', '>', after!.fingerprint))
+        .orderBy('fingerprint')
+        .limit(READ_PAGE_ROWS)
+        .execute(),
+    );
     return new Map(rows.map((r) => [r.fingerprint, r]));
   },
 
@@ -201,23 +237,34 @@ export const runtimeRepository = {
     }
   },
 
-  /** Current states (still valid), with their verdicts' compliance. */
+  /** Current states (still valid), with their verdicts' compliance: one per fingerprint. */
   async currentStates(
     db: Db,
     orgId: string,
     envId: string,
   ): Promise<Array<StateRow & Pick<VerdictBody, 'compliant' | 'provenance'>>> {
-    return db
-      .selectFrom('runtime_states as s')
-      .innerJoin('runtime_verdicts as v', (j) =>
-        j.onRef('v.org_id', '=', 's.org_id').onRef('v.hash', '=', 's.verdict_hash'),
-      )
-      .selectAll('s')
-      .select(['v.compliant', 'v.provenance'])
-      .where('s.org_id', '=', orgId)
-      .where('s.environment_id', '=', envId)
-      .where('s.to_index', 'is', null)
-      .execute();
+    return inPages((after) =>
+      db
+        .selectFrom('runtime_states as s')
+        .innerJoin('runtime_verdicts as v', (j) =>
+          j.onRef('v.org_id', '=', 's.org_id').onRef('v.hash', '=', 's.verdict_hash'),
+        )
+        .selectAll('s')
+        .select(['v.compliant', 'v.provenance'])
+        .where('s.org_id', '=', orgId)
+        .where('s.environment_id', '=', envId)
+        .where('s.to_index', 'is', null)
+        // Fingerprint and from_index: a key even if a fingerprint had two open states.
+        .$if(after !== null, (q) =>
+          q.where(
+            sql<boolean>`(s.fingerprint, s.from_index) > (${after!.fingerprint}, ${after!.from_index})`,
+          ),
+        )
+        .orderBy('s.fingerprint')
+        .orderBy('s.from_index')
+        .limit(READ_PAGE_ROWS)
+        .execute(),
+    );
   },
 
   /**
