@@ -6,7 +6,8 @@ import {
   planReportSteps,
   type ReportPlanInput,
 } from '../../services/api/src/domain/snapshot-plan.js';
-import { drain, inSlices, STEP_ITEMS, type Steps } from '../../services/api/src/slices.js';
+import { diffRuntime, diffRuntimeSteps, SLICE } from '../../services/api/src/domain/snapshot-diff.js';
+import { drain, inSlices, mapSteps, STEP_ITEMS, type Steps } from '../../services/api/src/slices.js';
 
 function* counting(n: number): Steps<number> {
   let sum = 0;
@@ -95,5 +96,30 @@ describe('slices', () => {
       { fingerprint: 'old7', name: 'r.example/svc-7:v1', artifactId: null },
     ]);
     expect(yields(planDeploymentsSteps(started, before))).toBe((2 * n) / STEP_ITEMS);
+  });
+
+  it('a rollout of every image diffs the same in slices as in one piece, and so do mapped rows', async () => {
+    const n = 3 * SLICE;
+    const live = Array.from({ length: n }, (_, i) => ({
+      fingerprint: `old${i}`,
+      instanceCount: 1,
+      detailKey: 'd',
+    }));
+    const reported = Array.from({ length: n }, (_, i) => ({
+      fingerprint: i === 0 ? 'old0' : `new${i}`,
+      instanceCount: i === 0 ? 2 : 1,
+      detailKey: 'd',
+    }));
+    const sliced = await inSlices(diffRuntimeSteps(live, reported));
+    expect(sliced).toEqual(diffRuntime(live, reported));
+    expect(sliced).toMatchObject({ scaled: ['old0'], snapshotDue: true });
+    expect(sliced.started).toHaveLength(n - 1);
+    expect(sliced.exited).toHaveLength(n - 1);
+    // live twice (index, then exits) and reported once
+    expect(yields(diffRuntimeSteps(live, reported))).toBe((3 * n) / SLICE);
+
+    const rows = await inSlices(mapSteps(sliced.started, (fp) => ({ fingerprint: fp })));
+    expect(rows.map((r) => r.fingerprint)).toEqual(sliced.started);
+    expect(yields(mapSteps(sliced.started, (fp) => fp))).toBe(Math.floor((n - 1) / STEP_ITEMS));
   });
 });

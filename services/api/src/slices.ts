@@ -32,3 +32,15 @@ export async function inSlices<T>(steps: Steps<T>): Promise<T> {
     await turn();
   }
 }
+
+/** `items.map(f)`, yielding after every STEP_ITEMS items. */
+export function* mapSteps<T, U>(items: readonly T[], f: (item: T) => U): Steps<U[]> {
+  const out: U[] = [];
+  for (let i = 0; i < items.length; i++) {
+    out.push(f(items[i]!));
+    if ((i + 1) % STEP_ITEMS === 0) {
+      yield;
+    }
+  }
+  return out;
+}

@@ -178,13 +178,28 @@ export function diffRuntime(
   live: readonly LiveArtifact[],
   reported: ReadonlyArray<{ fingerprint: string; instanceCount: number; detailKey: string }>,
 ): RuntimeDiff {
-  const before = new Map(live.map((a) => [a.fingerprint, a]));
+  return toEnd(diffRuntimeSteps(live, reported));
+}
+
+/** diffRuntime, yielding after every SLICE fingerprints (slices.ts `inSlices`). */
+export function* diffRuntimeSteps(
+  live: readonly LiveArtifact[],
+  reported: ReadonlyArray<{ fingerprint: string; instanceCount: number; detailKey: string }>,
+): Generator<void, RuntimeDiff, void> {
+  const before = new Map<string, LiveArtifact>();
+  // Bounded by the live and reported fingerprints (MAX_REPORT_ARTIFACTS each); lookups are a Map and a Set.
+  for (let i = 0; i < live.length; i++) {
+    before.set(live[i]!.fingerprint, live[i]!);
+    if ((i + 1) % SLICE === 0) {
+      yield;
+    }
+  }
   const now = new Set<string>();
   const started: string[] = [];
   const scaled: string[] = [];
   const redetailed: string[] = [];
-  // Bounded by the live and reported fingerprints (MAX_REPORT_ARTIFACTS each); lookups are a Map and a Set.
-  for (const artifact of reported) {
+  for (let i = 0; i < reported.length; i++) {
+    const artifact = reported[i]!;
     now.add(artifact.fingerprint);
     const was = before.get(artifact.fingerprint);
     if (!was) {
@@ -194,8 +209,19 @@ export function diffRuntime(
     } else if (was.detailKey !== artifact.detailKey) {
       redetailed.push(artifact.fingerprint);
     }
+    if ((i + 1) % SLICE === 0) {
+      yield;
+    }
   }
-  const exited = live.filter((a) => !now.has(a.fingerprint)).map((a) => a.fingerprint);
+  const exited: string[] = [];
+  for (let i = 0; i < live.length; i++) {
+    if (!now.has(live[i]!.fingerprint)) {
+      exited.push(live[i]!.fingerprint);
+    }
+    if ((i + 1) % SLICE === 0) {
+      yield;
+    }
+  }
   const snapshotDue = started.length > 0 || exited.length > 0;
   return { started, exited, scaled, redetailed, snapshotDue };
 }

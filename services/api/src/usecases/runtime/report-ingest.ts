@@ -15,7 +15,7 @@ import {
   type PolicyVersion,
 } from '../../domain/policy-evaluation.js';
 import type { ParsedPolicy } from '../../domain/policy.js';
-import { diffRuntime, reportUnchanged, SLICE, type ReportEntry } from '../../domain/snapshot-diff.js';
+import { diffRuntimeSteps, reportUnchanged, SLICE, type ReportEntry } from '../../domain/snapshot-diff.js';
 import { scaledNotifications } from '../../domain/snapshot-notifications.js';
 import {
   planReevaluation,
@@ -23,7 +23,7 @@ import {
   samePolicies,
   type ReportPlanInput,
 } from '../../domain/snapshot-plan.js';
-import { inSlices } from '../../slices.js';
+import { inSlices, mapSteps } from '../../slices.js';
 import type { Db } from '../../storage/database.js';
 import { allowlistsRepository } from '../../storage/repositories/allowlists.js';
 import { environmentsRepository, type EnvironmentRow } from '../../storage/repositories/environments.js';
@@ -178,17 +178,19 @@ async function updateLive(
   now: Date,
 ) {
   const live = await runtimeRepository.live(tx, orgId, env.id);
-  const diff = diffRuntime(
-    live.map((l) => ({
-      fingerprint: l.fingerprint,
-      instanceCount: l.instance_count,
-      detailKey: l.detail_hash,
-    })),
-    grouped.map((a) => ({
-      fingerprint: a.fingerprint,
-      instanceCount: a.instanceCount,
-      detailKey: a.detailHash,
-    })),
+  const diff = await inSlices(
+    diffRuntimeSteps(
+      live.map((l) => ({
+        fingerprint: l.fingerprint,
+        instanceCount: l.instance_count,
+        detailKey: l.detail_hash,
+      })),
+      grouped.map((a) => ({
+        fingerprint: a.fingerprint,
+        instanceCount: a.instanceCount,
+        detailKey: a.detailHash,
+      })),
+    ),
   );
   const reported = new Map(grouped.map((a) => [a.fingerprint, a]));
   const liveRow = (fp: string) => {
@@ -203,7 +205,7 @@ async function updateLive(
     };
   };
   const changed = [...diff.started, ...diff.scaled, ...diff.redetailed];
-  await runtimeRepository.upsertLive(tx, orgId, env.id, changed.map(liveRow));
+  await runtimeRepository.upsertLive(tx, orgId, env.id, await inSlices(mapSteps(changed, liveRow)));
   await runtimeRepository.deleteLive(tx, orgId, env.id, diff.exited);
   await environmentsRepository.update(tx, orgId, env.id, {
     last_reported_at: now,
