@@ -21,19 +21,24 @@ declare module 'fastify' {
 export default fp(
   (fastify, _opts, done) => {
     fastify.removeContentTypeParser('application/json');
-    fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, parsed) => {
-      const text = typeof body === 'string' ? body : body.toString('utf8');
-      request.rawBodySha256 = sha256(text);
-      if (text.trim() === '') {
-        parsed(null, null);
-        return;
-      }
-      try {
-        parsed(null, JSON.parse(text) as unknown);
-      } catch (err) {
-        (err as { statusCode?: number }).statusCode = 400;
-        parsed(err as Error, undefined);
-      }
+    fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, parsed) => {
+      const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+      request.rawBodySha256 = sha256(bytes);
+      // A report may be 10 MiB: hashing and parsing it are each tens of milliseconds or more, so
+      // other requests get a turn of the event loop between the two.
+      setImmediate(() => {
+        const text = bytes.toString('utf8');
+        if (text.trim() === '') {
+          parsed(null, null);
+          return;
+        }
+        try {
+          parsed(null, JSON.parse(text) as unknown);
+        } catch (err) {
+          (err as { statusCode?: number }).statusCode = 400;
+          parsed(err as Error, undefined);
+        }
+      });
     });
     done();
   },
