@@ -192,6 +192,26 @@ describe('npm run verify on audit packages', () => {
       `FAILED: ${attestation}: evidence_file.sha256 is "${'f'.repeat(64)}", its log entry`,
     );
     expect(renamed.code).toBe(1);
+    // A retention rule removes evidence files and keeps their attestations: an absent file is noted.
+    const without = new Map([...members].filter(([n]) => n !== evidence));
+    without.set(
+      'MANIFEST.sha256',
+      Buffer.from(
+        members
+          .get('MANIFEST.sha256')!
+          .toString()
+          .split('\n')
+          .filter((l) => !l.endsWith(`  ${evidence}`))
+          .join('\n'),
+      ),
+    );
+    await writeFile(join(dir, 'without.tgz'), await tgz(without));
+    const removed = await runVerify([join(dir, 'without.tgz')]);
+    expect(removed.out).toContain(
+      `note  ${attestation}: its evidence file is not in the package (removed by a retention rule, or missing)`,
+    );
+    expect(removed.out).toMatch(/ok {2}\d+ record files and 1 evidence files match/);
+    expect(removed.code).toBe(0);
     const swapped = await edited(evidence, (x) => x);
     expect(swapped.out).toContain(
       `FAILED: ${evidence}: its SHA-256 is not the evidence_sha256 of attestation`,

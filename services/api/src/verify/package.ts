@@ -174,5 +174,10 @@ export async function verifyPackage(gz: Buffer, pinnedKeys?: string[]): Promise<
   out.push(
     `ok  ${views.records} record files and ${views.evidence} evidence files match the records the log proves`,
   );
+  for (const name of views.absent) {
+    out.push(
+      `note  ${name}: its evidence file is not in the package (removed by a retention rule, or missing)`,
+    );
+  }
   return out;
 }

@@ -121,8 +121,16 @@ const at = (value: Record<string, unknown>, path: string): unknown =>
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-/** The evidence files beside an attestation's file against its record; how many were checked. */
-function checkEvidence(files: Map<string, Buffer>, name: string, proven: ProvenRecord): number {
+/**
+ * The evidence files beside an attestation's file against its record: how many were checked, and
+ * whether the record names a file the package does not hold (a retention rule removes evidence
+ * files and keeps their attestations, so an absent file is reported, not failed).
+ */
+function checkEvidence(
+  files: Map<string, Buffer>,
+  name: string,
+  proven: ProvenRecord,
+): { checked: number; absent: boolean } {
   const dir = name.slice(0, name.length - 'attestation.json'.length);
   const evidence = [...files.keys()].filter((n) => n.startsWith(`${dir}evidence/`));
   const logged = proven.record.evidence_sha256;
@@ -133,25 +141,22 @@ function checkEvidence(files: Map<string, Buffer>, name: string, proven: ProvenR
       );
     }
   }
-  if (typeof logged === 'string' && evidence.length === 0) {
-    throw new VerifyError(
-      `${name}: the evidence file of attestation ${String(proven.record.id)} (log entry ${proven.index}) is missing`,
-    );
-  }
-  return evidence.length;
+  return { checked: evidence.length, absent: typeof logged === 'string' && evidence.length === 0 };
 }
 
 /**
  * Every record file of the package against the proven record it shows, and every evidence file
- * against its attestation's record. Throws naming the first file that differs; returns counts.
+ * against its attestation's record. Throws naming the first file that differs; returns counts and
+ * the attestation files whose evidence file the package does not hold.
  */
 export function checkViews(
   files: Map<string, Buffer>,
   proven: Proven,
   parse: (name: string) => Record<string, unknown>,
-): { records: number; evidence: number } {
+): { records: number; evidence: number; absent: string[] } {
   let records = 0;
   let evidence = 0;
+  const absent: string[] = [];
   for (const name of [...files.keys()].filter((n) => !n.startsWith('log/')).sort()) {
     const view = VIEWS.find((v) => v.matches(name));
     if (!view) {
@@ -175,8 +180,12 @@ export function checkViews(
     }
     records += 1;
     if (view.kind === 'attestation') {
-      evidence += checkEvidence(files, name, found);
+      const e = checkEvidence(files, name, found);
+      evidence += e.checked;
+      if (e.absent) {
+        absent.push(name);
+      }
     }
   }
-  return { records, evidence };
+  return { records, evidence, absent };
 }
