@@ -241,6 +241,17 @@ describe('npm run verify on audit packages', () => {
     const described = await edited('trail.json', (tr) => ({ ...tr, description: 'rewritten' }));
     expect(described.out).toContain('FAILED: trail.json: description is "rewritten", its log entry');
     expect(described.code).toBe(1);
+
+    const snapshot = await download(`/api/v2/snapshots/${ORG}/prod/-1/audit_package`, 'snapshot-edit.tgz');
+    members.clear();
+    for (const [k, v] of await untar(gunzipSync(await readFile(snapshot)))) {
+      members.set(k, v);
+    }
+    const verdict = await edited('snapshot.json', (sn) => ({ ...sn, compliant: !sn.compliant }));
+    expect(verdict.out).toMatch(
+      /FAILED: snapshot\.json: compliant is (true|false), its log entry \d+ \(snapshot \d+\)/,
+    );
+    expect(verdict.code).toBe(1);
   });
 
   it('fails naming the attestation whose result was changed in the database', async () => {

@@ -1,10 +1,11 @@
 /**
  * The package's own record files against the records its log proves. `MANIFEST.sha256` is not
  * signed, so a file edited together with it passes the manifest check; the checkpoint is signed.
- * Each `attestation.json`, `artifact.json` (and a trail package's `artifacts/<fingerprint>.json`)
- * and `trail.json` must show the audited fields of a record the package's log records prove, as
- * that record holds them, and each evidence file must hash to the `evidence_sha256` of its
- * attestation's record. The files' other fields (compliance, user data, links) are not in the log.
+ * Each `attestation.json`, `artifact.json` (and a trail package's `artifacts/<fingerprint>.json`),
+ * `trail.json` and `snapshot.json` must show the audited fields of a record the package's log
+ * records prove, as that record holds them, and each evidence file must hash to the
+ * `evidence_sha256` of its attestation's record. The files' other fields (compliance, user data,
+ * links) are not in the log.
  */
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
@@ -107,6 +108,25 @@ const VIEWS: View[] = [
       { shown: 'git_commit_info', logged: 'git_commit_info' },
       { shown: 'created_by', logged: 'created_by' },
       { shown: 'created_at', logged: 'created_at', same: sameTime },
+    ],
+  },
+  {
+    // A snapshot's file carries its index, not its environment's id: a package has one environment.
+    kind: 'snapshot',
+    matches: (name) => name === 'snapshot.json',
+    find: (shown, proven) =>
+      [...proven.entries()].find(
+        ([k, p]) => k.startsWith('snapshot:') && p.record.index === shown.index,
+      )?.[1],
+    label: (shown) => `snapshot ${String(shown.index)}`,
+    fields: [
+      { shown: 'timestamp', logged: 'created_at', same: sameTime },
+      // Files show an unknown verdict (no policy) as not compliant.
+      { shown: 'compliant', logged: 'compliant', same: (shown, logged) => shown === (logged === true) },
+      { shown: 'user_name', logged: 'reported_by' },
+      { shown: 'summary.started', logged: 'started' },
+      { shown: 'summary.changed', logged: 'changed' },
+      { shown: 'summary.exited', logged: 'exited' },
     ],
   },
 ];
