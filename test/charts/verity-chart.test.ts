@@ -855,7 +855,12 @@ describe('the chart covers every setting of the API', async () => {
   it('passes every new value to the API as its configuration reads it', async () => {
     const objects = await render(CHART, {
       values: {
-        database: { url: PG, statementTimeoutMs: 20_000, connectTimeoutMs: 7_000 },
+        database: {
+          url: PG,
+          statementTimeoutMs: 20_000,
+          connectTimeoutMs: 7_000,
+          encryption: { existingSecret: 'verity-at-rest' },
+        },
         bootstrap: { org: 'acme', apiKey: 'k'.repeat(24) },
         config: {
           backupOrg: 'ops',
@@ -888,6 +893,9 @@ describe('the chart covers every setting of the API', async () => {
     const env = envOf(objects);
     expect(env.VERITY_WEBHOOK_SECRET).toEqual({
       secretKeyRef: { name: 'verity-webhooks', key: 'signing' },
+    });
+    expect(env.VERITY_ENCRYPTION_SECRET).toEqual({
+      secretKeyRef: { name: 'verity-at-rest', key: 'encryption-secret' },
     });
     const files: Record<string, string> = {
       '/etc/verity/database/url': PG,
@@ -940,6 +948,7 @@ describe('the chart covers every setting of the API', async () => {
       'VERITY_NOTIFIER_ENABLED',
       'VERITY_EMAIL_FROM',
       'VERITY_WEBHOOK_SECRET',
+      'VERITY_ENCRYPTION_SECRET',
     ]) {
       expect(env[name], name).toBeUndefined();
     }

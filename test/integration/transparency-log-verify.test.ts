@@ -121,6 +121,9 @@ describe('npm run verify on audit packages', () => {
     for (const file of files) {
       const r = await runVerify([file]);
       expect(r.out).toContain('records match their log entries');
+      expect(r.out).toMatch(
+        /ok {2}[1-9]\d* record files and [1-9]\d* evidence files match the records the log proves/,
+      );
       expect(r.out).toMatch(/ok {2}checkpoint of verity\.test\/acme at size \d+ signed/);
       expect([file, r.code]).toEqual([file, 0]);
     }
@@ -144,6 +147,111 @@ describe('npm run verify on audit packages', () => {
     expect(wrongKey.out).toContain(
       'FAILED: log/checkpoint: the checkpoint carries no valid signature by the verifier key',
     );
+  });
+
+  it('fails naming a record or evidence file edited together with MANIFEST.sha256', async () => {
+    const file = await download(`/api/v2/artifacts/${ORG}/f1/${FP}/audit_package`, 'edit.tgz');
+    const members = await untar(gunzipSync(await readFile(file)));
+    const attestation = [...members.keys()].find((n) => n.endsWith('-tests/attestation.json'))!;
+    const evidence = [...members.keys()].find((n) => n.includes('-tests/evidence/'))!;
+    // What someone who edits a file does next: the manifest is not signed, so it is rewritten too.
+    const edited = async (name: string, edit: (json: any) => unknown) => {
+      const copy = new Map(members);
+      const content =
+        name === evidence
+          ? Buffer.from('other evidence')
+          : Buffer.from(`${JSON.stringify(edit(JSON.parse(members.get(name)!.toString())), null, 2)}\n`);
+      copy.set(name, content);
+      const manifest = members
+        .get('MANIFEST.sha256')!
+        .toString()
+        .split('\n')
+        .map((l) =>
+          l.endsWith(`  ${name}`) ? `${createHash('sha256').update(content).digest('hex')}  ${name}` : l,
+        )
+        .join('\n');
+      copy.set('MANIFEST.sha256', Buffer.from(manifest));
+      const out = join(dir, 'edited.tgz');
+      await writeFile(out, await tgz(copy));
+      return runVerify([out]);
+    };
+    const untouched = await runVerify([file]);
+    expect(untouched.out).toMatch(
+      /ok {2}\d+ record files and 2 evidence files match the records the log proves/,
+    );
+    expect(untouched.code).toBe(0);
+
+    const flipped = await edited(attestation, (a) => ({ ...a, is_compliant: false }));
+    expect(flipped.out).toContain(`FAILED: ${attestation}: is_compliant is false, its log entry`);
+    expect(flipped.code).toBe(1);
+    const renamed = await edited(attestation, (a) => ({
+      ...a,
+      evidence_file: { ...a.evidence_file, sha256: 'f'.repeat(64) },
+    }));
+    expect(renamed.out).toContain(
+      `FAILED: ${attestation}: evidence_file.sha256 is "${'f'.repeat(64)}", its log entry`,
+    );
+    expect(renamed.code).toBe(1);
+    // A retention rule removes evidence files and keeps their attestations: an absent file is noted.
+    const without = new Map([...members].filter(([n]) => n !== evidence));
+    without.set(
+      'MANIFEST.sha256',
+      Buffer.from(
+        members
+          .get('MANIFEST.sha256')!
+          .toString()
+          .split('\n')
+          .filter((l) => !l.endsWith(`  ${evidence}`))
+          .join('\n'),
+      ),
+    );
+    await writeFile(join(dir, 'without.tgz'), await tgz(without));
+    const removed = await runVerify([join(dir, 'without.tgz')]);
+    expect(removed.out).toContain(
+      `note  ${attestation}: its evidence file is not in the package (removed by a retention rule, or missing)`,
+    );
+    expect(removed.out).toMatch(/ok {2}\d+ record files and 1 evidence files match/);
+    expect(removed.code).toBe(0);
+    const swapped = await edited(evidence, (x) => x);
+    expect(swapped.out).toContain(
+      `FAILED: ${evidence}: its SHA-256 is not the evidence_sha256 of attestation`,
+    );
+    expect(swapped.code).toBe(1);
+    const rebuilt = await edited('artifact.json', (a) => ({ ...a, git_commit: 'd'.repeat(40) }));
+    expect(rebuilt.out).toContain('FAILED: artifact.json: git_commit is "dddd');
+    expect(rebuilt.code).toBe(1);
+    const other = await edited(attestation, (a) => ({ ...a, attestation_id: 'not-an-attestation' }));
+    expect(other.out).toContain(
+      `FAILED: ${attestation}: shows attestation not-an-attestation, which the package's log records do not prove`,
+    );
+    expect(other.code).toBe(1);
+
+    const logged = [...members.keys()].find((n) => n.startsWith('log/records/attestation-'))!;
+    const record = await edited(logged, (r) => ({ ...r, record: { ...r.record, is_compliant: false } }));
+    expect(record.out).toMatch(
+      new RegExp(`FAILED: attestation \\S+ \\(${logged}\\): the record does not match its log entry \\d+`),
+    );
+    expect(record.code).toBe(1);
+
+    const trail = await download(`/api/v2/trails/${ORG}/f1/t1/audit_package`, 'trail-edit.tgz');
+    members.clear();
+    for (const [k, v] of await untar(gunzipSync(await readFile(trail)))) {
+      members.set(k, v);
+    }
+    const described = await edited('trail.json', (tr) => ({ ...tr, description: 'rewritten' }));
+    expect(described.out).toContain('FAILED: trail.json: description is "rewritten", its log entry');
+    expect(described.code).toBe(1);
+
+    const snapshot = await download(`/api/v2/snapshots/${ORG}/prod/-1/audit_package`, 'snapshot-edit.tgz');
+    members.clear();
+    for (const [k, v] of await untar(gunzipSync(await readFile(snapshot)))) {
+      members.set(k, v);
+    }
+    const verdict = await edited('snapshot.json', (sn) => ({ ...sn, compliant: !sn.compliant }));
+    expect(verdict.out).toMatch(
+      /FAILED: snapshot\.json: compliant is (true|false), its log entry \d+ \(snapshot \d+\)/,
+    );
+    expect(verdict.code).toBe(1);
   });
 
   it('fails naming the attestation whose result was changed in the database', async () => {

@@ -85,6 +85,19 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DATABASE_URL_FILE: '/missing' }, read)).toThrow(/cannot read '\/missing'/);
   });
 
+  it('reads the encryption secret from its variable or file, and refuses a short one', () => {
+    expect(loadConfig({}).encryptionSecret).toBeUndefined();
+    const secret = 's'.repeat(44);
+    expect(loadConfig({ VERITY_ENCRYPTION_SECRET: secret }).encryptionSecret).toBe(secret);
+    const read = (p: string) => (p === '/run/secrets/enc' ? `${secret}\n` : '');
+    expect(loadConfig({ VERITY_ENCRYPTION_SECRET_FILE: '/run/secrets/enc' }, read).encryptionSecret).toBe(
+      secret,
+    );
+    expect(() => loadConfig({ VERITY_ENCRYPTION_SECRET: 'short' })).toThrow(
+      /VERITY_ENCRYPTION_SECRET: must be at least 32 characters/,
+    );
+  });
+
   it('trims the public URL and keeps rate limiting switchable', () => {
     const c = loadConfig({
       VERITY_PUBLIC_URL: 'https://verity.example.com/',

@@ -37,6 +37,7 @@ export function logSettings(e: Env) {
   return {
     transparencyLog: e.VERITY_TRANSPARENCY_LOG,
     logSigningKey: e.VERITY_LOG_SIGNING_KEY,
+    encryptionSecret: e.VERITY_ENCRYPTION_SECRET,
     logSequenceMs: e.VERITY_LOG_SEQUENCE_MS,
     logSelfCheckMs: e.VERITY_LOG_SELF_CHECK_MS,
     logSelfCheckSample: e.VERITY_LOG_SELF_CHECK_SAMPLE,

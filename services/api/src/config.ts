@@ -103,6 +103,9 @@ const EnvSchema = z
         message: 'must hold PEM Ed25519 private keys (-----BEGIN PRIVATE KEY-----)',
       },
     ),
+    VERITY_ENCRYPTION_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, {
+      message: 'must be at least 32 characters (for instance: openssl rand -base64 32)',
+    }),
     VERITY_LOG_SEQUENCE_MS: intVar(250, 10, 60_000),
     VERITY_LOG_SELF_CHECK_MS: intVar(600_000, 1_000, 86_400_000),
     VERITY_LOG_SELF_CHECK_SAMPLE: intVar(100, 1, 100_000),
@@ -252,6 +255,8 @@ export interface Config {
   transparencyLog: boolean;
   /** PEM Ed25519 private keys signing checkpoints: the first signs, the rest stay listed (rotation); unset: a key per organization. */
   logSigningKey: string | undefined;
+  /** Seals secrets Verity keeps in its database (generated log signing keys); unset: kept in the clear. */
+  encryptionSecret: string | undefined;
   /** How often the sequencer integrates queued records into the log. */
   logSequenceMs: number;
   /** How often the self-check recomputes a sample of logged records. */
@@ -337,6 +342,7 @@ const FILE_VARS = [
   'VERITY_SIGSTORE_TRUSTED_ROOT',
   'VERITY_SIGSTORE_PUBLIC_KEYS',
   'VERITY_LOG_SIGNING_KEY',
+  'VERITY_ENCRYPTION_SECRET',
 ] as const;
 
 /** The environment as parsed, before it becomes a Config. */

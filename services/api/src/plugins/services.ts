@@ -62,7 +62,11 @@ export default fp(
     });
     // Audit packages carry the log's proofs while the log runs.
     const log = app.config.transparencyLog
-      ? { publicUrl: app.config.publicUrl, signingKeyPem: app.config.logSigningKey }
+      ? {
+          publicUrl: app.config.publicUrl,
+          signingKeyPem: app.config.logSigningKey,
+          encryptionSecret: app.config.encryptionSecret,
+        }
       : undefined;
     app.decorate('services', {
       provenance,

@@ -12,6 +12,7 @@ import { Counter } from 'prom-client';
 import { Loop } from '../notify/loop.js';
 import { transparencyLogRepository } from '../storage/repositories/transparency-log.js';
 import { sequenceOrg, SEQUENCE_BATCH, type LogSettings } from '../usecases/log/log.js';
+import { clearStoredKeys, sealStoredKeys } from '../usecases/log/key-storage.js';
 import { selfCheckOrg, type SelfCheckFailure } from '../usecases/log/self-check.js';
 import { announceCheckpoint } from '../usecases/log/witness.js';
 
@@ -59,10 +60,36 @@ async function sequenceAll(app: FastifyInstance, settings: LogSettings): Promise
   }
 }
 
+/**
+ * Seals generated signing keys stored in the clear (before the secret was set), or says that they
+ * are kept in the clear. A database that cannot be read now leaves them as they are: they are
+ * read either way, and the next start seals them.
+ */
+async function keysAtRest(app: FastifyInstance, settings: LogSettings): Promise<void> {
+  try {
+    if (settings.encryptionSecret) {
+      const sealed = await sealStoredKeys(app.db, settings.encryptionSecret);
+      if (sealed > 0) {
+        app.log.info({ sealed }, `transparency log: sealed ${sealed} signing keys stored in the clear`);
+      }
+    } else if (!settings.signingKeyPem && (await clearStoredKeys(app.db)) > 0) {
+      app.log.warn(
+        'transparency log: generated signing keys are stored in the database unencrypted; set VERITY_ENCRYPTION_SECRET to seal them',
+      );
+    }
+  } catch (err) {
+    app.log.error({ err }, 'transparency log: could not check the signing keys at rest');
+  }
+}
+
 export default fp(
   (app, _opts, done) => {
     const config = app.config;
-    const settings: LogSettings = { publicUrl: config.publicUrl, signingKeyPem: config.logSigningKey };
+    const settings: LogSettings = {
+      publicUrl: config.publicUrl,
+      signingKeyPem: config.logSigningKey,
+      encryptionSecret: config.encryptionSecret,
+    };
     const failures = new Counter({
       name: 'verity_log_self_check_failures_total',
       help: 'Log entries whose stored record (or leaf) no longer matches the entry, by kind of record',
@@ -103,6 +130,7 @@ export default fp(
       sequence: () => sequenceAll(app, settings),
       selfCheck,
     } satisfies TransparencyLogService);
+    app.addHook('onReady', () => keysAtRest(app, settings));
     if (config.transparencyLog) {
       app.addHook('onReady', async () => {
         sequencer.start();

@@ -7,6 +7,9 @@
 import { createHash, createPublicKey, verify } from 'node:crypto';
 import canonicalize from 'canonicalize';
 
+/** A check of a package or checkpoint failed; the message names what. */
+export class VerifyError extends Error {}
+
 const sha256 = (...parts: Uint8Array[]): Buffer => {
   const h = createHash('sha256');
   for (const p of parts) {

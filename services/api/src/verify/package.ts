@@ -1,16 +1,23 @@
 /**
  * Offline verification of an audit package: every file against `MANIFEST.sha256`, the
- * checkpoint's signature, every log entry's inclusion in the checkpoint, and every record
- * against its entry. Returns the lines of what was checked, or throws naming the first failure.
+ * checkpoint's signature, every log entry's inclusion in the checkpoint, every record of
+ * `log/records/` included at its entry's index (its leaf computed from the package's own bytes),
+ * and the package's record and evidence files against those records. Returns the lines of what
+ * was checked, or throws naming the first failure.
  */
 import { createHash } from 'node:crypto';
 import { createGunzip } from 'node:zlib';
 import { Readable } from 'node:stream';
 import tar from 'tar-stream';
-import canonicalize from 'canonicalize';
-import { inclusionOk, leafOf, openCheckpoint, type Checkpoint } from './checks.js';
+import { inclusionOk, leafOf, openCheckpoint, VerifyError, type Checkpoint } from './checks.js';
+import { checkViews, type Proven } from './views.js';
 
-export class VerifyError extends Error {}
+export { VerifyError };
+
+interface Entry {
+  index: number;
+  hashes: Buffer[];
+}
 
 async function untar(gz: Buffer): Promise<Map<string, Buffer>> {
   const files = new Map<string, Buffer>();
@@ -77,11 +84,8 @@ function checkManifest(files: Map<string, Buffer>): string {
 }
 
 /** Each log entry's inclusion in the checkpoint; the entries by `kind:id`. */
-function checkEntries(
-  files: Map<string, Buffer>,
-  cp: Checkpoint,
-): Map<string, { index: number; record: unknown }> {
-  const entries = new Map<string, { index: number; record: unknown }>();
+function checkEntries(files: Map<string, Buffer>, cp: Checkpoint): Map<string, Entry> {
+  const entries = new Map<string, Entry>();
   for (const name of [...files.keys()].filter((n) => n.startsWith('log/entries/')).sort()) {
     const e = parse(files, name);
     const index = Number(e.index);
@@ -98,17 +102,17 @@ function checkEntries(
       throw new VerifyError(`${name}: entry ${index} is not included in the checkpoint`);
     }
     const record = e.record as { kind?: unknown; id?: unknown };
-    entries.set(`${String(record.kind)}:${String(record.id)}`, { index, record: e.record });
+    entries.set(`${String(record.kind)}:${String(record.id)}`, { index, hashes });
   }
   return entries;
 }
 
-/** Each record as the package holds it against its log entry. */
-function checkRecords(
-  files: Map<string, Buffer>,
-  entries: Map<string, { index: number; record: unknown }>,
-): number {
-  let records = 0;
+/**
+ * Each record as the package holds it, included in the checkpoint at its entry's index: the leaf
+ * is computed from the record file, the entry file gives only the index and the proof.
+ */
+function checkRecords(files: Map<string, Buffer>, entries: Map<string, Entry>, cp: Checkpoint): Proven {
+  const proven: Proven = new Map();
   for (const name of [...files.keys()].filter((n) => n.startsWith('log/records/')).sort()) {
     const r = parse(files, name);
     const label = `${String(r.kind)} ${String(r.id)}`;
@@ -119,12 +123,15 @@ function checkRecords(
     if (r.record === null) {
       throw new VerifyError(`${label} (${name}): the record is missing from the database`);
     }
-    if (canonicalize(r.record) !== canonicalize(entry.record)) {
+    if (!inclusionOk(entry.index, cp.size, leafOf(r.record), entry.hashes, cp.root)) {
       throw new VerifyError(`${label} (${name}): the record does not match its log entry ${entry.index}`);
     }
-    records += 1;
+    proven.set(`${String(r.kind)}:${String(r.id)}`, {
+      index: entry.index,
+      record: r.record as Record<string, unknown>,
+    });
   }
-  return records;
+  return proven;
 }
 
 /** Verifies the package; `pinnedKeys` (verifier keys the auditor trusts) replace the package's own. */
@@ -161,6 +168,16 @@ export async function verifyPackage(gz: Buffer, pinnedKeys?: string[]): Promise<
   );
   const entries = checkEntries(files, cp);
   out.push(`ok  ${entries.size} log entries included in the checkpoint`);
-  out.push(`ok  ${checkRecords(files, entries)} records match their log entries`);
+  const proven = checkRecords(files, entries, cp);
+  out.push(`ok  ${proven.size} records match their log entries`);
+  const views = checkViews(files, proven, (name) => parse(files, name));
+  out.push(
+    `ok  ${views.records} record files and ${views.evidence} evidence files match the records the log proves`,
+  );
+  for (const name of views.absent) {
+    out.push(
+      `note  ${name}: its evidence file is not in the package (removed by a retention rule, or missing)`,
+    );
+  }
   return out;
 }

@@ -290,6 +290,33 @@ export const transparencyLogRepository = {
       .execute();
   },
 
+  /** Every stored private key, to seal those stored in the clear. */
+  async privateKeys(db: Db) {
+    return db
+      .selectFrom('log_keys')
+      .select(['org_id', 'key_id', 'private_key'])
+      .where('private_key', 'is not', null)
+      .execute();
+  },
+
+  /** Replaces a stored private key if it is still `from` (another replica may have sealed it); whether it did. */
+  async replacePrivateKey(
+    db: Db,
+    orgId: string,
+    keyId: string,
+    from: Uint8Array,
+    to: Buffer,
+  ): Promise<boolean> {
+    const r = await db
+      .updateTable('log_keys')
+      .set({ private_key: to })
+      .where('org_id', '=', orgId)
+      .where('key_id', '=', keyId)
+      .where('private_key', '=', from)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  },
+
   async insertKey(
     db: Db,
     row: { org_id: string; key_id: string; public_key: Buffer; private_key: Buffer; created_at: Date },

@@ -17,15 +17,8 @@ import {
   rootHash,
   type NodeReader,
 } from './merkle.js';
-import {
-  checkpointBody,
-  keyId,
-  noteName,
-  privateKeyFromPkcs8,
-  rawPublicKey,
-  signNote,
-  verifierKey,
-} from './signed-note.js';
+import { checkpointBody, keyId, noteName, rawPublicKey, signNote, verifierKey } from './signed-note.js';
+import { openPrivateKey, storedPrivateKey } from './key-storage.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import type { Db } from '../../storage/database.js';
 import {
@@ -44,6 +37,8 @@ export interface LogSettings {
   publicUrl: string;
   /** PEM private keys from the configuration: the first signs, all verify. */
   signingKeyPem: string | undefined;
+  /** Seals generated keys in the database (`VERITY_ENCRYPTION_SECRET`); unset: stored in the clear. */
+  encryptionSecret: string | undefined;
 }
 
 /** The origin line of an organization's checkpoints: `<public host>/<org>`. */
@@ -80,15 +75,17 @@ async function signingKey(trx: Db, orgId: string, origin: string, settings: LogS
   }
   const active = (await repo.keys(trx, orgId)).find((k) => k.retired_at === null && k.private_key);
   if (active?.private_key) {
-    return privateKeyFromPkcs8(active.private_key);
+    return openPrivateKey(settings.encryptionSecret, orgId, active.key_id, active.private_key);
   }
   const { privateKey } = generateKeyPairSync('ed25519');
   const pub = rawPublicKey(privateKey);
+  const id = keyId(origin, pub).toString('hex');
+  const der = Buffer.from(privateKey.export({ format: 'der', type: 'pkcs8' }));
   await repo.insertKey(trx, {
     org_id: orgId,
-    key_id: keyId(origin, pub).toString('hex'),
+    key_id: id,
     public_key: pub,
-    private_key: Buffer.from(privateKey.export({ format: 'der', type: 'pkcs8' })),
+    private_key: storedPrivateKey(settings.encryptionSecret, orgId, id, der),
     created_at: now,
   });
   return privateKey;
