@@ -15,11 +15,19 @@ export async function changeElsewhere(
   const org = await sql<{ id: string }>`select id from orgs where name = ${orgName}`.execute(t.db.db);
   const orgId = org.rows[0]!.id;
   const epochs = t.app.caches.config;
-  // Notifications arrive in order: once this marker is heard, every earlier one has been.
-  const marker = `marker-${Math.random()}`;
-  await sql`select pg_notify('verity_config__' || current_schema(), ${marker})`.execute(t.db.db);
-  await until(() => (epochs.epoch(marker) !== 0 ? true : undefined));
+  await notificationsHeard(t);
   const epoch = epochs.epoch(orgId);
   await write();
   await until(() => (epochs.epoch(orgId) !== epoch ? true : undefined));
+}
+
+/**
+ * Waits until the app has heard every change notification committed so far (a new key's, for
+ * instance, which clears the key cache when it arrives): notifications arrive in order, so once a
+ * marker sent now is heard, every earlier one has been.
+ */
+export async function notificationsHeard(t: TestApp): Promise<void> {
+  const marker = `marker-${Math.random()}`;
+  await sql`select pg_notify('verity_config__' || current_schema(), ${marker})`.execute(t.db.db);
+  await until(() => (t.app.caches.config.epoch(marker) !== 0 ? true : undefined));
 }
