@@ -103,13 +103,21 @@ export default class RunGuard implements Reporter {
   }
 }
 
+const GUARDED = Symbol.for('verity.run-guard');
+
 /** A plugin that adds one RunGuard to the run's reporters, whichever the command line chose. */
 export function runGuard(): Plugin {
+  // Projects that extend the root config load it (and this module) again, and each calls
+  // configureVitest with the same run: one guard per run, or its memory table is printed once per
+  // project. The mark lives on globalThis, which every copy of this module shares.
+  const marks = globalThis as { [GUARDED]?: WeakSet<object> };
+  const guarded = (marks[GUARDED] ??= new WeakSet<object>());
   return {
     name: 'verity:run-guard',
     configureVitest({ vitest }) {
       const reporters = vitest.config.reporters;
-      if (!reporters.some((r) => r instanceof RunGuard)) {
+      if (!guarded.has(vitest) && !reporters.some((r) => r instanceof RunGuard)) {
+        guarded.add(vitest);
         reporters.push(new RunGuard());
       }
     },
