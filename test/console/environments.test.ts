@@ -60,6 +60,12 @@ describeConsole('the environment pages', (t) => {
 
   it('shows an environment: its timeline, what runs with provenance, failed policies and events', async () => {
     const page = await t.page();
+    // the console asks for 100 events at a time; pages of 3 let the demo's few show the load more
+    await page.route('**/api/v2/environments/*/staging/events?*', (route) => {
+      const url = new URL(route.request().url());
+      url.searchParams.set('per_page', '3');
+      return route.continue({ url: url.toString() });
+    });
     await page.goto(`${t.baseUrl}/${t.org}/environments/staging`);
     await page.getByRole('heading', { name: 'Environment staging', level: 1 }).waitFor();
     await page.getByRole('heading', { name: 'Timeline of snapshots' }).waitFor();
@@ -89,10 +95,42 @@ describeConsole('the environment pages', (t) => {
     expect(await latestSection.getByText('build-provenance').count()).toBeGreaterThan(0);
     expect(await latestSection.innerText()).toMatch(/Failed by 1 artifact/);
 
-    // events, newest first: a header row and at least two events
-    const events = page.getByRole('table', { name: /^Events of snapshots \d+ to \d+, newest first$/ });
-    await events.getByRole('row').nth(2).waitFor();
-    expect(await events.innerText()).toMatch(/#\d+/);
+    // events of the latest 20 snapshots, newest first, saying which of how many, with more on demand
+    const lo = Math.max(1, latest - 19);
+    const eventsOf = async (n: number) => {
+      const res = await fetch(
+        `${t.baseUrl}/api/v2/environments/${t.org}/staging/events?interval=~19..~0&page=${n}&per_page=3`,
+        { headers: { authorization: `Bearer ${t.apiKey}` } },
+      );
+      expect(res.status).toBe(200);
+      const list = (await res.json()) as Array<{ snapshot_index: number; artifact_name: string }>;
+      return {
+        total: Number(res.headers.get('x-total-count')),
+        rows: list.map((e) => [e.snapshot_index, e.artifact_name]),
+      };
+    };
+    const first = await eventsOf(1);
+    expect(first.total).toBeGreaterThan(3);
+    await page
+      .getByText(`Events 1–3 of ${first.total} in snapshots ${lo} to ${latest}, newest first.`)
+      .waitFor();
+    const events = page.getByRole('table', { name: `Events of snapshots ${lo} to ${latest}, newest first` });
+    const shownEvents = async () =>
+      Promise.all(
+        (await events.locator('tbody tr').all()).map(async (r) => {
+          const cells = await r.getByRole('cell').allInnerTexts();
+          return [Number(cells[1]!.replace('#', '')), cells[3]!.split(' ')[0]];
+        }),
+      );
+    expect(await shownEvents()).toEqual(first.rows);
+    await page.getByRole('button', { name: 'Load more events of these snapshots' }).click();
+    const shownNow = Math.min(6, first.total);
+    await page
+      .getByText(`Events 1–${shownNow} of ${first.total} in snapshots ${lo} to ${latest}, newest first.`)
+      .waitFor();
+    // the rows it brought are the API's page 2
+    expect(await shownEvents()).toEqual([...first.rows, ...(await eventsOf(2)).rows]);
+    await page.unroute('**/api/v2/environments/*/staging/events?*');
 
     // links lead on: the trail of the running web build, and the latest snapshot
     await web.getByRole('link', { name: /^frontend-\d+$/ }).click();

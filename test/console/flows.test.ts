@@ -153,6 +153,13 @@ describeConsole('the flow pages', (t) => {
     const trail = await t.api(`/trails/${t.org}/payments/payments-1`);
     const fp: string = trail.compliance_status.artifacts_statuses['payments-api'].artifact_fingerprint;
     const record = await t.api(`/artifacts/${t.org}/payments/fingerprint/${fp}`);
+    // the console asks for 100 history lines at a time; pages of 5 let the demo's few show the load more
+    const historyRoute = '**/api/v2/artifacts/*/payments/fingerprint/*/history?*';
+    await page.route(historyRoute, (route) => {
+      const url = new URL(route.request().url());
+      url.searchParams.set('per_page', '5');
+      return route.continue({ url: url.toString() });
+    });
     await page.goto(record.html_url);
     await page
       .getByRole('heading', { name: /^Artifact ghcr\.io\/acme\/payments-api:1\.4\.1$/, level: 1 })
@@ -165,6 +172,30 @@ describeConsole('the flow pages', (t) => {
     for (const name of ['unit-tests', 'dependency-scan', 'code-quality', 'release-owner']) {
       expect(evidence).toContain(name);
     }
+
+    // its history, oldest first, saying which lines of how many, and the next page on demand
+    const historyPage = (n: number) =>
+      t.api(
+        `/artifacts/${t.org}/payments/fingerprint/${fp}/history?trail=${record.trail_name}&page=${n}&per_page=5`,
+      );
+    const first = await historyPage(1);
+    const total: number = first.pagination.total;
+    expect(total).toBe(record.history_total);
+    expect(total).toBeGreaterThan(5);
+    const history = page.getByRole('list', { name: 'History, oldest first' });
+    // a line is its time, then the event
+    const lines = async () => {
+      const times = await history.locator('time').allInnerTexts();
+      const texts = await history.getByRole('listitem').allInnerTexts();
+      return texts.map((l, i) => l.slice(times[i]!.length).trim());
+    };
+    await page.getByText(`Showing 1–5 of ${total} events, oldest first.`).waitFor();
+    expect(await lines()).toEqual(first.data.map((h: { event: string }) => h.event));
+    await page.getByRole('button', { name: 'Load 5 more' }).click();
+    await page.getByText(`Showing 1–10 of ${total} events, oldest first.`).waitFor();
+    const second = await historyPage(2);
+    expect(await lines()).toEqual([...first.data, ...second.data].map((h: { event: string }) => h.event));
+    await page.unroute(historyRoute);
 
     // it ran in dev, staging and prod, and was replaced everywhere by later builds; in dev twice:
     // dev was rolled back to it from the build whose tests failed

@@ -109,6 +109,11 @@ describeConsole('the delivery pages', (t) => {
 
   it('asks once for every environment, and says how many there are and where the rest are when not all fit', async () => {
     const page = await t.page();
+    // signing in may land on this home page too: its answers are in before the requests counted start
+    if ([`/`, `/${t.org}`].includes(new URL(page.url()).pathname)) {
+      await page.getByRole('table', { name: ENV_TABLE }).waitFor();
+      await page.getByRole('figure', { name: /^Deployment frequency/ }).waitFor();
+    }
     const asked: string[] = [];
     page.on('requestfinished', (r) => {
       const path = new URL(r.url()).pathname;
@@ -244,8 +249,12 @@ describeConsole('the delivery pages', (t) => {
     const all = await t.api(`/deployments/${t.org}`);
     expect(all.next).toBeNull();
     expect(all.deployments.length).toBeGreaterThan(5);
+    // the total the page says is the API's count
+    expect([all.offset, all.total_count, all.total_count_capped]).toEqual([0, all.deployments.length, false]);
     await page
-      .getByText(`Showing ${all.deployments.length} deployments, newest first: all that match.`)
+      .getByText(
+        `Showing 1–${all.deployments.length} of ${all.total_count} deployments, newest first: all that match.`,
+      )
       .waitFor();
     const table = page.getByRole('table', { name: 'Deployments, newest first' });
     const shown = async () => (await bodyCells(table)).map((r) => [r[1], r[2]!.split('\n')[0]]);
@@ -258,24 +267,34 @@ describeConsole('the delivery pages', (t) => {
     await page.waitForURL(/environment=staging/);
     const staging = await t.api(`/deployments/${t.org}?environment=staging`);
     await page
-      .getByText(`Showing ${staging.deployments.length} deployments, newest first: all that match.`)
+      .getByText(
+        `Showing 1–${staging.deployments.length} of ${staging.total_count} deployments, newest first: all that match.`,
+      )
       .waitFor();
     expect(await shown()).toEqual(expected(staging.deployments));
 
     // paged with the API's next link
     await page.goto(`${t.baseUrl}/${t.org}/deployments?per_page=5`);
-    await page
-      .getByText('Showing 5 deployments, newest first; older ones on the next page (5 a page).')
-      .waitFor();
     const first = await t.api(`/deployments/${t.org}?per_page=5`);
+    await page
+      .getByText(
+        `Showing 1–5 of ${first.total_count} deployments, newest first; older ones on the next page (5 a page).`,
+      )
+      .waitFor();
     expect(await shown()).toEqual(expected(first.deployments));
     await page.getByRole('link', { name: 'Next page (older)' }).click();
-    await page.getByText(/^Showing 5 deployments further back/).waitFor();
+    // the next page brings the API's page 2, and says where it stands
     const second = await t.api(first.next.replace(/^.*\/api\/v2/, ''));
+    expect(second.offset).toBe(5);
+    await page
+      .getByText(new RegExp(`^Showing 6–10 of ${first.total_count} deployments, newest first`))
+      .waitFor();
     expect(await shown()).toEqual(expected(second.deployments));
     expect(new URL(page.url()).searchParams.get('page')).toBe(new URL(first.next).searchParams.get('page'));
     await page.getByRole('link', { name: 'Newest deployments' }).click();
-    await page.getByText('Showing 5 deployments, newest first; older ones').waitFor();
+    await page
+      .getByText(`Showing 1–5 of ${first.total_count} deployments, newest first; older ones`)
+      .waitFor();
   });
 
   it('marks a rollback as the API marks it: the build whose tests failed, undone in dev', async () => {
@@ -305,7 +324,9 @@ describeConsole('the delivery pages', (t) => {
     const page = await t.page();
     await page.goto(`${t.baseUrl}/${t.org}/deployments?environment=dev`);
     await page
-      .getByText(`Showing ${answer.deployments.length} deployments, newest first: all that match.`)
+      .getByText(
+        `Showing 1–${answer.deployments.length} of ${answer.total_count} deployments, newest first: all that match.`,
+      )
       .waitFor();
     const table = page.getByRole('table', { name: 'Deployments, newest first' });
     const rows = await bodyCells(table);
@@ -377,6 +398,13 @@ describeConsole('the delivery pages', (t) => {
       ]),
     );
     for (const [i, e] of d.environments.entries()) {
+      // how many run, as the API counts them; the demo's lists are whole
+      expect(e.running).toHaveLength(e.running_count);
+      if (e.running_count > 0) {
+        expect(rows[i]![4]).toContain(
+          `${e.running_count} artifact${e.running_count === 1 ? '' : 's'} running`,
+        );
+      }
       for (const r of e.running) {
         expect(rows[i]![4]).toContain(r.name);
         expect(rows[i]![4]).toContain(r.git_commit.slice(0, 10));
@@ -389,7 +417,8 @@ describeConsole('the delivery pages', (t) => {
     // each count opens the deployments it counts
     await table.locator('tbody tr').first().getByRole('link').nth(1).click();
     await page.getByRole('heading', { name: 'Deployments', level: 1 }).waitFor();
-    await page.getByText(`Showing ${d.environments[0].deployments} deployment`).waitFor();
+    const n = d.environments[0].deployments;
+    await page.getByText(`Showing 1–${n} of ${n} deployment`).waitFor();
   });
 
   it('offers Retry when the figures cannot be loaded, and shows an empty organization in words', async () => {
@@ -433,7 +462,7 @@ describeConsole('the delivery pages', (t) => {
   it('axe-core finds no serious violation, light or dark, and nothing scrolls sideways at 390 px', async () => {
     const pages = [
       { path: `/${t.org}`, ready: 'Deployment frequency: deployments per week' },
-      { path: `/${t.org}/deployments`, ready: /^Showing \d+ deployments/ },
+      { path: `/${t.org}/deployments`, ready: /^Showing 1–\d+ of \d+ deployments/ },
       { path: `/${t.org}/repos/acme/payments`, ready: 'Builds per week' },
     ];
     const found: string[] = [];

@@ -34,6 +34,7 @@ async function pages(t: { org: string; api: (path: string) => Promise<any> }) {
     { path: `/${t.org}/settings/members`, ready: /^Members$/ },
     { path: `/${t.org}/settings/service-accounts`, ready: /^Service accounts$/ },
     { path: `/${t.org}/audit-log`, ready: /^Audit log$/ },
+    { path: `/${t.org}/settings/retention`, ready: /^Removed lately$/ },
     { path: `/${t.org}/nowhere`, ready: /^Page not found$/ },
   ];
 }

@@ -7,6 +7,8 @@
  * log is admin-only, organization-bound, paged and filtered.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditLogRepository } from '../../services/api/src/storage/repositories/audit-log.js';
+import { orgsRepository } from '../../services/api/src/storage/repositories/orgs.js';
 import { client, createTestApp, type Reply, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { deployment, fp, POLICY_SCHEMA } from '../helpers/runtime.js';
@@ -982,7 +984,7 @@ describe('a write that fails leaves no entry', () => {
     expect(res.body).toMatch(says);
     const log = await adminApi.get(`/api/v2/audit-log/${ORG2}?from=${from}`);
     expect(log.status).toBe(200);
-    expect(log.json).toEqual({ entries: [], next: null });
+    expect(log.json).toEqual({ entries: [], next: null, total_count: 0, total_count_capped: false });
   });
 
   it('still records the same writes once they succeed', async () => {
@@ -1050,6 +1052,7 @@ describe('reading the audit log', () => {
     const all = (await admin.get(`${log}?per_page=100`)).json;
     expect(all.next).toBeNull();
     expect(all.entries.map((e: Entry) => e.at)).toEqual([...times].reverse());
+    expect([all.total_count, all.total_count_capped]).toEqual([times.length, false]);
     const seen: Entry[] = [];
     const links: string[] = [];
     let next: string | null = `http://verity.test${log}?per_page=2`;
@@ -1059,6 +1062,8 @@ describe('reading the audit log', () => {
       const page = await admin.get(next.slice('http://verity.test'.length));
       expect(page.status, page.body).toBe(200);
       expect(page.json.entries).toHaveLength(2);
+      // every page says how many there are in all
+      expect(page.json.total_count).toBe(times.length);
       seen.push(...page.json.entries);
       next = page.json.next;
     }
@@ -1069,13 +1074,20 @@ describe('reading the audit log', () => {
     ]);
     expect(seen).toEqual(all.entries);
     const past = await admin.get(`${log}?page=5&per_page=2`);
-    expect(past.json).toEqual({ entries: [], next: null });
+    expect(past.json).toEqual({
+      entries: [],
+      next: null,
+      total_count: times.length,
+      total_count_capped: false,
+    });
   });
 
   it('keeps the filters in the next link', async () => {
     const first = (await admin.get(`${log}?actor=${adminName}&action=patchTags&from=${times[1]}&per_page=2`))
       .json;
     expect(first.entries.map((e: Entry) => e.at)).toEqual([times[5], times[4]]);
+    // how many match the filters, not how many the log holds
+    expect(first.total_count).toBe(5);
     const next = new URL(first.next);
     expect(Object.fromEntries(next.searchParams)).toEqual({
       from: String(times[1]),
@@ -1100,7 +1112,7 @@ describe('reading the audit log', () => {
     const until = (await admin.get(`${log}?to=${times[0]}`)).json;
     expect(until.entries.map((e: Entry) => [e.at, e.action])).toEqual([[times[0], 'putFlowLegacy']]);
     const after = (await admin.get(`${log}?from=${times[7]! + 1}`)).json;
-    expect(after).toEqual({ entries: [], next: null });
+    expect(after).toEqual({ entries: [], next: null, total_count: 0, total_count_capped: false });
   });
 
   it('filters by actor, exactly', async () => {
@@ -1112,7 +1124,46 @@ describe('reading the audit log', () => {
     const byAdmin = (await admin.get(`${log}?actor=${adminName}`)).json.entries as Entry[];
     expect(byAdmin.map((e) => e.at)).toEqual(times.slice(0, 6).reverse());
     expect((await admin.get(`${log}?actor=${adminName.slice(0, -1)}`)).json.entries).toEqual([]);
-    expect((await admin.get(`${log}?actor=nobody`)).json).toEqual({ entries: [], next: null });
+    expect((await admin.get(`${log}?actor=nobody`)).json).toEqual({
+      entries: [],
+      next: null,
+      total_count: 0,
+      total_count_capped: false,
+    });
+  });
+
+  it('counts up to 10,000 entries and says when more match', async () => {
+    const ORG5 = 'busy';
+    const busy = client(t.app, await t.seedKey(ORG5, 'admin'));
+    const org = await orgsRepository.findByName(t.db.db, ORG5);
+    const at = new Date(t.clock.seconds() * 1000);
+    // one entry fewer than the cap, then the entries that reach it and pass it
+    const entries = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        org_id: org!.id,
+        at,
+        actor_kind: 'service_account' as const,
+        actor_name: 'bulk',
+        actor_email: null,
+        actor_subject: null,
+        action: 'bulkWrite',
+        resource: `/api/v2/bulk/${i}`,
+        request_id: null,
+        ip: null,
+      }));
+    for (let i = 0; i < 9_999; i += 2_000) {
+      await auditLogRepository.insert(t.db.db, entries(Math.min(2_000, 9_999 - i)));
+    }
+    const counted = async () => {
+      const { total_count, total_count_capped } = (await busy.get(`/api/v2/audit-log/${ORG5}?per_page=1`))
+        .json;
+      return [total_count, total_count_capped];
+    };
+    expect(await counted()).toEqual([9_999, false]);
+    await auditLogRepository.insert(t.db.db, entries(1));
+    expect(await counted()).toEqual([10_000, false]);
+    await auditLogRepository.insert(t.db.db, entries(1));
+    expect(await counted()).toEqual([10_000, true]);
   });
 
   it('refuses a bad query with 400 naming the parameter', async () => {

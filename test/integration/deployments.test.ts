@@ -153,21 +153,34 @@ describe('deployments', () => {
     expect(await fps('repo=nobody')).toEqual([]);
   });
 
-  it('pages with a next link that carries the filters, until there is no more', async () => {
+  it('pages with a next link that carries the filters, until there is no more, saying where and of how many', async () => {
     const seen: string[] = [];
     let url: string | null = `/api/v2/deployments/${ORG}?environment=prod&per_page=2`;
     const links: string[] = [];
+    const counts: Array<[number | null, number, boolean]> = [];
     while (url) {
       const r = await reader.get(url.replace('http://verity.test', ''));
       expect(r.status, r.body).toBe(200);
-      const body = r.json as { deployments: any[]; next: string | null };
+      const body = r.json as {
+        deployments: any[];
+        next: string | null;
+        offset: number | null;
+        total_count: number;
+        total_count_capped: boolean;
+      };
       seen.push(...body.deployments.map((d) => `${d.environment}#${d.snapshot_index}`));
+      counts.push([body.offset, body.total_count, body.total_count_capped]);
       if (body.next) {
         links.push(body.next);
       }
       url = body.next;
     }
     expect(seen).toEqual(['prod#5', 'prod#3', 'prod#2', 'prod#1']);
+    // the second page starts after the first two of the four
+    expect(counts).toEqual([
+      [0, 4, false],
+      [2, 4, false],
+    ]);
     expect(links).toHaveLength(1);
     expect(links[0]).toMatch(
       /^http:\/\/verity\.test\/api\/v2\/deployments\/acme\?environment=prod&per_page=2&page=/,
@@ -199,7 +212,13 @@ describe('deployments', () => {
   it("shows another organization none of this organization's deployments", async () => {
     const r = await other.get(`/api/v2/deployments/${OTHER}`);
     expect(r.status).toBe(200);
-    expect(r.json).toEqual({ deployments: [], next: null });
+    expect(r.json).toEqual({
+      deployments: [],
+      next: null,
+      offset: 0,
+      total_count: 0,
+      total_count_capped: false,
+    });
     expect((await other.get(`/api/v2/deployments/${ORG}`)).status).toBe(403);
   });
 

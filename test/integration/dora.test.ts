@@ -202,6 +202,7 @@ describe('repository delivery', () => {
         deployments: 3,
         lead_time_for_changes: { p50: 9000, p90: 10440 },
         deployments_url: `http://verity.test/api/v2/deployments/acme?environment=prod&repo=acme%2Fshop&from=${h.at(0)}&to=${h.at(24)}`,
+        running_count: 1,
         running: [
           {
             name: 'registry.example/shop:1',
@@ -219,6 +220,7 @@ describe('repository delivery', () => {
         deployments: 1,
         lead_time_for_changes: { p50: 3600, p90: 3600 },
         deployments_url: expect.stringContaining('environment=staging'),
+        running_count: 1,
         running: [
           {
             name: 'registry.example/shop:3',
@@ -281,6 +283,12 @@ describe('upgrade', () => {
     expect(write.status, write.body).toBe(201);
     expect({ restores: await restores(), leadTimes: await leadTimes() }).toEqual(before);
     // What a past start replaced and brought was never recorded: deployments start with the upgrade.
-    expect((await h.reader.get(`/api/v2/deployments/${ORG}`)).json).toEqual({ deployments: [], next: null });
+    expect((await h.reader.get(`/api/v2/deployments/${ORG}`)).json).toEqual({
+      deployments: [],
+      next: null,
+      offset: 0,
+      total_count: 0,
+      total_count_capped: false,
+    });
   });
 });

@@ -132,7 +132,13 @@ describe('the MCP endpoint', () => {
       });
     }
     // Its own organization: none of acme's deployments.
-    expect((await call(outsider, 'deployments', {})).json).toEqual({ deployments: [], next: null });
+    expect((await call(outsider, 'deployments', {})).json).toEqual({
+      deployments: [],
+      next: null,
+      offset: 0,
+      total_count: 0,
+      total_count_capped: false,
+    });
   });
 
   it('answers 401 without a key, and only POST', async () => {

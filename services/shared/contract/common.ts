@@ -92,6 +92,25 @@ export const Pagination = z
   .meta({ id: 'Pagination' });
 export type Pagination = z.infer<typeof Pagination>;
 
+/**
+ * Counts of lists that may grow without bound (deployments, the audit log) stop here: counting
+ * every row of a huge table on each page would cost more than the page.
+ */
+export const COUNT_CAP = 10_000;
+
+/** How many rows match a list's filters, counted up to COUNT_CAP. */
+export const CappedCount = {
+  total_count: z
+    .number()
+    .int()
+    .meta({
+      description: `How many match the filters over every page, counted up to ${COUNT_CAP}`,
+    }),
+  total_count_capped: z.boolean().meta({
+    description: `True when more than ${COUNT_CAP} match: \`total_count\` is then ${COUNT_CAP}`,
+  }),
+};
+
 /** A query-string integer (query values arrive as strings). */
 export const QueryInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 

@@ -4,7 +4,7 @@
  * delivery. Times are epoch seconds; durations are seconds.
  */
 import { z } from 'zod';
-import { EpochSeconds, QueryInt } from './common.js';
+import { CappedCount, COUNT_CAP, EpochSeconds, QueryInt } from './common.js';
 import { Environment } from './environments.js';
 import { QueryTime } from './exposure.js';
 
@@ -67,7 +67,18 @@ export const Deployment = z
 
 /** A page of deployments, newest first. */
 export const DeploymentPage = z
-  .object({ deployments: z.array(Deployment), next: z.string().nullable() })
+  .object({
+    deployments: z.array(Deployment),
+    next: z.string().nullable(),
+    ...CappedCount,
+    offset: z
+      .number()
+      .int()
+      .nullable()
+      .meta({
+        description: `How many deployments come before this page (newer ones), or null when more than ${COUNT_CAP} do`,
+      }),
+  })
   .meta({ id: 'DeploymentPage' });
 
 export const DORA_BUCKETS = ['day', 'week'] as const;
@@ -135,6 +146,9 @@ export const RepoDeliveryQuery = z.strictObject({
   bucket: z.enum(DORA_BUCKETS).optional().default('week'),
 });
 
+/** Running artifacts a repository's delivery lists at most, over all its environments. */
+export const MAX_RUNNING = 1000;
+
 /** A repository's delivery: what the reference app's Build, Release and Run tabs show. */
 export const RepoDelivery = z
   .object({
@@ -148,6 +162,12 @@ export const RepoDelivery = z
         deployments: z.number().int(),
         lead_time_for_changes: Percentiles,
         deployments_url: z.string(),
+        running_count: z
+          .number()
+          .int()
+          .meta({
+            description: `How many artifacts of this repository run there now; \`running\` lists at most ${MAX_RUNNING} over all environments`,
+          }),
         running: z.array(
           z.object({
             name: z.string(),

@@ -1,6 +1,6 @@
 /** People: who is calling, an organization's members, and the audit log of writes. */
 import { z } from 'zod';
-import { EpochSeconds } from './common.js';
+import { CappedCount, EpochSeconds } from './common.js';
 import { QueryTime } from './exposure.js';
 
 const RoleName = z.enum(['reader', 'snapshotter', 'member', 'admin']);
@@ -58,6 +58,7 @@ export const AuditLog = z
   .object({
     entries: z.array(AuditEntry),
     next: z.string().nullable().meta({ description: 'The next page, or null on the last' }),
+    ...CappedCount,
   })
   .meta({ id: 'AuditLog' });
 

@@ -61,12 +61,8 @@ async function failure(res: Response): Promise<ApiError> {
   return new ApiError(res.status, message);
 }
 
-/** GET a JSON resource with an explicit key, or the session cookie when `key` is undefined. */
-export async function getJsonWithKey<T>(
-  key: string | undefined,
-  url: string,
-  signal?: AbortSignal,
-): Promise<T> {
+/** GET with an explicit key, or the session cookie when `key` is undefined; a failure throws. */
+async function getOk(key: string | undefined, url: string, signal?: AbortSignal): Promise<Response> {
   const auth = credentials(key);
   const res = await fetch(url, {
     headers: { ...auth.headers, accept: 'application/json' },
@@ -77,24 +73,49 @@ export async function getJsonWithKey<T>(
   if (!res.ok) {
     throw await failure(res);
   }
-  return (await res.json()) as T;
+  return res;
 }
 
-/** GET a JSON resource as the signed-in session. */
-export async function getJson<T>(url: string, signal?: AbortSignal): Promise<T> {
+/** GET a JSON resource with an explicit key, or the session cookie when `key` is undefined. */
+export async function getJsonWithKey<T>(
+  key: string | undefined,
+  url: string,
+  signal?: AbortSignal,
+): Promise<T> {
+  return (await (await getOk(key, url, signal)).json()) as T;
+}
+
+/** GET as the signed-in session; a 401 ends the session. */
+async function sessionGet(url: string, signal?: AbortSignal): Promise<Response> {
   const session = getSession();
   if (!session) {
     throw new ApiError(401, 'Signed out');
   }
   touch();
   try {
-    return await getJsonWithKey<T>(session.key, url, signal);
+    return await getOk(session.key, url, signal);
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) {
       dropSession();
     }
     throw err;
   }
+}
+
+/** GET a JSON resource as the signed-in session. */
+export async function getJson<T>(url: string, signal?: AbortSignal): Promise<T> {
+  return (await (await sessionGet(url, signal)).json()) as T;
+}
+
+/** GET a JSON list as the signed-in session, with how many there are in all (`X-Total-Count`). */
+export async function getJsonCounted<T>(
+  url: string,
+  signal?: AbortSignal,
+): Promise<{ data: T; total: number | null }> {
+  const res = await sessionGet(url, signal);
+  const header = res.headers.get('x-total-count');
+  const total = header === null || !/^\d+$/.test(header) ? null : Number(header);
+  return { data: (await res.json()) as T, total };
 }
 
 /** Sends a write as the signed-in session and answers its JSON (null for an empty answer). */

@@ -23,6 +23,7 @@ export type ArtifactStatus = z.infer<typeof C.ArtifactStatus>;
 export type Attestation = z.infer<typeof C.Attestation>;
 export type AttestationCursorPage = z.infer<typeof C.AttestationCursorPage>;
 export type ArtifactRecord = z.infer<typeof C.ArtifactRecord>;
+export type ArtifactHistoryPage = z.infer<typeof C.ArtifactHistoryPage>;
 export type SearchResult = z.infer<typeof C.SearchResult>;
 export type NameSearchResult = z.infer<typeof C.NameSearchResult>;
 export type Organization = z.infer<typeof C.Organization>;

@@ -6,13 +6,35 @@ import type { AuditLogTable } from '../tables/people.js';
 export type AuditEntryRow = Selectable<AuditLogTable>;
 export type NewAuditEntry = Insertable<AuditLogTable>;
 
-export interface AuditQuery {
+export interface AuditFilter {
   from?: Date;
   to?: Date;
   actor?: string;
   action?: string;
+}
+
+export interface AuditQuery extends AuditFilter {
   offset: number;
   limit: number;
+}
+
+/** The organization's entries that match the filter. */
+function entriesOf(db: Db, orgId: string, q: AuditFilter) {
+  let query = db.selectFrom('audit_log').where('org_id', '=', orgId);
+  if (q.from) {
+    query = query.where('at', '>=', q.from);
+  }
+  if (q.to) {
+    query = query.where('at', '<=', q.to);
+  }
+  if (q.actor) {
+    const actor = q.actor;
+    query = query.where((eb) => eb.or([eb('actor_name', '=', actor), eb('actor_email', '=', actor)]));
+  }
+  if (q.action) {
+    query = query.where('action', '=', q.action);
+  }
+  return query;
 }
 
 export const auditLogRepository = {
@@ -24,20 +46,26 @@ export const auditLogRepository = {
 
   /** Newest first, through the (org_id, at, id) index; `limit` rows at most (the offset is bounded by the route). */
   async list(db: Db, orgId: string, q: AuditQuery): Promise<AuditEntryRow[]> {
-    let query = db.selectFrom('audit_log').selectAll().where('org_id', '=', orgId);
-    if (q.from) {
-      query = query.where('at', '>=', q.from);
-    }
-    if (q.to) {
-      query = query.where('at', '<=', q.to);
-    }
-    if (q.actor) {
-      const actor = q.actor;
-      query = query.where((eb) => eb.or([eb('actor_name', '=', actor), eb('actor_email', '=', actor)]));
-    }
-    if (q.action) {
-      query = query.where('action', '=', q.action);
-    }
-    return query.orderBy('at', 'desc').orderBy('id', 'desc').offset(q.offset).limit(q.limit).execute();
+    return entriesOf(db, orgId, q)
+      .selectAll()
+      .orderBy('at', 'desc')
+      .orderBy('id', 'desc')
+      .offset(q.offset)
+      .limit(q.limit)
+      .execute();
+  },
+
+  /** The entries that match the filter, counted up to `cap + 1` (the log only grows). */
+  async count(db: Db, orgId: string, q: AuditFilter, cap: number): Promise<number> {
+    const row = await db
+      .selectFrom(
+        entriesOf(db, orgId, q)
+          .select('id')
+          .limit(cap + 1)
+          .as('c'),
+      )
+      .select((eb) => eb.fn.countAll<string | number>().as('n'))
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
   },
 };

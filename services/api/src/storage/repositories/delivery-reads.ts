@@ -49,6 +49,30 @@ const failedWithin = (seconds: number) =>
 
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
+/** The deployments (`d`) of the organization that match the filter. */
+function deploymentsOf(db: Db, orgId: string, f: DeploymentFilter) {
+  let q = db.selectFrom('deployments as d').where('d.org_id', '=', orgId);
+  if (f.environmentId !== undefined) {
+    q = q.where('d.environment_id', '=', f.environmentId);
+  }
+  if (f.repo !== undefined) {
+    q = q.where('d.repo_name', '=', f.repo);
+  }
+  if (f.flow !== undefined) {
+    q = q.where('d.flow_name', '=', f.flow);
+  }
+  if (f.from !== undefined) {
+    q = q.where('d.started_at', '>=', f.from);
+  }
+  if (f.to !== undefined) {
+    q = q.where('d.started_at', '<', f.to);
+  }
+  if (f.failedWithin !== undefined) {
+    q = q.where(failedWithin(f.failedWithin));
+  }
+  return q;
+}
+
 export const deliveryReads = {
   /** A page of deployments, newest first, after the cursor; `limit` rows at most. */
   async page(
@@ -58,32 +82,12 @@ export const deliveryReads = {
     cursor: DeploymentCursor | null,
     limit: number,
   ): Promise<Array<DeploymentRow & { environment_name: string }>> {
-    let q = db
-      .selectFrom('deployments as d')
+    let q = deploymentsOf(db, orgId, f)
       .innerJoin('environments as e', (j) =>
         j.onRef('e.org_id', '=', 'd.org_id').onRef('e.id', '=', 'd.environment_id'),
       )
       .selectAll('d')
-      .select('e.name as environment_name')
-      .where('d.org_id', '=', orgId);
-    if (f.environmentId !== undefined) {
-      q = q.where('d.environment_id', '=', f.environmentId);
-    }
-    if (f.repo !== undefined) {
-      q = q.where('d.repo_name', '=', f.repo);
-    }
-    if (f.flow !== undefined) {
-      q = q.where('d.flow_name', '=', f.flow);
-    }
-    if (f.from !== undefined) {
-      q = q.where('d.started_at', '>=', f.from);
-    }
-    if (f.to !== undefined) {
-      q = q.where('d.started_at', '<', f.to);
-    }
-    if (f.failedWithin !== undefined) {
-      q = q.where(failedWithin(f.failedWithin));
-    }
+      .select('e.name as environment_name');
     if (cursor) {
       q = q.where((eb) =>
         eb.or([
@@ -93,6 +97,34 @@ export const deliveryReads = {
       );
     }
     return q.orderBy('d.started_at', 'desc').orderBy('d.id', 'desc').limit(limit).execute();
+  },
+
+  /**
+   * The deployments of the filter, or with `through` those up to and including the cursor's (the
+   * rows before the page that starts after it), counted up to `cap + 1`: past the cap the count
+   * stops, so a filter matching millions costs what ten thousand index entries do.
+   */
+  async count(
+    db: Db,
+    orgId: string,
+    f: DeploymentFilter,
+    cap: number,
+    through?: DeploymentCursor,
+  ): Promise<number> {
+    let q = deploymentsOf(db, orgId, f).select('d.id');
+    if (through) {
+      q = q.where((eb) =>
+        eb.or([
+          eb('d.started_at', '>', through.startedAt),
+          eb.and([eb('d.started_at', '=', through.startedAt), eb('d.id', '>=', through.id)]),
+        ]),
+      );
+    }
+    const row = await db
+      .selectFrom(q.limit(cap + 1).as('c'))
+      .select((eb) => eb.fn.countAll<string | number>().as('n'))
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
   },
 
   /**
@@ -238,6 +270,29 @@ export const deliveryReads = {
       order by l.environment_id, l.fingerprint, a.seq desc
       limit ${limit}`.execute(db);
     return rows.rows;
+  },
+
+  /**
+   * Per environment: how many artifacts built from these repositories run there now (what
+   * `runningFrom` lists, uncapped: one count per environment).
+   */
+  async runningCounts(
+    db: Db,
+    orgId: string,
+    repoIds: readonly string[],
+  ): Promise<Array<{ environment_id: string; running: number }>> {
+    if (repoIds.length === 0) {
+      return [];
+    }
+    const rows = await sql<{ environment_id: string; running: number | string }>`
+      select l.environment_id, count(distinct l.fingerprint) as running
+      from runtime_live l
+      where l.org_id = ${orgId} and exists (
+        select 1 from artifacts a
+        where a.org_id = l.org_id and a.fingerprint = l.fingerprint
+          and a.repo_id = any(${[...repoIds]}::text[]))
+      group by l.environment_id`.execute(db);
+    return rows.rows.map((r) => ({ environment_id: r.environment_id, running: Number(r.running) }));
   },
   /** Per environment: the deployments that started at or after `since` (one index range each). */
   async deploymentCounts(

@@ -6,6 +6,7 @@
  * counted in `verity_audit_write_failures_total`, which an alert watches.
  */
 import type { z } from 'zod';
+import { COUNT_CAP } from '../../../../shared/contract/common.js';
 import type { AuditLog, AuditLogQuery } from '../../../../shared/contract/people.js';
 import type { Db } from '../../storage/database.js';
 import {
@@ -87,18 +88,26 @@ export async function readAuditLog(
   scope: OrgScope,
   query: z.infer<typeof AuditLogQuery>,
 ): Promise<z.infer<typeof AuditLog>> {
-  const rows = await auditLogRepository.list(scope.db, scope.org.id, {
+  const filter = {
     ...(query.from ? { from: query.from } : {}),
     ...(query.to ? { to: query.to } : {}),
     ...(query.actor ? { actor: query.actor } : {}),
     ...(query.action ? { action: query.action } : {}),
-    offset: (query.page - 1) * query.per_page,
-    limit: query.per_page + 1,
-  });
+  };
+  const [rows, total] = await Promise.all([
+    auditLogRepository.list(scope.db, scope.org.id, {
+      ...filter,
+      offset: (query.page - 1) * query.per_page,
+      limit: query.per_page + 1,
+    }),
+    auditLogRepository.count(scope.db, scope.org.id, filter, COUNT_CAP),
+  ]);
   const more = rows.length > query.per_page && query.page < 1000;
   return {
     entries: rows.slice(0, query.per_page).map(presentEntry),
     next: more ? nextPage(scope, query) : null,
+    total_count: Math.min(total, COUNT_CAP),
+    total_count_capped: total > COUNT_CAP,
   };
 }
 

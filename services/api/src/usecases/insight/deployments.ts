@@ -4,6 +4,7 @@
  * same however deep it is and rows written meanwhile never shift it.
  */
 import type { z } from 'zod';
+import { COUNT_CAP } from '../../../../shared/contract/common.js';
 import type { Deployment, DeploymentPage } from '../../../../shared/contract/insight.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import { epochSeconds } from '../../time.js';
@@ -129,20 +130,19 @@ export async function listDeployments(
   checkRange(req.from, req.to);
   const cursor = req.page === undefined ? null : decodeCursor(req.page);
   const environmentId = await environmentIdOf(scope, req.environment);
-  const rows = await deliveryReads.page(
-    scope.db,
-    scope.org.id,
-    {
-      environmentId,
-      repo: req.repo,
-      flow: req.flow,
-      from: req.from,
-      to: req.to,
-      failedWithin: req.failedWithin,
-    },
-    cursor,
-    req.perPage + 1,
-  );
+  const filter = {
+    environmentId,
+    repo: req.repo,
+    flow: req.flow,
+    from: req.from,
+    to: req.to,
+    failedWithin: req.failedWithin,
+  };
+  const [rows, total, before] = await Promise.all([
+    deliveryReads.page(scope.db, scope.org.id, filter, cursor, req.perPage + 1),
+    deliveryReads.count(scope.db, scope.org.id, filter, COUNT_CAP),
+    cursor ? deliveryReads.count(scope.db, scope.org.id, filter, COUNT_CAP, cursor) : Promise.resolve(0),
+  ]);
   const shown = rows.slice(0, req.perPage);
   const last = shown[shown.length - 1];
   const next =
@@ -153,5 +153,11 @@ export async function listDeployments(
           deploymentsQuery({ ...req, page: encodeCursor({ startedAt: last.started_at, id: last.id }) }),
         )
       : null;
-  return { deployments: shown.map(presentDeployment), next };
+  return {
+    deployments: shown.map(presentDeployment),
+    next,
+    total_count: Math.min(total, COUNT_CAP),
+    total_count_capped: total > COUNT_CAP,
+    offset: before > COUNT_CAP ? null : before,
+  };
 }

@@ -4,7 +4,7 @@
  * environment, and what runs now in each environment, by commit.
  */
 import type { z } from 'zod';
-import type { RepoDelivery } from '../../../../shared/contract/insight.js';
+import { MAX_RUNNING, type RepoDelivery } from '../../../../shared/contract/insight.js';
 import { commitOf } from '../../domain/deployments.js';
 import { NotFoundError } from '../../errors.js';
 import { epochSeconds } from '../../time.js';
@@ -16,9 +16,6 @@ import { apiUrl, artifactUrls } from '../scope/links.js';
 import type { OrgScope } from '../scope/org-scope.js';
 import { checkRange, deploymentsQuery } from './deployments.js';
 import { bucketsOf, DEFAULT_RANGE_DAYS } from './dora.js';
-
-/** Running artifacts one answer lists at most, over all environments. */
-export const MAX_RUNNING = 1000;
 
 export async function repoDelivery(
   scope: OrgScope,
@@ -34,18 +31,21 @@ export async function repoDelivery(
     throw new NotFoundError(`Repo '${req.repo}' not found`);
   }
   const repoIds = repos.map((r) => r.id);
-  const [builds, perEnv, running] = await Promise.all([
+  const [builds, perEnv, running, runningCounts] = await Promise.all([
     deliveryReads.builds(db, org.id, repoIds, { from, to }, req.bucket),
     deliveryReads.perEnvironment(db, org.id, req.repo, { from, to }),
     deliveryReads.runningFrom(db, org.id, repoIds, MAX_RUNNING),
+    // how many run in each environment, so an answer cut at MAX_RUNNING says so
+    deliveryReads.runningCounts(db, org.id, repoIds),
   ]);
   const envIds = [
-    ...new Set([...perEnv.map((e) => e.environment_id), ...running.map((r) => r.environment_id)]),
+    ...new Set([...perEnv.map((e) => e.environment_id), ...runningCounts.map((r) => r.environment_id)]),
   ];
   const envs = new Map((await environmentsRepository.findByIds(db, org.id, envIds)).map((e) => [e.id, e]));
   const built = new Map(builds.map((b) => [b.bucket.getTime(), b.builds]));
   const stats = new Map(perEnv.map((e) => [e.environment_id, e]));
   const runningByEnv = groupBy(running, (r) => r.environment_id);
+  const runningCount = new Map(runningCounts.map((c) => [c.environment_id, c.running]));
   const environments = envIds
     .flatMap((id) => {
       const env = envs.get(id);
@@ -63,6 +63,7 @@ export async function repoDelivery(
           'deployments',
           deploymentsQuery({ environment: name, repo: req.repo, from, to }),
         ),
+        running_count: runningCount.get(id) ?? 0,
         running: (runningByEnv.get(id) ?? []).map((r) => ({
           name: r.name,
           fingerprint: r.fingerprint,

@@ -25,23 +25,30 @@ export interface AuditFilters {
   actor: string;
   action: string;
   page: number;
+  perPage: number;
 }
 
 export const AUDIT_PER_PAGE = 50;
+/** The API's most entries per page. */
+export const MAX_AUDIT_PER_PAGE = 100;
 
+/** A page of the audit log, with the page and size it was asked for (a kept page shows its own). */
 export function useAuditLog(org: string, filters: AuditFilters) {
   return useQuery({
     queryKey: ['audit-log', org, filters],
-    queryFn: ({ signal }) =>
-      getJson<AuditLog>(
+    queryFn: async ({ signal }) => ({
+      ...(await getJson<AuditLog>(
         apiUrl(`/audit-log/${seg(org)}`, {
           actor: filters.actor,
           action: filters.action,
           page: filters.page,
-          per_page: AUDIT_PER_PAGE,
+          per_page: filters.perPage,
         }),
         signal,
-      ),
+      )),
+      page: filters.page,
+      perPage: filters.perPage,
+    }),
     placeholderData: keepPreviousData,
   });
 }

@@ -4,18 +4,25 @@ import { useParams, useSearchParams } from 'react-router';
 import { Field } from '../../components/field';
 import { QueryView } from '../../components/query-state';
 import { formText } from '../../lib/form';
+import { rangeOf } from '../../lib/counts';
 import { formatTime } from '../../lib/format';
 import type { AuditLog } from '../../lib/contract';
 import { SettingsNav } from './settings-nav';
-import { AUDIT_PER_PAGE, useAuditLog } from './api';
 import { TableBox } from '../../components/table-box';
+import { AUDIT_PER_PAGE, MAX_AUDIT_PER_PAGE, useAuditLog, type AuditFilters } from './api';
+
+/** Entries per page from the address (`?per_page=`), within what the API answers. */
+function perPageOf(value: string | null): number {
+  const n = Math.floor(Number(value));
+  return Number.isFinite(n) && n >= 1 ? Math.min(n, MAX_AUDIT_PER_PAGE) : AUDIT_PER_PAGE;
+}
 
 function AuditTable({
   data,
   filters,
 }: {
-  data: AuditLog;
-  filters: { actor: string; action: string; page: number };
+  data: AuditLog & { page: number; perPage: number };
+  filters: AuditFilters;
 }) {
   return data.entries.length === 0 ? (
     <p>No entries{filters.actor || filters.action ? ' match these filters' : ' yet'}.</p>
@@ -24,9 +31,13 @@ function AuditTable({
       <TableBox>
         <table>
           <caption>
-            Entries {(filters.page - 1) * AUDIT_PER_PAGE + 1} to{' '}
-            {(filters.page - 1) * AUDIT_PER_PAGE + data.entries.length}
-            {data.next ? ', more on the next page' : ''}
+            {`Entries ${rangeOf({
+              // the page the entries are of: while the next loads, the one shown stays
+              offset: (data.page - 1) * data.perPage,
+              shown: data.entries.length,
+              total: data.total_count,
+              capped: data.total_count_capped,
+            })}, newest first${data.next ? '; older ones on the next page' : ''}`}
           </caption>
           <thead>
             <tr>
@@ -70,6 +81,7 @@ export default function AuditLogPage() {
     actor: params.get('actor') ?? '',
     action: params.get('action') ?? '',
     page: Math.max(1, Number(params.get('page') ?? '1') || 1),
+    perPage: perPageOf(params.get('per_page')),
   };
   const log = useAuditLog(org, filters);
   const update = (changes: Record<string, string | null>) => {

@@ -8,6 +8,7 @@ import { QueryView } from '../../components/query-state';
 import { formatTime } from '../../lib/format';
 import type { RetentionSettings } from '../../lib/contract';
 import { SettingsNav } from './settings-nav';
+import { TableBox } from '../../components/table-box';
 import { useDispositions, useLegalHolds, useRetention } from './api';
 
 type Periods = RetentionSettings['default'];
@@ -36,8 +37,8 @@ function ClassesTable({ settings }: { settings: RetentionSettings }) {
     ]),
   ];
   return (
-    <div className="table-scroll">
-      <table>
+    <TableBox>
+      <table className="retention-classes">
         <caption>Retention classes</caption>
         <thead>
           <tr>
@@ -71,9 +72,15 @@ function ClassesTable({ settings }: { settings: RetentionSettings }) {
           </tr>
         </tbody>
       </table>
-    </div>
+    </TableBox>
   );
 }
+
+const ISO_TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g;
+
+/** The API's words for what a hold keeps, its ISO times shown as every time is: in the page's zone, named. */
+const inPageZone = (text: string): string =>
+  text.replace(ISO_TIME, (iso) => formatTime(Date.parse(iso) / 1000));
 
 export default function RetentionPage() {
   const org = useParams().org ?? '';
@@ -102,8 +109,8 @@ export default function RetentionPage() {
             <ul>
               {list.map((h) => (
                 <li key={h.name}>
-                  <strong>{h.name}</strong>: {h.reason}. Keeps {h.covers}. Placed by {h.created_by}{' '}
-                  {formatTime(h.created_at)}.
+                  <strong>{h.name}</strong>: {h.reason}. Keeps {inPageZone(h.covers)}. Placed by{' '}
+                  {h.created_by} on {formatTime(h.created_at)}.
                 </li>
               ))}
             </ul>

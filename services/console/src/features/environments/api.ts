@@ -1,6 +1,6 @@
 /** Query hooks of the environment pages: one request per list or page, never one per row. */
 import { keepPreviousData, useInfiniteQuery, useQuery } from '@tanstack/react-query';
-import { apiUrl, getJson, seg } from '../../lib/api-client';
+import { apiUrl, getJson, getJsonCounted, seg } from '../../lib/api-client';
 import type {
   Environment,
   EnvironmentDiff,
@@ -14,7 +14,7 @@ export const ENVIRONMENTS_PER_PAGE = 25;
 export const TIMELINE_PER_PAGE = 100;
 /** Snapshots per window of events. */
 export const EVENT_WINDOW = 20;
-/** At most this many events of one window are shown (the API's page limit). */
+/** Events of one window per page (the API's page limit). */
 export const EVENTS_PER_WINDOW = 100;
 
 export interface EnvironmentFilter {
@@ -128,22 +128,33 @@ export function useSnapshot(org: string, env: string, expression: string | numbe
 
 /**
  * The events of a window of EVENT_WINDOW snapshots, newest window first (window 1 ends at the
- * latest). Windows bound what the API reads, however long the history.
+ * latest), EVENTS_PER_WINDOW at a time, with how many the window holds. Windows bound what the
+ * API reads and counts, however long the history.
  */
 export function useEnvironmentEvents(org: string, env: string, win: number) {
   const newest = (win - 1) * EVENT_WINDOW;
   const oldest = newest + EVENT_WINDOW - 1;
-  return useQuery({
+  return useInfiniteQuery({
     queryKey: ['environment-events', org, env, win],
-    queryFn: ({ signal }) =>
-      getJson<EnvironmentEvent[]>(
+    queryFn: async ({ pageParam, signal }) => ({
+      page: pageParam,
+      ...(await getJsonCounted<EnvironmentEvent[]>(
         apiUrl(`/environments/${seg(org)}/${seg(env)}/events`, {
           interval: `~${oldest}..~${newest}`,
-          page: 1,
+          page: pageParam,
           per_page: EVENTS_PER_WINDOW,
         }),
         signal,
-      ),
-    placeholderData: keepPreviousData,
+      )),
+    }),
+    initialPageParam: 1,
+    // more while fewer were read than the window holds (counted, not assumed: a page may be short)
+    getNextPageParam: (
+      last: { page: number; total: number | null; data: unknown[] },
+      all: Array<{ data: unknown[] }>,
+    ) =>
+      last.total !== null && last.data.length > 0 && all.reduce((n, p) => n + p.data.length, 0) < last.total
+        ? last.page + 1
+        : undefined,
   });
 }

@@ -6,108 +6,13 @@ import { Fact } from '../../components/facts';
 import { LinkList } from '../../components/link-list';
 import { Breadcrumbs, Loading, QueryView } from '../../components/query-state';
 import { Badge, ComplianceBadge, StateBadge } from '../../components/state-badge';
-import type { Environment, EnvironmentEvent } from '../../lib/contract';
+import type { Environment } from '../../lib/contract';
 import { formText } from '../../lib/form';
-import { formatAge, formatTime, fromZoneInput, paths, short, toZoneInput, zoneName } from '../../lib/format';
-import { usePageParam } from '../../lib/page-param';
-import {
-  EVENT_WINDOW,
-  EVENTS_PER_WINDOW,
-  TIMELINE_PER_PAGE,
-  useEnvironment,
-  useEnvironmentEvents,
-  useSnapshot,
-  useSnapshotWindow,
-} from './api';
+import { formatAge, formatTime, fromZoneInput, paths, toZoneInput, zoneName } from '../../lib/format';
+import { TIMELINE_PER_PAGE, useEnvironment, useSnapshot, useSnapshotWindow } from './api';
+import { Events } from './environment-events';
 import { AppliedPolicies, SnapshotArtifacts } from './snapshot-artifacts';
 import { SnapshotTimeline, ZOOMS, type Zoom } from './snapshot-timeline';
-import { ColumnHeads } from '../../components/table-head';
-import { TableBox } from '../../components/table-box';
-
-function EventsTable({
-  org,
-  env,
-  events,
-  caption,
-}: {
-  org: string;
-  env: string;
-  events: EnvironmentEvent[];
-  caption: string;
-}) {
-  return (
-    <TableBox>
-      <table>
-        <caption className="visually-hidden">{caption}</caption>
-        <ColumnHeads columns={['Time', 'Snapshot', 'Event', 'Artifact', 'Artifact compliance']} />
-        <tbody>
-          {events.map((e, i) => (
-            <tr key={`${e.snapshot_index}-${e.sha256}-${e.type}-${i}`}>
-              <td>{formatTime(e.reported_at)}</td>
-              <td>
-                <Link to={paths.snapshot(org, env, e.snapshot_index)}>#{e.snapshot_index}</Link>
-              </td>
-              <td>{e.description || e.type}</td>
-              <td>
-                {e.artifact_name} <code className="small">{short(e.sha256, 12)}</code>
-              </td>
-              <td>
-                <ComplianceBadge compliant={e.artifact_compliance} unknown="no-policy" />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </TableBox>
-  );
-}
-
-function Events({ org, env, latest }: { org: string; env: string; latest: number | null }) {
-  const [win, go] = usePageParam('events_window');
-  const query = useEnvironmentEvents(org, env, win);
-  if (latest === null) {
-    return <p>No events yet.</p>;
-  }
-  const hi = Math.max(0, latest - (win - 1) * EVENT_WINDOW);
-  const lo = Math.max(1, hi - EVENT_WINDOW + 1);
-  return (
-    <>
-      <p className="muted">
-        Snapshots {lo} to {hi}, newest first.
-      </p>
-      <QueryView query={query} what="events">
-        {(events) =>
-          events.length === 0 ? (
-            <p>No artifact started, changed or exited in these snapshots.</p>
-          ) : (
-            <>
-              <EventsTable
-                org={org}
-                env={env}
-                events={events}
-                caption={`Events of snapshots ${lo} to ${hi}, newest first`}
-              />
-              {events.length >= EVENTS_PER_WINDOW && (
-                <p className="muted">
-                  Showing the first {EVENTS_PER_WINDOW} events of these snapshots: open a snapshot for all of
-                  its changes.
-                </p>
-              )}
-            </>
-          )
-        }
-      </QueryView>
-      <nav className="pager" aria-label="Events pages">
-        <button type="button" disabled={win <= 1} onClick={() => go(win - 1)}>
-          Newer events
-        </button>
-        <button type="button" disabled={lo <= 1} onClick={() => go(win + 1)}>
-          Older events
-        </button>
-      </nav>
-    </>
-  );
-}
 
 function EnvironmentFacts({ org, e }: { org: string; e: Environment }) {
   return (

@@ -2,6 +2,7 @@
 import { keepPreviousData, useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { apiUrl, getJson, seg } from '../../lib/api-client';
 import type {
+  ArtifactHistoryPage,
   ArtifactRecord,
   AttestationCursorPage,
   Flow,
@@ -108,5 +109,27 @@ export function useArtifact(org: string, flow: string, fingerprint: string, arti
         }),
         signal,
       ),
+  });
+}
+
+/** History lines per page of an artifact's history (oldest first). */
+export const HISTORY_PER_PAGE = 100;
+
+/** An artifact's whole history in the trail of its record, oldest first, a page at a time. */
+export function useArtifactHistory(org: string, flow: string, fingerprint: string, trail: string | null) {
+  return useInfiniteQuery({
+    queryKey: ['artifact-history', org, flow, fingerprint, trail],
+    queryFn: ({ pageParam, signal }) =>
+      getJson<ArtifactHistoryPage>(
+        apiUrl(`/artifacts/${seg(org)}/${seg(flow)}/fingerprint/${seg(fingerprint)}/history`, {
+          trail,
+          page: pageParam,
+          per_page: HISTORY_PER_PAGE,
+        }),
+        signal,
+      ),
+    initialPageParam: 1,
+    getNextPageParam: (last: ArtifactHistoryPage) =>
+      last.pagination.page < last.pagination.page_count ? last.pagination.page + 1 : undefined,
   });
 }

@@ -9,8 +9,9 @@ import { Breadcrumbs, QueryView } from '../../components/query-state';
 import { Badge, ComplianceBadge, StateBadge } from '../../components/state-badge';
 import { ColumnHeads } from '../../components/table-head';
 import type { ArtifactRecord } from '../../lib/contract';
-import { formatTime, paths, plural, short, stringTime } from '../../lib/format';
+import { formatTime, paths, short, stringTime } from '../../lib/format';
 import { useArtifact } from './api';
+import { ArtifactHistory } from './artifact-history';
 import { runsOf } from './artifact-runs';
 import { CommitSummary, UserData } from './record-parts';
 import { TableBox } from '../../components/table-box';
@@ -164,18 +165,7 @@ function ArtifactBody({ org, flow, a }: { org: string; flow: string; a: Artifact
 
       <section aria-labelledby="history-heading">
         <h2 id="history-heading">History</h2>
-        <p className="muted">
-          {a.history_total > a.history.length
-            ? `${plural(a.history.length, 'line')} shown of ${plural(a.history_total, 'history event')} in all; the API's artifact history endpoint pages through every one.`
-            : plural(a.history.length, 'event')}
-        </p>
-        <ol className="history">
-          {a.history.map((h, i) => (
-            <li key={`${h.timestamp}-${i}`}>
-              <time>{formatTime(h.timestamp)}</time> {h.event}
-            </li>
-          ))}
-        </ol>
+        <ArtifactHistory org={org} flow={flow} fingerprint={a.fingerprint} trail={a.trail_name} />
       </section>
       <UserData data={a.user_data} />
     </>

@@ -8,7 +8,8 @@ import { Field } from '../../components/field';
 import { ErrorMessage, Loading } from '../../components/query-state';
 import { ApiError } from '../../lib/api-client';
 import { formText } from '../../lib/form';
-import { paths, plural } from '../../lib/format';
+import { rangeOf } from '../../lib/counts';
+import { paths } from '../../lib/format';
 import { zoneChoice } from '../../lib/preferences';
 import {
   DEPLOYMENTS_PER_PAGE,
@@ -135,7 +136,7 @@ function DeploymentsAnswer({
   if (query.isPending || !query.data) {
     return <Loading what="the deployments" />;
   }
-  const { deployments, next } = query.data;
+  const { deployments, next, offset, total_count, total_count_capped } = query.data;
   if (deployments.length === 0) {
     return (
       <p role="status">
@@ -151,7 +152,10 @@ function DeploymentsAnswer({
   return (
     <>
       <p role="status" className="muted">
-        {`Showing ${plural(deployments.length, 'deployment')}${filter.page ? ' further back' : ''}, newest first${
+        {`Showing ${rangeOf(
+          { offset, shown: deployments.length, total: total_count, capped: total_count_capped },
+          'deployment',
+        )}, newest first${
           older
             ? `; older ones on the next page (${perPage} a page).`
             : filter.page

@@ -1,4 +1,5 @@
 /** How delivery figures read (lead times, rates, the UTC weeks the API counts in) and what the address may say. */
+import { grouped } from '../../lib/counts.js';
 
 /** A lead time in seconds, in the unit that reads best: "45 min", "18.3 h", "2.2 days"; "none" when null. */
 export function leadTime(seconds: number | null | undefined): string {
@@ -62,4 +63,14 @@ export function badTime(name: string, value: string): string | null {
     return null;
   }
   return `“${name}” is not a time: “${value}”. Give a date (YYYY-MM-DD), an ISO 8601 time or epoch seconds.`;
+}
+
+/**
+ * How many artifacts of a repository run in an environment, and when the API cut its list (it
+ * lists at most 1,000 over all environments, and counts them all), how many of them it shows.
+ */
+export function runningText(shown: number, count: number): string {
+  return shown < count
+    ? `Showing ${grouped(shown)} of ${grouped(count)} artifacts running: the list stops at 1,000 over all environments.`
+    : `${grouped(count)} artifact${count === 1 ? '' : 's'} running`;
 }

@@ -11,16 +11,25 @@ import type { RepoDelivery } from '../../lib/contract';
 import { consolePath, formatTime, isoTime, paths, plural, short } from '../../lib/format';
 import { useRepoDelivery } from './api';
 import { ChartFigure, WeekChart } from './chart';
-import { CHART_WEEKS, chartsFrom, isoSecond, leadTime, utcDateText, weekLabel } from './figures';
+import { CHART_WEEKS, chartsFrom, isoSecond, leadTime, runningText, utcDateText, weekLabel } from './figures';
 import './insight.css';
 import { TableBox } from '../../components/table-box';
 
 type RepoEnvironment = RepoDelivery['environments'][number];
 
 function Running({ org, e }: { org: string; e: RepoEnvironment }) {
-  if (e.running.length === 0) {
+  if (e.running_count === 0) {
     return <span className="muted">nothing from this repository</span>;
   }
+  return (
+    <>
+      <p className="muted small running-count">{runningText(e.running.length, e.running_count)}</p>
+      {e.running.length > 0 && <RunningList org={org} e={e} />}
+    </>
+  );
+}
+
+function RunningList({ org, e }: { org: string; e: RepoEnvironment }) {
   return (
     <ul className="running-now">
       {e.running.map((r) => {

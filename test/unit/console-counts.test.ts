@@ -1,0 +1,44 @@
+/** How the console says where a page stands in a list, and how many a repository runs. */
+import { describe, expect, it } from 'vitest';
+import { grouped, rangeOf } from '../../services/console/src/lib/counts.js';
+import { runningText } from '../../services/console/src/features/insight/figures.js';
+
+describe('counts in the console', () => {
+  it('groups thousands', () => {
+    expect(grouped(0)).toBe('0');
+    expect(grouped(999)).toBe('999');
+    expect(grouped(10_000)).toBe('10,000');
+  });
+
+  it('says which rows of how many a page shows', () => {
+    expect(rangeOf({ offset: 0, shown: 50, total: 1234 }, 'deployment')).toBe('1–50 of 1,234 deployments');
+    expect(rangeOf({ offset: 50, shown: 2, total: 52 }, 'deployment')).toBe('51–52 of 52 deployments');
+    expect(rangeOf({ offset: 0, shown: 1, total: 1 }, 'event')).toBe('1–1 of 1 event');
+    expect(rangeOf({ offset: 0, shown: 3, total: 3 }, 'entry', 'entries')).toBe('1–3 of 3 entries');
+    expect(rangeOf({ offset: 100, shown: 50, total: 400 })).toBe('101–150 of 400');
+    expect(rangeOf({ offset: 5, shown: 0, total: 5 }, 'deployment')).toBe('none of 5 deployments');
+  });
+
+  it('says "more than" a total the API stopped counting, and a page whose start it did not count', () => {
+    expect(rangeOf({ offset: 0, shown: 50, total: 10_000, capped: true }, 'deployment')).toBe(
+      '1–50 of more than 10,000 deployments',
+    );
+    expect(rangeOf({ offset: 9_990, shown: 10, total: 10_000, capped: true })).toBe(
+      '9,991–10,000 of more than 10,000',
+    );
+    expect(rangeOf({ offset: null, shown: 50, total: 10_000, capped: true }, 'deployment')).toBe(
+      '50 deployments past the first 10,000, of more than 10,000',
+    );
+  });
+
+  it('says how many artifacts of a repository run, and how many of them a cut list shows', () => {
+    expect(runningText(1, 1)).toBe('1 artifact running');
+    expect(runningText(3, 3)).toBe('3 artifacts running');
+    expect(runningText(0, 1200)).toBe(
+      'Showing 0 of 1,200 artifacts running: the list stops at 1,000 over all environments.',
+    );
+    expect(runningText(950, 2000)).toBe(
+      'Showing 950 of 2,000 artifacts running: the list stops at 1,000 over all environments.',
+    );
+  });
+});
