@@ -1,0 +1,193 @@
+/**
+ * Records the deployments of snapshots written before deployments were recorded (migration
+ * 0387_deployments), from the history each snapshot holds: the fingerprints it started with their
+ * frozen provenance and compliance, what ran just before it, and its time. The same code as a
+ * snapshot being written decides (delivery-write.ts recordDeployments), so a backfilled
+ * deployment is the one that snapshot would have recorded; the deployments its rollbacks undid
+ * and those that made the environment non-compliant are marked as then.
+ *
+ * Idempotent: a snapshot that has deployments is skipped, and marks are set once. Bounded in
+ * memory: one environment's snapshots are read a page at a time, each in its own transaction
+ * with the environment locked (so a report written meanwhile waits, and two runs never record
+ * the same snapshot twice).
+ */
+import {
+  deploymentBackfillRepository,
+  type BackfillSnapshot,
+  type BackfillState,
+} from '../../storage/repositories/deployment-backfill.js';
+import { deploymentsRepository } from '../../storage/repositories/deployments.js';
+import { environmentsRepository } from '../../storage/repositories/environments.js';
+import type { Db } from '../../storage/database.js';
+import type { OrgRef } from '../scope/org-scope.js';
+import {
+  markCulprits,
+  recordDeployments,
+  type DeliveryInput,
+  type DeliveryRecord,
+} from './delivery-write.js';
+
+/** Snapshots read at once. */
+const PAGE = 100;
+
+/** How far one environment's backfill went. */
+export interface BackfillProgress {
+  org: string;
+  environment: string;
+  /** Snapshots gone through, of `total`. */
+  done: number;
+  total: number;
+  /** Deployments recorded in the environment so far. */
+  deployments: number;
+}
+
+export interface BackfillResult {
+  environments: number;
+  snapshots: number;
+  deployments: number;
+}
+
+/** The provenance records of the started states, from their frozen provenance and their artifacts. */
+async function startedRecords(
+  db: Db,
+  orgId: string,
+  started: readonly BackfillState[],
+): Promise<Map<string, DeliveryRecord[]>> {
+  const facts = await deploymentsRepository.artifactFacts(
+    db,
+    orgId,
+    started.flatMap((s) => s.provenance.map((p) => p.artifact_id)),
+  );
+  return new Map(
+    started.map((s) => [
+      s.fingerprint,
+      s.provenance.flatMap((p) => {
+        const a = facts.get(p.artifact_id);
+        const info = p.git_commit_info;
+        return a
+          ? [
+              {
+                artifactId: p.artifact_id,
+                trailName: p.trail_name,
+                gitCommit: p.git_commit || null,
+                htmlUrl: p.html_url,
+                gitCommitInfo: info && typeof info === 'object' ? (info as Record<string, unknown>) : null,
+                reportedAt: a.created_at,
+              },
+            ]
+          : [];
+      }),
+    ]),
+  );
+}
+
+/** Records what one snapshot would have recorded; returns the deployments it did. */
+async function backfillSnapshot(
+  db: Db,
+  org: OrgRef,
+  env: { id: string; name: string },
+  snap: BackfillSnapshot,
+  compliantBefore: boolean | null,
+): Promise<number> {
+  return db.transaction().execute(async (tx) => {
+    await environmentsRepository.lockById(tx, org.id, env.id);
+    const scope = { db: tx, org, now: snap.created_at };
+    const states = await deploymentBackfillRepository.statesFrom(tx, org.id, env.id, snap.index);
+    const started = states.filter((s) => s.change === 'started');
+    const done = await deploymentBackfillRepository.indexesWithDeployments(
+      tx,
+      org.id,
+      env.id,
+      snap.index,
+      snap.index,
+    );
+    const input: DeliveryInput = {
+      env: { ...env, compliant: compliantBefore },
+      index: snap.index,
+      before: [],
+      newStates: states,
+      verdicts: states.map((s) => ({
+        hash: s.verdict_hash,
+        compliant: s.compliant,
+        provenance: s.provenance,
+      })),
+      startedRecords: new Map(),
+      complianceAfter: snap.compliant,
+    };
+    let made = 0;
+    if (started.length > 0 && done.size === 0) {
+      const rows = await recordDeployments(scope, {
+        ...input,
+        before: await deploymentBackfillRepository.statesBefore(tx, org.id, env.id, snap.index),
+        startedRecords: await startedRecords(tx, org.id, started),
+      });
+      made = rows.length;
+    }
+    await markCulprits(scope, input);
+    return made;
+  });
+}
+
+/** Whether a snapshot may need work: it started fingerprints and has no deployments, or it broke compliance. */
+function needsWork(snap: BackfillSnapshot, recorded: ReadonlySet<number>, compliantBefore: boolean | null) {
+  return (
+    (snap.started > 0 && !recorded.has(snap.index)) || (compliantBefore !== false && snap.compliant === false)
+  );
+}
+
+/** Backfills one environment, reporting after each page. */
+async function backfillEnvironment(
+  db: Db,
+  org: OrgRef,
+  env: { id: string; name: string },
+  onProgress: (p: BackfillProgress) => void,
+): Promise<{ snapshots: number; deployments: number }> {
+  const total = await deploymentBackfillRepository.countSnapshots(db, org.id, env.id);
+  let done = 0;
+  let deployments = 0;
+  let after = 0;
+  let compliantBefore: boolean | null = null;
+  for (;;) {
+    const page = await deploymentBackfillRepository.snapshotPage(db, org.id, env.id, after, PAGE);
+    if (page.length === 0) {
+      break;
+    }
+    const recorded = await deploymentBackfillRepository.indexesWithDeployments(
+      db,
+      org.id,
+      env.id,
+      page[0]!.index,
+      page[page.length - 1]!.index,
+    );
+    for (const snap of page) {
+      if (needsWork(snap, recorded, compliantBefore)) {
+        deployments += await backfillSnapshot(db, org, env, snap, compliantBefore);
+      }
+      compliantBefore = snap.compliant;
+      after = snap.index;
+      done++;
+    }
+    onProgress({ org: org.name, environment: env.name, done, total: Math.max(total, done), deployments });
+  }
+  return { snapshots: done, deployments };
+}
+
+/**
+ * Records the deployments of every snapshot that has none although it started fingerprints, in
+ * every organization or the one named, environment by environment.
+ */
+export async function backfillDeployments(
+  db: Db,
+  orgName: string | null,
+  onProgress: (p: BackfillProgress) => void = () => {},
+): Promise<BackfillResult> {
+  const result: BackfillResult = { environments: 0, snapshots: 0, deployments: 0 };
+  for (const e of await deploymentBackfillRepository.environments(db, orgName)) {
+    const org = { id: e.org_id, name: e.org_name };
+    const r = await backfillEnvironment(db, org, { id: e.id, name: e.name }, onProgress);
+    result.environments++;
+    result.snapshots += r.snapshots;
+    result.deployments += r.deployments;
+  }
+  return result;
+}
