@@ -4,11 +4,17 @@
  * helpers/delivery-history.ts (a first deployment, a scaling-only change, a deployment of several
  * commits, a second environment, an artifact without provenance breaking compliance, a rollback,
  * a restart) and one deployment in another organization are written through the API, their
- * deployment rows removed, and the backfill must give back the answers a client saw before.
+ * deployment rows removed, and the backfill must give back the answers a client saw before. The
+ * API runs it once at start, in the background, after the upgrade.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Kysely } from 'kysely';
 import { AdminUsageError } from '../../services/api/src/admin-commands.js';
 import { deploymentsCommand } from '../../services/api/src/admin-deployments.js';
+import { buildApp } from '../../services/api/src/app.js';
+import * as m0425 from '../../services/api/src/storage/migrations/0425_deployments_backfill.js';
+import { testConfig } from '../helpers/app.js';
+import { until } from '../helpers/wait.js';
 import { deliveryHistory, ORG, OTHER, REPO, type DeliveryHistory } from '../helpers/delivery-history.js';
 import { deployment, fp } from '../helpers/runtime.js';
 
@@ -132,5 +138,61 @@ describe('deployments backfill', () => {
       AdminUsageError,
     );
     await expect(backfill(ORG, 'extra')).rejects.toThrow(AdminUsageError);
+  });
+});
+
+describe('deployments backfill at start', () => {
+  const finished = async () =>
+    (await t.db.db.selectFrom('deployments_backfill').selectAll().executeTakeFirst()) !== undefined;
+
+  it('has nothing to do on a database that had no snapshots when deployments began', async () => {
+    expect(await finished()).toBe(true);
+    await t.db.db.deleteFrom('deployments').where('snapshot_index', '=', 8).execute();
+    expect(await t.app.runtime.backfillDeployments()).toBeNull();
+    expect(await rows()).toBe(6);
+    // The command is not held back by the note.
+    expect((await backfill(ORG))[0]).toBe('acme/prod: 8/8 snapshots, 1 deployments recorded');
+    expect(await rows()).toBe(7);
+  });
+
+  it('runs once in the background after the upgrade, and never again', async () => {
+    await t.app.transparencyLog.sequence();
+    const now = { acme: await answers(ORG), globex: await answers(OTHER) };
+    await t.db.db.deleteFrom('deployments').execute();
+    // The upgrade on a database with snapshots: no note that the backfill is done.
+    const db = t.db.db as unknown as Kysely<unknown>;
+    await m0425.down(db);
+    await m0425.up(db);
+    expect(await finished()).toBe(false);
+    const app = await buildApp({
+      config: testConfig({ VERITY_NOTIFIER_ENABLED: 'true' }),
+      database: t.db,
+      clock: t.clock.now,
+      logger: false,
+    });
+    try {
+      await app.ready();
+      await until(async () => ((await finished()) ? true : undefined));
+    } finally {
+      await app.close();
+    }
+    await t.app.transparencyLog.sequence();
+    expect(await answers(ORG)).toEqual(now.acme);
+    expect(await answers(OTHER)).toEqual(now.globex);
+    const count = await rows();
+    expect(await t.app.runtime.backfillDeployments()).toBeNull();
+    expect(await rows()).toBe(count);
+  });
+
+  it('stops between two snapshots when the app closes, and goes on at the next run', async () => {
+    await t.db.db.deleteFrom('deployments').execute();
+    await t.db.db.deleteFrom('deployments_backfill').execute();
+    const stop = new AbortController();
+    stop.abort();
+    await expect(t.app.runtime.backfillDeployments(stop.signal)).rejects.toThrow();
+    expect(await rows()).toBe(0);
+    expect(await finished()).toBe(false);
+    expect(await t.app.runtime.backfillDeployments()).toMatchObject({ environments: 3, deployments: 7 });
+    expect(await finished()).toBe(true);
   });
 });

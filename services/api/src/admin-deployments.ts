@@ -26,9 +26,12 @@ export async function deploymentsCommand(
   if (orgName !== undefined && !(await orgsRepository.findByName(db, orgName))) {
     throw new AdminUsageError(`organization '${orgName}' does not exist`);
   }
-  const r = await backfillDeployments(db, orgName ?? null, (p) =>
-    print(`${p.org}/${p.environment}: ${p.done}/${p.total} snapshots, ${p.deployments} deployments recorded`),
-  );
+  const r = await backfillDeployments(db, orgName ?? null, {
+    onProgress: (p) =>
+      print(
+        `${p.org}/${p.environment}: ${p.done}/${p.total} snapshots, ${p.deployments} deployments recorded`,
+      ),
+  });
   print(
     `${r.deployments} deployments recorded from ${r.snapshots} snapshots in ${r.environments} environments`,
   );

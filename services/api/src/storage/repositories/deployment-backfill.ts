@@ -35,6 +35,19 @@ const statesWithVerdicts = (db: Db, orgId: string, envId: string) =>
     .where('s.environment_id', '=', envId);
 
 export const deploymentBackfillRepository = {
+  /** Whether the backfill has run to its end once. */
+  async finished(db: Db): Promise<boolean> {
+    return (await db.selectFrom('deployments_backfill').select('id').executeTakeFirst()) !== undefined;
+  },
+
+  async finish(db: Db, at: Date): Promise<void> {
+    await db
+      .insertInto('deployments_backfill')
+      .values({ id: 1, finished_at: at })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+  },
+
   /** The environments of the organizations (all, or the one named), by organization and name. */
   async environments(
     db: Db,

@@ -81,6 +81,16 @@ async function startedRecords(
   );
 }
 
+/**
+ * What ran just before a snapshot. A fingerprint that kept running through it has a state before
+ * it, unless retention removed the snapshot before and, with it, the state it changed from; the
+ * state it changed to stands in for that one.
+ */
+function withKept(before: readonly BackfillState[], states: readonly BackfillState[]): BackfillState[] {
+  const known = new Set(before.map((b) => b.fingerprint));
+  return [...before, ...states.filter((s) => s.change !== 'started' && !known.has(s.fingerprint))];
+}
+
 /** Records what one snapshot would have recorded; returns the deployments it did. */
 async function backfillSnapshot(
   db: Db,
@@ -118,7 +128,10 @@ async function backfillSnapshot(
     if (started.length > 0 && done.size === 0) {
       const rows = await recordDeployments(scope, {
         ...input,
-        before: await deploymentBackfillRepository.statesBefore(tx, org.id, env.id, snap.index),
+        before: withKept(
+          await deploymentBackfillRepository.statesBefore(tx, org.id, env.id, snap.index),
+          states,
+        ),
         startedRecords: await startedRecords(tx, org.id, started),
       });
       made = rows.length;
@@ -140,7 +153,7 @@ async function backfillEnvironment(
   db: Db,
   org: OrgRef,
   env: { id: string; name: string },
-  onProgress: (p: BackfillProgress) => void,
+  options: BackfillOptions,
 ): Promise<{ snapshots: number; deployments: number }> {
   const total = await deploymentBackfillRepository.countSnapshots(db, org.id, env.id);
   let done = 0;
@@ -160,6 +173,7 @@ async function backfillEnvironment(
       page[page.length - 1]!.index,
     );
     for (const snap of page) {
+      options.signal?.throwIfAborted();
       if (needsWork(snap, recorded, compliantBefore)) {
         deployments += await backfillSnapshot(db, org, env, snap, compliantBefore);
       }
@@ -167,27 +181,58 @@ async function backfillEnvironment(
       after = snap.index;
       done++;
     }
-    onProgress({ org: org.name, environment: env.name, done, total: Math.max(total, done), deployments });
+    options.onProgress?.({
+      org: org.name,
+      environment: env.name,
+      done,
+      total: Math.max(total, done),
+      deployments,
+    });
   }
   return { snapshots: done, deployments };
 }
 
+export interface BackfillOptions {
+  /** Called after each page of an environment's snapshots. */
+  onProgress?: (p: BackfillProgress) => void;
+  /** Stops the backfill between two snapshots (what is recorded stays). */
+  signal?: AbortSignal;
+}
+
 /**
  * Records the deployments of every snapshot that has none although it started fingerprints, in
- * every organization or the one named, environment by environment.
+ * every organization or the one named, environment by environment. Gone through every
+ * organization, it is noted as finished (backfillDeploymentsOnce).
  */
 export async function backfillDeployments(
   db: Db,
   orgName: string | null,
-  onProgress: (p: BackfillProgress) => void = () => {},
+  options: BackfillOptions = {},
 ): Promise<BackfillResult> {
   const result: BackfillResult = { environments: 0, snapshots: 0, deployments: 0 };
   for (const e of await deploymentBackfillRepository.environments(db, orgName)) {
     const org = { id: e.org_id, name: e.org_name };
-    const r = await backfillEnvironment(db, org, { id: e.id, name: e.name }, onProgress);
+    const r = await backfillEnvironment(db, org, { id: e.id, name: e.name }, options);
     result.environments++;
     result.snapshots += r.snapshots;
     result.deployments += r.deployments;
   }
+  if (orgName === null) {
+    await deploymentBackfillRepository.finish(db, new Date());
+  }
   return result;
+}
+
+/**
+ * The backfill as the API runs it at start: unless it has finished once (or the database had no
+ * snapshot when deployments began to be recorded); null when it had.
+ */
+export async function backfillDeploymentsOnce(
+  db: Db,
+  options: BackfillOptions = {},
+): Promise<BackfillResult | null> {
+  if (await deploymentBackfillRepository.finished(db)) {
+    return null;
+  }
+  return backfillDeployments(db, null, options);
 }
