@@ -3,7 +3,7 @@
  * as after an upgrade from a version that recorded none: the history of
  * helpers/delivery-history.ts (a first deployment, a scaling-only change, a deployment of several
  * commits, a second environment, an artifact without provenance breaking compliance, a rollback,
- * a restart) and one deployment in another organization are written through the API, their
+ * a restart), an artifact CI reported after it started, and one deployment in another organization are written through the API, their
  * deployment rows removed, and the backfill must give back the answers a client saw before. The
  * API runs it once at start, in the background, after the upgrade.
  */
@@ -57,6 +57,17 @@ const rows = async () =>
 beforeAll(async () => {
   h = await deliveryHistory();
   t = h.t;
+  // An image CI reports an hour after it started in staging: its deployment is attributed then.
+  const late = fp('b7');
+  h.advanceTo(10);
+  await h.report(
+    'staging',
+    [...h.shop('3', fp('a3'), 1), ...deployment('late', 'registry.example/late:1', late, 1)],
+    'Snapshot #2 created',
+  );
+  h.advanceTo(11);
+  await h.attestArtifact(late, 'd4'.repeat(20), h.at(9), 'b4', 'registry.example/late:1');
+  expect((await t.app.runtime.processMarks()).length).toBe(1);
   const G1 = fp('61');
   const env = await h.other.json('PUT', `/api/v2/environments/${OTHER}`, {
     name: 'prod',
@@ -80,6 +91,12 @@ beforeAll(async () => {
   expect(r.status, r.body).toBe(200);
   await t.app.transparencyLog.sequence();
   before = { acme: await answers(ORG), globex: await answers(OTHER) };
+  const staging = await h.reader.get(`/api/v2/deployments/${ORG}?environment=staging&per_page=1`);
+  expect(staging.json.deployments[0]).toMatchObject({
+    snapshot_index: 2,
+    artifact: { fingerprint: late, flow: 'shop', trail: 'b4' },
+    change_lead_time: 3600,
+  });
   // As before the upgrade: the snapshots are there, their deployments are not.
   await t.db.db.deleteFrom('deployments').execute();
 });
@@ -95,8 +112,8 @@ describe('deployments backfill', () => {
     const lines = await backfill(ORG);
     expect(lines).toEqual([
       'acme/prod: 7/7 snapshots, 4 deployments recorded',
-      'acme/staging: 1/1 snapshots, 1 deployments recorded',
-      '5 deployments recorded from 8 snapshots in 2 environments',
+      'acme/staging: 3/3 snapshots, 2 deployments recorded',
+      '6 deployments recorded from 10 snapshots in 2 environments',
     ]);
     await t.app.transparencyLog.sequence();
     expect(await answers(ORG)).toEqual(before.acme);
@@ -108,22 +125,22 @@ describe('deployments backfill', () => {
     const lines = await backfill();
     expect(lines).toEqual([
       'acme/prod: 7/7 snapshots, 0 deployments recorded',
-      'acme/staging: 1/1 snapshots, 0 deployments recorded',
+      'acme/staging: 3/3 snapshots, 0 deployments recorded',
       'globex/prod: 1/1 snapshots, 1 deployments recorded',
-      '1 deployments recorded from 9 snapshots in 3 environments',
+      '1 deployments recorded from 11 snapshots in 3 environments',
     ]);
     await t.app.transparencyLog.sequence();
     expect(await answers(OTHER)).toEqual(before.globex);
     expect(await answers(ORG)).toEqual(before.acme);
     const count = await rows();
-    expect(count).toBe(6);
-    expect((await backfill()).at(-1)).toBe('0 deployments recorded from 9 snapshots in 3 environments');
+    expect(count).toBe(7);
+    expect((await backfill()).at(-1)).toBe('0 deployments recorded from 11 snapshots in 3 environments');
     expect(await rows()).toBe(count);
     expect(await answers(ORG)).toEqual(before.acme);
   });
 
   it('leaves alone what later snapshots recorded, and goes on from there', async () => {
-    h.advanceTo(10);
+    h.advanceTo(12);
     await h.report('prod', h.shop('3', fp('a3'), 2), 'Snapshot #8 created');
     const count = await rows();
     expect((await backfill(ORG))[0]).toBe('acme/prod: 8/8 snapshots, 0 deployments recorded');
@@ -149,10 +166,10 @@ describe('deployments backfill at start', () => {
     expect(await finished()).toBe(true);
     await t.db.db.deleteFrom('deployments').where('snapshot_index', '=', 8).execute();
     expect(await t.app.runtime.backfillDeployments()).toBeNull();
-    expect(await rows()).toBe(6);
+    expect(await rows()).toBe(7);
     // The command is not held back by the note.
     expect((await backfill(ORG))[0]).toBe('acme/prod: 8/8 snapshots, 1 deployments recorded');
-    expect(await rows()).toBe(7);
+    expect(await rows()).toBe(8);
   });
 
   it('runs once in the background after the upgrade, and never again', async () => {
@@ -192,7 +209,7 @@ describe('deployments backfill at start', () => {
     await expect(t.app.runtime.backfillDeployments(stop.signal)).rejects.toThrow();
     expect(await rows()).toBe(0);
     expect(await finished()).toBe(false);
-    expect(await t.app.runtime.backfillDeployments()).toMatchObject({ environments: 3, deployments: 7 });
+    expect(await t.app.runtime.backfillDeployments()).toMatchObject({ environments: 3, deployments: 8 });
     expect(await finished()).toBe(true);
   });
 });

@@ -12,6 +12,8 @@ export interface BackfillState {
   name: string;
   change: StateChange;
   verdict_hash: string;
+  run_start: number;
+  instance_count: number;
   compliant: boolean | null;
   provenance: ProvenanceEntry[];
 }
@@ -22,6 +24,8 @@ export interface BackfillSnapshot {
   created_at: Date;
   compliant: boolean | null;
   started: number;
+  changed: number;
+  cause: string;
 }
 
 const statesWithVerdicts = (db: Db, orgId: string, envId: string) =>
@@ -30,7 +34,16 @@ const statesWithVerdicts = (db: Db, orgId: string, envId: string) =>
     .innerJoin('runtime_verdicts as v', (j) =>
       j.onRef('v.org_id', '=', 's.org_id').onRef('v.hash', '=', 's.verdict_hash'),
     )
-    .select(['s.fingerprint', 's.name', 's.change', 's.verdict_hash', 'v.compliant', 'v.provenance'])
+    .select([
+      's.fingerprint',
+      's.name',
+      's.change',
+      's.verdict_hash',
+      's.run_start',
+      's.instance_count',
+      'v.compliant',
+      'v.provenance',
+    ])
     .where('s.org_id', '=', orgId)
     .where('s.environment_id', '=', envId);
 
@@ -83,7 +96,7 @@ export const deploymentBackfillRepository = {
   ): Promise<BackfillSnapshot[]> {
     return db
       .selectFrom('runtime_snapshots')
-      .select(['index', 'created_at', 'compliant', 'started'])
+      .select(['index', 'created_at', 'compliant', 'started', 'changed', 'cause'])
       .where('org_id', '=', orgId)
       .where('environment_id', '=', envId)
       .where('index', '>', afterIndex)
@@ -115,6 +128,14 @@ export const deploymentBackfillRepository = {
   /** The states snapshot `index` wrote (started, changed or unchanged), with their verdicts. */
   async statesFrom(db: Db, orgId: string, envId: string, index: number): Promise<BackfillState[]> {
     return statesWithVerdicts(db, orgId, envId).where('s.from_index', '=', index).execute();
+  },
+
+  /** The states snapshot `index` changed (they end there without an exit). */
+  async statesChangedAt(db: Db, orgId: string, envId: string, index: number): Promise<BackfillState[]> {
+    return statesWithVerdicts(db, orgId, envId)
+      .where('s.to_index', '=', index)
+      .where('s.exited', '=', false)
+      .execute();
   },
 
   /** What ran just before snapshot `index`: the states valid at `index - 1`, exits at `index` included. */

@@ -20,11 +20,14 @@ import { deploymentsRepository } from '../../storage/repositories/deployments.js
 import { environmentsRepository } from '../../storage/repositories/environments.js';
 import type { Db } from '../../storage/database.js';
 import type { OrgRef } from '../scope/org-scope.js';
+import type { LinkedRun } from '../../domain/snapshot-plan.js';
 import {
   markCulprits,
   recordDeployments,
+  recordLinkedRuns,
   type DeliveryInput,
   type DeliveryRecord,
+  type DeliveryScope,
 } from './delivery-write.js';
 
 /** Snapshots read at once. */
@@ -47,19 +50,19 @@ export interface BackfillResult {
   deployments: number;
 }
 
-/** The provenance records of the started states, from their frozen provenance and their artifacts. */
-async function startedRecords(
+/** The provenance records of these states, from their frozen provenance and their artifacts. */
+async function recordsOf(
   db: Db,
   orgId: string,
-  started: readonly BackfillState[],
+  states: readonly BackfillState[],
 ): Promise<Map<string, DeliveryRecord[]>> {
   const facts = await deploymentsRepository.artifactFacts(
     db,
     orgId,
-    started.flatMap((s) => s.provenance.map((p) => p.artifact_id)),
+    states.flatMap((s) => s.provenance.map((p) => p.artifact_id)),
   );
   return new Map(
-    started.map((s) => [
+    states.map((s) => [
       s.fingerprint,
       s.provenance.flatMap((p) => {
         const a = facts.get(p.artifact_id);
@@ -68,6 +71,7 @@ async function startedRecords(
           ? [
               {
                 artifactId: p.artifact_id,
+                flowName: p.flow_name,
                 trailName: p.trail_name,
                 gitCommit: p.git_commit || null,
                 htmlUrl: p.html_url,
@@ -91,6 +95,45 @@ function withKept(before: readonly BackfillState[], states: readonly BackfillSta
   return [...before, ...states.filter((s) => s.change !== 'started' && !known.has(s.fingerprint))];
 }
 
+/**
+ * A re-evaluation that found artifact records of running fingerprints CI reported after they
+ * started: their lead times, and the deployments of those runs attributed (recordLinkedRuns), as
+ * that snapshot did. What it found is what each changed state's provenance adds to the one before.
+ */
+async function attributeLinked(
+  scope: DeliveryScope,
+  envId: string,
+  index: number,
+  states: readonly BackfillState[],
+): Promise<void> {
+  const { db, org } = scope;
+  const before = new Map(
+    (await deploymentBackfillRepository.statesChangedAt(db, org.id, envId, index)).map((s) => [
+      s.fingerprint,
+      s,
+    ]),
+  );
+  const changed: BackfillState[] = [];
+  const linked: LinkedRun[] = [];
+  for (const s of states) {
+    const was = before.get(s.fingerprint);
+    const known = new Set(was?.provenance.map((p) => p.artifact_id));
+    const added = s.provenance.map((p) => p.artifact_id).filter((id) => !known.has(id));
+    if (was && added.length > 0) {
+      changed.push(s);
+      linked.push({
+        fingerprint: s.fingerprint,
+        snapshotIndex: was.run_start,
+        instanceCount: s.instance_count,
+        artifactIds: added,
+      });
+    }
+  }
+  if (linked.length > 0) {
+    await recordLinkedRuns(scope, envId, linked, await recordsOf(db, org.id, changed));
+  }
+}
+
 /** Records what one snapshot would have recorded; returns the deployments it did. */
 async function backfillSnapshot(
   db: Db,
@@ -103,6 +146,9 @@ async function backfillSnapshot(
     await environmentsRepository.lockById(tx, org.id, env.id);
     const scope = { db: tx, org, now: snap.created_at };
     const states = await deploymentBackfillRepository.statesFrom(tx, org.id, env.id, snap.index);
+    if (snap.cause !== 'report' && snap.changed > 0) {
+      await attributeLinked(scope, env.id, snap.index, states);
+    }
     const started = states.filter((s) => s.change === 'started');
     const done = await deploymentBackfillRepository.indexesWithDeployments(
       tx,
@@ -132,7 +178,7 @@ async function backfillSnapshot(
           await deploymentBackfillRepository.statesBefore(tx, org.id, env.id, snap.index),
           states,
         ),
-        startedRecords: await startedRecords(tx, org.id, started),
+        startedRecords: await recordsOf(tx, org.id, started),
       });
       made = rows.length;
     }
@@ -141,10 +187,15 @@ async function backfillSnapshot(
   });
 }
 
-/** Whether a snapshot may need work: it started fingerprints and has no deployments, or it broke compliance. */
+/**
+ * Whether a snapshot may need work: it started fingerprints and has no deployments, it broke
+ * compliance, or it re-evaluated what runs (and may have found where something came from).
+ */
 function needsWork(snap: BackfillSnapshot, recorded: ReadonlySet<number>, compliantBefore: boolean | null) {
   return (
-    (snap.started > 0 && !recorded.has(snap.index)) || (compliantBefore !== false && snap.compliant === false)
+    (snap.started > 0 && !recorded.has(snap.index)) ||
+    (compliantBefore !== false && snap.compliant === false) ||
+    (snap.cause !== 'report' && snap.changed > 0)
   );
 }
 

@@ -38,7 +38,7 @@ export interface DeploymentMade {
 /** What delivery reads of a provenance record of a started fingerprint. */
 export type DeliveryRecord = Pick<
   ProvenanceRecord,
-  'artifactId' | 'trailName' | 'gitCommit' | 'htmlUrl' | 'gitCommitInfo' | 'reportedAt'
+  'artifactId' | 'flowName' | 'trailName' | 'gitCommit' | 'htmlUrl' | 'gitCommitInfo' | 'reportedAt'
 >;
 
 /** What delivery reads of a verdict. */
@@ -319,10 +319,10 @@ async function recordCompliance(
  * attributed to the first of them.
  */
 export async function recordLinkedRuns(
-  scope: OrgScope,
+  scope: DeliveryScope,
   envId: string,
   linked: readonly LinkedRun[],
-  records: ReadonlyMap<string, readonly ProvenanceRecord[]>,
+  records: ReadonlyMap<string, readonly DeliveryRecord[]>,
 ): Promise<void> {
   const { db, org } = scope;
   const runs = linked.flatMap((l) =>
