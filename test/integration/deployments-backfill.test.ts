@@ -13,6 +13,7 @@ import { AdminUsageError } from '../../services/api/src/admin-commands.js';
 import { deploymentsCommand } from '../../services/api/src/admin-deployments.js';
 import { buildApp } from '../../services/api/src/app.js';
 import * as m0425 from '../../services/api/src/storage/migrations/0425_deployments_backfill.js';
+import { backfillDeployments } from '../../services/api/src/usecases/runtime/delivery-backfill.js';
 import { testConfig } from '../helpers/app.js';
 import { until } from '../helpers/wait.js';
 import { deliveryHistory, ORG, OTHER, REPO, type DeliveryHistory } from '../helpers/delivery-history.js';
@@ -137,6 +138,15 @@ describe('deployments backfill', () => {
     expect((await backfill()).at(-1)).toBe('0 deployments recorded from 11 snapshots in 3 environments');
     expect(await rows()).toBe(count);
     expect(await answers(ORG)).toEqual(before.acme);
+  });
+
+  it('gives the same deployments when what ran before each snapshot is read anew', async () => {
+    await t.db.db.deleteFrom('deployments').execute();
+    const r = await backfillDeployments(t.db.db, null, { stretch: 0 });
+    expect(r).toEqual({ environments: 3, snapshots: 11, deployments: 7 });
+    await t.app.transparencyLog.sequence();
+    expect(await answers(ORG)).toEqual(before.acme);
+    expect(await answers(OTHER)).toEqual(before.globex);
   });
 
   it('leaves alone what later snapshots recorded, and goes on from there', async () => {

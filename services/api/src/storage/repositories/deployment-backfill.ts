@@ -12,6 +12,7 @@ export interface BackfillState {
   name: string;
   change: StateChange;
   verdict_hash: string;
+  from_index: number;
   run_start: number;
   instance_count: number;
   compliant: boolean | null;
@@ -39,6 +40,7 @@ const statesWithVerdicts = (db: Db, orgId: string, envId: string) =>
       's.name',
       's.change',
       's.verdict_hash',
+      's.from_index',
       's.run_start',
       's.instance_count',
       'v.compliant',
@@ -135,6 +137,38 @@ export const deploymentBackfillRepository = {
     return statesWithVerdicts(db, orgId, envId)
       .where('s.to_index', '=', index)
       .where('s.exited', '=', false)
+      .execute();
+  },
+
+  /** The states that began from snapshot `from` to `to`. */
+  async statesBegun(
+    db: Db,
+    orgId: string,
+    envId: string,
+    from: number,
+    to: number,
+  ): Promise<BackfillState[]> {
+    return statesWithVerdicts(db, orgId, envId)
+      .where('s.from_index', '>=', from)
+      .where('s.from_index', '<=', to)
+      .execute();
+  },
+
+  /** The states that ended (exited or changed) from snapshot `from` to `to`. */
+  async statesEnded(
+    db: Db,
+    orgId: string,
+    envId: string,
+    from: number,
+    to: number,
+  ): Promise<Array<{ fingerprint: string; from_index: number }>> {
+    return db
+      .selectFrom('runtime_states')
+      .select(['fingerprint', 'from_index'])
+      .where('org_id', '=', orgId)
+      .where('environment_id', '=', envId)
+      .where('to_index', '>=', from)
+      .where('to_index', '<=', to)
       .execute();
   },
 

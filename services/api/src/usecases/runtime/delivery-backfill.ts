@@ -86,6 +86,48 @@ async function recordsOf(
 }
 
 /**
+ * What ran in an environment as its snapshots are gone through in order: the states valid at
+ * snapshot `at`, kept up to date from the states that began and ended since (reads bounded by
+ * the changes of a few snapshots), or read anew past a long stretch.
+ */
+class Running {
+  private readonly states = new Map<string, BackfillState>();
+  private at = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly orgId: string,
+    private readonly envId: string,
+    private readonly stretch: number,
+  ) {}
+
+  private static key(s: { fingerprint: string; from_index: number }): string {
+    return `${s.from_index}:${s.fingerprint}`;
+  }
+
+  /** What ran just before snapshot `index`: the states valid at `index - 1`. */
+  async before(index: number): Promise<BackfillState[]> {
+    const { db, orgId, envId } = this;
+    const to = index - 1;
+    if (to - this.at > this.stretch) {
+      this.states.clear();
+      for (const s of await deploymentBackfillRepository.statesBefore(db, orgId, envId, index)) {
+        this.states.set(Running.key(s), s);
+      }
+    } else if (to > this.at) {
+      for (const s of await deploymentBackfillRepository.statesBegun(db, orgId, envId, this.at + 1, to)) {
+        this.states.set(Running.key(s), s);
+      }
+      for (const s of await deploymentBackfillRepository.statesEnded(db, orgId, envId, this.at + 1, to)) {
+        this.states.delete(Running.key(s));
+      }
+    }
+    this.at = Math.max(this.at, to);
+    return [...this.states.values()];
+  }
+}
+
+/**
  * What ran just before a snapshot. A fingerprint that kept running through it has a state before
  * it, unless retention removed the snapshot before and, with it, the state it changed from; the
  * state it changed to stands in for that one.
@@ -141,6 +183,7 @@ async function backfillSnapshot(
   env: { id: string; name: string },
   snap: BackfillSnapshot,
   compliantBefore: boolean | null,
+  ranBefore: readonly BackfillState[] | null,
 ): Promise<number> {
   return db.transaction().execute(async (tx) => {
     await environmentsRepository.lockById(tx, org.id, env.id);
@@ -171,13 +214,10 @@ async function backfillSnapshot(
       complianceAfter: snap.compliant,
     };
     let made = 0;
-    if (started.length > 0 && done.size === 0) {
+    if (ranBefore && started.length > 0 && done.size === 0) {
       const rows = await recordDeployments(scope, {
         ...input,
-        before: withKept(
-          await deploymentBackfillRepository.statesBefore(tx, org.id, env.id, snap.index),
-          states,
-        ),
+        before: withKept(ranBefore, states),
         startedRecords: await recordsOf(tx, org.id, started),
       });
       made = rows.length;
@@ -211,6 +251,7 @@ async function backfillEnvironment(
   let deployments = 0;
   let after = 0;
   let compliantBefore: boolean | null = null;
+  const running = new Running(db, org.id, env.id, options.stretch ?? PAGE);
   for (;;) {
     const page = await deploymentBackfillRepository.snapshotPage(db, org.id, env.id, after, PAGE);
     if (page.length === 0) {
@@ -226,7 +267,9 @@ async function backfillEnvironment(
     for (const snap of page) {
       options.signal?.throwIfAborted();
       if (needsWork(snap, recorded, compliantBefore)) {
-        deployments += await backfillSnapshot(db, org, env, snap, compliantBefore);
+        const unrecorded = snap.started > 0 && !recorded.has(snap.index);
+        const before = unrecorded ? await running.before(snap.index) : null;
+        deployments += await backfillSnapshot(db, org, env, snap, compliantBefore, before);
       }
       compliantBefore = snap.compliant;
       after = snap.index;
@@ -248,6 +291,11 @@ export interface BackfillOptions {
   onProgress?: (p: BackfillProgress) => void;
   /** Stops the backfill between two snapshots (what is recorded stays). */
   signal?: AbortSignal;
+  /**
+   * Snapshots past which what ran before one is read anew rather than followed from the states
+   * that began and ended since (100).
+   */
+  stretch?: number;
 }
 
 /**
