@@ -194,7 +194,6 @@ async function deploymentRows(
 export async function recordDelivery(scope: OrgScope, input: DeliveryInput): Promise<DeploymentMade[]> {
   const { db, org } = scope;
   const { env, index } = input;
-  const verdicts = new Map(input.verdicts.map((v) => [v.hash, v]));
   const started = input.newStates.filter((s) => s.change === 'started');
   if (started.length > 0) {
     await deploymentsRepository.insertLeadTimes(
@@ -203,7 +202,7 @@ export async function recordDelivery(scope: OrgScope, input: DeliveryInput): Pro
     );
   }
   const rows = await recordDeployments(scope, input);
-  await recordCompliance(scope, input, verdicts);
+  await recordCompliance(scope, input);
   return rows.map((r) => ({
     org: org.name,
     environment: env.name,
@@ -263,10 +262,11 @@ export async function recordDeployments(
  * The fingerprints that made the environment non-compliant at this snapshot: those that became
  * non-compliant and those that started non-compliant; none unless it became non-compliant here.
  */
-function culprits(input: DeliveryInput, verdicts: ReadonlyMap<string, DeliveryVerdict>): string[] {
+function culprits(input: DeliveryInput): string[] {
   if (input.env.compliant === false || input.complianceAfter !== false) {
     return [];
   }
+  const verdicts = new Map(input.verdicts.map((v) => [v.hash, v]));
   return input.newStates
     .filter(
       (s) =>
@@ -278,7 +278,7 @@ function culprits(input: DeliveryInput, verdicts: ReadonlyMap<string, DeliveryVe
 
 /** Marks the deployments that made the environment non-compliant at this snapshot. */
 export async function markCulprits(scope: DeliveryScope, input: DeliveryInput): Promise<void> {
-  const found = culprits(input, new Map(input.verdicts.map((v) => [v.hash, v])));
+  const found = culprits(input);
   if (found.length > 0) {
     const { db, org, now } = scope;
     await deploymentsRepository.mark(
@@ -294,20 +294,13 @@ export async function markCulprits(scope: DeliveryScope, input: DeliveryInput): 
 }
 
 /** Opens or closes the environment's stretch of non-compliance, and marks the deployments that caused one. */
-async function recordCompliance(
-  scope: DeliveryScope,
-  input: DeliveryInput,
-  verdicts: ReadonlyMap<string, DeliveryVerdict>,
-): Promise<void> {
+async function recordCompliance(scope: DeliveryScope, input: DeliveryInput): Promise<void> {
   const { db, org, now } = scope;
   const { env, index, complianceAfter } = input;
   const wasNonCompliant = env.compliant === false;
   if (!wasNonCompliant && complianceAfter === false) {
     await deploymentsRepository.openIncident(db, org.id, env.id, index, now);
-    const found = culprits(input, verdicts);
-    if (found.length > 0) {
-      await deploymentsRepository.mark(db, org.id, env.id, found, 'broke_compliance_at', now, index);
-    }
+    await markCulprits(scope, input);
   } else if (wasNonCompliant && complianceAfter !== false) {
     await deploymentsRepository.closeIncident(db, org.id, env.id, index, now);
   }
