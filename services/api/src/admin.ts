@@ -3,11 +3,13 @@
  * signed evidence from a shell, on the
  * configured database (DATABASE_URL, or the embedded one in VERITY_DATA_DIR while the server is
  * stopped); evidence files moved between the database and the object store; backups of a
- * running server and restores into a stopped one; the retention job, once.
+ * running server and restores into a stopped one; the retention job, once; the deployments of
+ * snapshots written before deployments were recorded.
  */
 import pino from 'pino';
 import { BACKUP_USAGE, backupCommand, restoreCommand } from './admin-backup.js';
 import { AdminUsageError, USAGE, runAdmin } from './admin-commands.js';
+import { DEPLOYMENTS_USAGE, deploymentsCommand } from './admin-deployments.js';
 import { EVIDENCE_USAGE, evidenceCommand } from './admin-evidence.js';
 import { RETENTION_USAGE, retentionCommand } from './admin-retention.js';
 import { RestoreRefusedError } from './usecases/access/backup.js';
@@ -21,7 +23,7 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (argv.length === 0 || argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(
-      `${USAGE}\n\nEvidence files:\n${EVIDENCE_USAGE}\n\nBackups:\n${BACKUP_USAGE}\n\nRetention:\n${RETENTION_USAGE}\n`,
+      `${USAGE}\n\nEvidence files:\n${EVIDENCE_USAGE}\n\nBackups:\n${BACKUP_USAGE}\n\nRetention:\n${RETENTION_USAGE}\n\nDeployments:\n${DEPLOYMENTS_USAGE}\n`,
     );
     return;
   }
@@ -45,6 +47,10 @@ async function main(): Promise<void> {
       process.exitCode = await evidenceCommand(argv, config, handle.db, (line) =>
         process.stdout.write(`${line}\n`),
       );
+      return;
+    }
+    if (argv[0] === 'deployments') {
+      await deploymentsCommand(argv, handle.db, (line) => process.stdout.write(`${line}\n`));
       return;
     }
     const { store, objects } = configuredEvidenceStore(

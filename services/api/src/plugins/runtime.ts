@@ -5,7 +5,8 @@
  * what use cases announce and wakes the workers (the gauges are in runtime-metrics.ts). The notification and
  * re-evaluation workers, and the API-key expiry sweep, run in this process when
  * `VERITY_NOTIFIER_ENABLED` is on, and stop when the app closes; several replicas may run them
- * side by side.
+ * side by side. So does, once after the upgrade that began recording deployments, the backfill of
+ * the deployments of the snapshots written before (usecases/runtime/delivery-backfill.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
@@ -15,6 +16,7 @@ import { Notifier } from '../notify/notifier.js';
 import { outboxRepository } from '../storage/repositories/actions.js';
 import { idleFor, onDomainEvents } from '../usecases/runtime/domain-event-subscriber.js';
 import { processReevaluationMarks } from '../usecases/runtime/reevaluation.js';
+import { backfillDeploymentsOnce, type BackfillResult } from '../usecases/runtime/delivery-backfill.js';
 import { sweepKeyExpiry, type KeyExpiryWarning } from '../usecases/notifications/key-expiry.js';
 import type { ReportOutcome } from '../usecases/runtime/snapshot-write.js';
 import type { CommitEffect } from '../usecases/scope/domain-events.js';
@@ -29,6 +31,11 @@ export interface RuntimeService {
   purgeNotifications(): Promise<number>;
   /** Writes the API-key expiry warnings due now; returns them. */
   sweepKeyExpiry(): Promise<KeyExpiryWarning[]>;
+  /**
+   * Records the deployments of the snapshots written before deployments were recorded, unless
+   * done once already (null then); logs each environment's progress.
+   */
+  backfillDeployments(signal?: AbortSignal): Promise<BackfillResult | null>;
 }
 
 declare module 'fastify' {
@@ -187,6 +194,39 @@ function listen(
   });
 }
 
+/**
+ * The deployments backfill, run once at start in the background: a page of snapshots at a time,
+ * awaiting each; tried again at the next start if it fails or the app closes first.
+ */
+function deploymentsBackfill(app: FastifyInstance) {
+  const run = async (signal?: AbortSignal) => {
+    const result = await backfillDeploymentsOnce(app.db, {
+      signal,
+      onProgress: (p) => app.log.info(p, 'deployments backfill'),
+    });
+    if (result) {
+      app.log.info(result, 'deployments backfill finished');
+    }
+    return result;
+  };
+  const stop = new AbortController();
+  let running: Promise<unknown> = Promise.resolve();
+  return {
+    run,
+    start: () => {
+      running = run(stop.signal).catch((err: unknown) => {
+        if (!stop.signal.aborted) {
+          app.log.error({ err }, 'deployments backfill failed');
+        }
+      });
+    },
+    stop: async () => {
+      stop.abort();
+      await running;
+    },
+  };
+}
+
 export default fp(
   async (app) => {
     const config = app.config;
@@ -234,11 +274,14 @@ export default fp(
     };
     const keyExpiryLoop = new Loop('api-key-expiry', sweep, config.keyExpirySweepMs, app.log);
 
+    const backfill = deploymentsBackfill(app);
+
     app.decorate('runtime', {
       notifier,
       processMarks,
       purgeNotifications,
       sweepKeyExpiry: sweep,
+      backfillDeployments: backfill.run,
       kick: () => {
         reevaluationLoop.kick();
         notifyLoop.kick();
@@ -256,9 +299,11 @@ export default fp(
           retentionLoop.start();
         }
         keyExpiryLoop.start();
+        backfill.start();
       });
     }
     app.addHook('onClose', async () => {
+      await backfill.stop();
       await notifyLoop.stop();
       await reevaluationLoop.stop();
       await retentionLoop.stop();

@@ -133,7 +133,10 @@ export const deploymentsRepository = {
     }
   },
 
-  /** Sets, once, `column` on the latest deployment of each fingerprint in the environment. */
+  /**
+   * Sets, once, `column` on the latest deployment of each fingerprint in the environment up to
+   * snapshot `upToIndex` (the snapshot marking it: later ones, recorded since, are not its).
+   */
   async mark(
     db: Db,
     orgId: string,
@@ -141,6 +144,7 @@ export const deploymentsRepository = {
     fingerprints: readonly string[],
     column: 'rolled_back_at' | 'broke_compliance_at',
     at: Date,
+    upToIndex: number,
   ): Promise<void> {
     for (const part of chunks([...new Set(fingerprints)])) {
       const latest = db
@@ -150,6 +154,7 @@ export const deploymentsRepository = {
         .where('org_id', '=', orgId)
         .where('environment_id', '=', envId)
         .where('fingerprint', 'in', part)
+        .where('snapshot_index', '<=', upToIndex)
         .orderBy('fingerprint')
         .orderBy('started_at', 'desc')
         .orderBy('id', 'desc');

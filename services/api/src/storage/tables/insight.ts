@@ -68,8 +68,15 @@ export interface ArtifactLeadTimesTable {
   build_lead_time: number;
 }
 
+/** One row once the deployments of the history before they were recorded are (migration 0425). */
+export interface DeploymentsBackfillTable {
+  id: number;
+  finished_at: Timestamp;
+}
+
 export interface InsightTables {
   deployments: DeploymentsTable;
   compliance_incidents: ComplianceIncidentsTable;
   artifact_lead_times: ArtifactLeadTimesTable;
+  deployments_backfill: DeploymentsBackfillTable;
 }

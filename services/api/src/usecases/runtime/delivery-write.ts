@@ -35,14 +35,26 @@ export interface DeploymentMade {
   changeLeadTime: number | null;
 }
 
+/** What delivery reads of a provenance record of a started fingerprint. */
+export type DeliveryRecord = Pick<
+  ProvenanceRecord,
+  'artifactId' | 'flowName' | 'trailName' | 'gitCommit' | 'htmlUrl' | 'gitCommitInfo' | 'reportedAt'
+>;
+
+/** What delivery reads of a verdict. */
+export type DeliveryVerdict = Pick<NewVerdict, 'hash' | 'compliant' | 'provenance'>;
+
+/** What delivery writes with: the organization, the database and the snapshot's time. */
+export type DeliveryScope = Pick<OrgScope, 'db' | 'org' | 'now'>;
+
 export interface DeliveryInput {
   env: { id: string; name: string; compliant: boolean | null };
   index: number;
   /** What ran just before the snapshot. */
-  before: readonly CurrentState[];
-  newStates: readonly NewState[];
-  verdicts: readonly NewVerdict[];
-  startedRecords: ReadonlyMap<string, ProvenanceRecord[]>;
+  before: ReadonlyArray<Pick<CurrentState, 'fingerprint' | 'name' | 'provenance'>>;
+  newStates: ReadonlyArray<Pick<NewState, 'fingerprint' | 'name' | 'change' | 'verdict_hash'>>;
+  verdicts: readonly DeliveryVerdict[];
+  startedRecords: ReadonlyMap<string, readonly DeliveryRecord[]>;
   complianceAfter: boolean | null;
 }
 
@@ -64,7 +76,7 @@ function lineage(d: PlannedDeployment, facts: ReadonlyMap<string, ArtifactFacts>
 
 /** The builds of each deployment's flow between the replaced artifact and the deployed one, read at once. */
 async function buildsBetween(
-  scope: OrgScope,
+  scope: DeliveryScope,
   planned: readonly PlannedDeployment[],
   facts: ReadonlyMap<string, ArtifactFacts>,
 ): Promise<Map<string, Array<Record<string, unknown>>>> {
@@ -102,11 +114,11 @@ function commitsOf(
 
 /** Lead times of every artifact record of the started fingerprints, from their first run here. */
 function leadTimes(
-  scope: OrgScope,
+  scope: DeliveryScope,
   envId: string,
   index: number,
-  started: readonly NewState[],
-  records: ReadonlyMap<string, ProvenanceRecord[]>,
+  started: DeliveryInput['newStates'],
+  records: DeliveryInput['startedRecords'],
 ): NewLeadTime[] {
   const { now } = scope;
   return started.flatMap((s) =>
@@ -124,11 +136,11 @@ function leadTimes(
 
 /** The rows of the planned deployments. */
 async function deploymentRows(
-  scope: OrgScope,
+  scope: DeliveryScope,
   input: DeliveryInput,
   planned: readonly PlannedDeployment[],
   facts: ReadonlyMap<string, ArtifactFacts>,
-  verdicts: ReadonlyMap<string, NewVerdict>,
+  verdicts: ReadonlyMap<string, DeliveryVerdict>,
 ): Promise<NewDeployment[]> {
   const { org, now } = scope;
   const stateOf = new Map(
@@ -180,73 +192,115 @@ async function deploymentRows(
 
 /** Records what a snapshot means for delivery; returns the deployments it made. */
 export async function recordDelivery(scope: OrgScope, input: DeliveryInput): Promise<DeploymentMade[]> {
-  const { db, org, now } = scope;
+  const { db, org } = scope;
   const { env, index } = input;
-  const verdicts = new Map(input.verdicts.map((v) => [v.hash, v]));
   const started = input.newStates.filter((s) => s.change === 'started');
-  const made: DeploymentMade[] = [];
   if (started.length > 0) {
     await deploymentsRepository.insertLeadTimes(
       db,
       leadTimes(scope, env.id, index, started, input.startedRecords),
     );
-    const ranBefore = await deploymentsRepository.ranBefore(
+  }
+  const rows = await recordDeployments(scope, input);
+  await recordCompliance(scope, input);
+  return rows.map((r) => ({
+    org: org.name,
+    environment: env.name,
+    changeLeadTime: r.change_lead_time ?? null,
+  }));
+}
+
+/**
+ * The deployments among the fingerprints a snapshot started, with the deployments its rollbacks
+ * undid marked; returns the rows written. Reads only what the snapshot's history holds (the
+ * states before it, its started states and their verdicts), so it also records the deployments
+ * of a snapshot written before deployments were (delivery-backfill.ts).
+ */
+export async function recordDeployments(
+  scope: DeliveryScope,
+  input: DeliveryInput,
+): Promise<NewDeployment[]> {
+  const { db, org, now } = scope;
+  const { env, index } = input;
+  const verdicts = new Map(input.verdicts.map((v) => [v.hash, v]));
+  const started = input.newStates.filter((s) => s.change === 'started');
+  if (started.length === 0) {
+    return [];
+  }
+  const ranBefore = await deploymentsRepository.ranBefore(
+    db,
+    org.id,
+    env.id,
+    started.map((s) => s.fingerprint),
+    index,
+  );
+  const planned = await inSlices(
+    planDeploymentsSteps(
+      started.map((s) => ({
+        fingerprint: s.fingerprint,
+        name: s.name,
+        flows: verdicts.get(s.verdict_hash)?.provenance ?? [],
+        ranBefore: ranBefore.has(s.fingerprint),
+      })),
+      input.before.map((b) => ({ fingerprint: b.fingerprint, name: b.name, flows: b.provenance })),
+    ),
+  );
+  const facts = await deploymentsRepository.artifactFacts(db, org.id, [
+    ...planned.flatMap((d) => (d.artifactId ? [d.artifactId] : [])),
+    ...planned.flatMap((d) => d.replaced.flatMap((r) => (r.artifactId ? [r.artifactId] : []))),
+  ]);
+  const rows = await deploymentRows(scope, input, planned, facts, verdicts);
+  await deploymentsRepository.insert(db, rows);
+  const undone = planned.filter((d) => d.rollback).flatMap((d) => d.replaced.map((r) => r.fingerprint));
+  if (undone.length > 0) {
+    await deploymentsRepository.mark(db, org.id, env.id, undone, 'rolled_back_at', now, index);
+  }
+  return rows;
+}
+
+/**
+ * The fingerprints that made the environment non-compliant at this snapshot: those that became
+ * non-compliant and those that started non-compliant; none unless it became non-compliant here.
+ */
+function culprits(input: DeliveryInput): string[] {
+  if (input.env.compliant === false || input.complianceAfter !== false) {
+    return [];
+  }
+  const verdicts = new Map(input.verdicts.map((v) => [v.hash, v]));
+  return input.newStates
+    .filter(
+      (s) =>
+        s.change === 'became-non-compliant' ||
+        (s.change === 'started' && verdicts.get(s.verdict_hash)?.compliant === false),
+    )
+    .map((s) => s.fingerprint);
+}
+
+/** Marks the deployments that made the environment non-compliant at this snapshot. */
+export async function markCulprits(scope: DeliveryScope, input: DeliveryInput): Promise<void> {
+  const found = culprits(input);
+  if (found.length > 0) {
+    const { db, org, now } = scope;
+    await deploymentsRepository.mark(
       db,
       org.id,
-      env.id,
-      started.map((s) => s.fingerprint),
-      index,
+      input.env.id,
+      found,
+      'broke_compliance_at',
+      now,
+      input.index,
     );
-    const planned = await inSlices(
-      planDeploymentsSteps(
-        started.map((s) => ({
-          fingerprint: s.fingerprint,
-          name: s.name,
-          flows: verdicts.get(s.verdict_hash)?.provenance ?? [],
-          ranBefore: ranBefore.has(s.fingerprint),
-        })),
-        input.before.map((b) => ({ fingerprint: b.fingerprint, name: b.name, flows: b.provenance })),
-      ),
-    );
-    const facts = await deploymentsRepository.artifactFacts(db, org.id, [
-      ...planned.flatMap((d) => (d.artifactId ? [d.artifactId] : [])),
-      ...planned.flatMap((d) => d.replaced.flatMap((r) => (r.artifactId ? [r.artifactId] : []))),
-    ]);
-    const rows = await deploymentRows(scope, input, planned, facts, verdicts);
-    for (const r of rows) {
-      made.push({ org: org.name, environment: env.name, changeLeadTime: r.change_lead_time ?? null });
-    }
-    await deploymentsRepository.insert(db, rows);
-    const undone = planned.filter((d) => d.rollback).flatMap((d) => d.replaced.map((r) => r.fingerprint));
-    if (undone.length > 0) {
-      await deploymentsRepository.mark(db, org.id, env.id, undone, 'rolled_back_at', now);
-    }
   }
-  await recordCompliance(scope, input, verdicts);
-  return made;
 }
 
 /** Opens or closes the environment's stretch of non-compliance, and marks the deployments that caused one. */
-async function recordCompliance(
-  scope: OrgScope,
-  input: DeliveryInput,
-  verdicts: ReadonlyMap<string, NewVerdict>,
-): Promise<void> {
+async function recordCompliance(scope: DeliveryScope, input: DeliveryInput): Promise<void> {
   const { db, org, now } = scope;
   const { env, index, complianceAfter } = input;
   const wasNonCompliant = env.compliant === false;
   if (!wasNonCompliant && complianceAfter === false) {
     await deploymentsRepository.openIncident(db, org.id, env.id, index, now);
-    const culprits = input.newStates
-      .filter(
-        (s) =>
-          s.change === 'became-non-compliant' ||
-          (s.change === 'started' && verdicts.get(s.verdict_hash)?.compliant === false),
-      )
-      .map((s) => s.fingerprint);
-    if (culprits.length > 0) {
-      await deploymentsRepository.mark(db, org.id, env.id, culprits, 'broke_compliance_at', now);
-    }
+    await markCulprits(scope, input);
   } else if (wasNonCompliant && complianceAfter !== false) {
     await deploymentsRepository.closeIncident(db, org.id, env.id, index, now);
   }
@@ -258,10 +312,10 @@ async function recordCompliance(
  * attributed to the first of them.
  */
 export async function recordLinkedRuns(
-  scope: OrgScope,
+  scope: DeliveryScope,
   envId: string,
   linked: readonly LinkedRun[],
-  records: ReadonlyMap<string, readonly ProvenanceRecord[]>,
+  records: ReadonlyMap<string, readonly DeliveryRecord[]>,
 ): Promise<void> {
   const { db, org } = scope;
   const runs = linked.flatMap((l) =>
