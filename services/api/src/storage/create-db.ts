@@ -202,6 +202,14 @@ export function destroyConnection(client: pg.Client | pg.PoolClient): void {
   stream?.destroy();
 }
 
+/**
+ * The embedded database's buffer cache. Its WebAssembly memory grows to hold the buffers once they
+ * fill and never shrinks, so PGlite's default (128 MB) stayed in the process for good after one
+ * large report; the data files are still cached by the operating system. With 32 MB a 50,000-pod
+ * rollout peaked about 100 MiB lower, no slower (`npm run bench -- limits`).
+ */
+const EMBEDDED_SHARED_BUFFERS = '32MB';
+
 /** Opens the configured database. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
@@ -263,6 +271,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
       // Trigram indexes of the name search (migration 0415).
       extensions: { pg_trgm },
+      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
       parsers: { [pgliteTypes.INT8]: (v: string) => Number(v), [NUMERIC_OID]: (v: string) => Number(v) },
     });
     const db = new Kysely<Database>({ dialect: new PGliteDialect(yieldingEachStatement(client)) });
