@@ -325,3 +325,30 @@ describe('the transparency log', () => {
     expect(await t.app.transparencyLog.selfCheck()).toEqual([]);
   });
 });
+
+describe('the disposition list', () => {
+  it('says how many records the runs left, and the next page holds the rest', async () => {
+    const all = await api.get(`/api/v2/retention/${ORG}/dispositions?per_page=100`);
+    expect(all.status, all.body).toBe(200);
+    const ids: string[] = all.json.dispositions.map((d: { id: string }) => d.id);
+    // trails, evidence files, audit log entries, and snapshots in two runs
+    expect(ids.length).toBeGreaterThanOrEqual(5);
+    expect(all.json).toMatchObject({ next: null, total_count: ids.length, total_count_capped: false });
+
+    const perPage = Math.ceil(ids.length / 2);
+    const first = await api.get(`/api/v2/retention/${ORG}/dispositions?per_page=${perPage}`);
+    expect(first.json).toMatchObject({ total_count: ids.length, total_count_capped: false });
+    expect(first.json.dispositions.map((d: { id: string }) => d.id)).toEqual(ids.slice(0, perPage));
+    expect(first.json.next).toMatch(/\/dispositions\?page=2&per_page=\d+$/);
+
+    const second = await api.get(new URL(first.json.next).pathname + new URL(first.json.next).search);
+    expect(second.status, second.body).toBe(200);
+    expect(second.json).toMatchObject({ next: null, total_count: ids.length, total_count_capped: false });
+    expect(second.json.dispositions.map((d: { id: string }) => d.id)).toEqual(ids.slice(perPage));
+  });
+
+  it('answers 400 past the last page it lists', async () => {
+    const r = await api.get(`/api/v2/retention/${ORG}/dispositions?page=1001`);
+    expect(r.status).toBe(400);
+  });
+});

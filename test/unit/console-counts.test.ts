@@ -1,7 +1,11 @@
-/** How the console says where a page stands in a list, and how many a repository runs. */
+/**
+ * How the console says where a page stands in a list, how many a repository runs, and how many
+ * removals the retention page shows.
+ */
 import { describe, expect, it } from 'vitest';
 import { grouped, rangeOf } from '../../services/console/src/lib/counts.js';
 import { runningText } from '../../services/console/src/features/insight/figures.js';
+import { nextDispositionPage, removalsShown } from '../../services/console/src/features/access/removals.js';
 
 describe('counts in the console', () => {
   it('groups thousands', () => {
@@ -40,5 +44,20 @@ describe('counts in the console', () => {
     expect(runningText(950, 2000)).toBe(
       'Showing 950 of 2,000 artifacts running: the list stops at 1,000 over all environments.',
     );
+  });
+
+  it('says how many removals the retention page shows, and which page the API names next', () => {
+    expect(removalsShown(20, 57, false)).toBe('Showing 1–20 of 57 removals');
+    expect(removalsShown(40, 57, false)).toBe('Showing 1–40 of 57 removals');
+    expect(removalsShown(1, 1, false)).toBe('Showing 1–1 of 1 removal');
+    expect(removalsShown(20, 10_000, true)).toBe('Showing 1–20 of more than 10,000 removals');
+    // a run after the first page was read: never fewer in all than are shown
+    expect(removalsShown(25, 20, false)).toBe('Showing 1–25 of 25 removals');
+    expect(
+      nextDispositionPage('https://verity.example/api/v2/retention/acme/dispositions?page=2&per_page=20'),
+    ).toBe(2);
+    expect(nextDispositionPage('/api/v2/retention/acme/dispositions?page=7&per_page=20')).toBe(7);
+    expect(nextDispositionPage(null)).toBeUndefined();
+    expect(nextDispositionPage('/api/v2/retention/acme/dispositions?per_page=20')).toBeUndefined();
   });
 });

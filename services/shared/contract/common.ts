@@ -93,8 +93,8 @@ export const Pagination = z
 export type Pagination = z.infer<typeof Pagination>;
 
 /**
- * Counts of lists that may grow without bound (deployments, the audit log) stop here: counting
- * every row of a huge table on each page would cost more than the page.
+ * Counts of lists that may grow without bound (deployments, the audit log, disposition records)
+ * stop here: counting every row of a huge table on each page would cost more than the page.
  */
 export const COUNT_CAP = 10_000;
 

@@ -4,7 +4,14 @@
  * holds that keep what they cover whatever the classes say; and what the retention job removed.
  */
 import { z } from 'zod';
-import { EpochSeconds, ResourceName, TIME_RANGE_MESSAGE, TimeSeconds, inTimeRange } from './common.js';
+import {
+  CappedCount,
+  EpochSeconds,
+  ResourceName,
+  TIME_RANGE_MESSAGE,
+  TimeSeconds,
+  inTimeRange,
+} from './common.js';
 
 /** The kinds of record a retention class sets a period for. */
 export const RETENTION_PERIODS = [
@@ -21,6 +28,8 @@ export const MAX_RETENTION_OVERRIDES = 1000;
 export const MAX_LEGAL_HOLDS = 100;
 /** Flows or environments one hold names at most. */
 export const MAX_HOLD_NAMES = 1000;
+/** The last page of disposition records the list answers. */
+export const MAX_DISPOSITION_PAGE = 1000;
 /** Longest period a class may set: a hundred years. */
 export const MAX_RETENTION_DAYS = 36_500;
 
@@ -140,4 +149,8 @@ export const Disposition = z
   })
   .meta({ id: 'Disposition' });
 
-export const DispositionList = z.object({ dispositions: z.array(Disposition), next: z.string().nullable() });
+export const DispositionList = z.object({
+  dispositions: z.array(Disposition),
+  next: z.string().nullable().meta({ description: 'The next page, or null on the last' }),
+  ...CappedCount,
+});

@@ -15,6 +15,7 @@ import {
 } from '../../../../shared/contract/common.js';
 import {
   DispositionList,
+  MAX_DISPOSITION_PAGE,
   LegalHold,
   LegalHoldList,
   LegalHoldPost,
@@ -77,11 +78,11 @@ const routes: FastifyPluginAsync = async (fastify) => {
       config: auth,
       schema: {
         operationId: 'listDispositions',
-        summary: 'What the retention job removed, newest first: one record per removal',
+        summary: 'What the retention job removed, newest first: one record per removal, with how many',
         tags: ['retention'],
         params: OrgParams,
         querystring: z.strictObject({
-          page: QueryInt(1, 1000).default(1),
+          page: QueryInt(1, MAX_DISPOSITION_PAGE).default(1),
           per_page: QueryInt(1, 100).default(20),
         }),
         response: { 200: DispositionList, ...errorResponses },

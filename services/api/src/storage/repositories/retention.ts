@@ -141,6 +141,22 @@ export const retentionRepository = {
       .execute();
   },
 
+  /** The organization's disposition records, counted up to `cap + 1` (each run adds more). */
+  async countDispositions(db: Db, orgId: string, cap: number): Promise<number> {
+    const row = await db
+      .selectFrom(
+        db
+          .selectFrom('dispositions')
+          .select('id')
+          .where('org_id', '=', orgId)
+          .limit(cap + 1)
+          .as('c'),
+      )
+      .select((eb) => eb.fn.countAll<string | number>().as('n'))
+      .executeTakeFirst();
+    return Number(row?.n ?? 0);
+  },
+
   /**
    * At most `limit` trails of the flow untouched since before `before` (created and last changed
    * before it), none a hold keeps, after `after` in (created_at, id) order; rows another

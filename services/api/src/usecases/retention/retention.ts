@@ -5,6 +5,7 @@
  * job runs, and the settings list the names nothing carries.
  */
 import type { z } from 'zod';
+import { COUNT_CAP } from '../../../../shared/contract/common.js';
 import type {
   Disposition,
   DispositionList,
@@ -13,7 +14,7 @@ import type {
   RetentionPut,
   RetentionSettings,
 } from '../../../../shared/contract/retention.js';
-import { MAX_LEGAL_HOLDS } from '../../../../shared/contract/retention.js';
+import { MAX_DISPOSITION_PAGE, MAX_LEGAL_HOLDS } from '../../../../shared/contract/retention.js';
 import { belowMinimum, describeHold, type PeriodName } from '../../domain/retention.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors.js';
 import {
@@ -167,13 +168,21 @@ export async function listDispositions(
   page: number,
   perPage: number,
 ): Promise<z.infer<typeof DispositionList>> {
-  const rows = await retentionRepository.dispositions(scope.db, scope.org.id, {
-    offset: (page - 1) * perPage,
-    limit: perPage + 1,
-  });
-  const more = rows.length > perPage;
+  const [rows, total] = await Promise.all([
+    retentionRepository.dispositions(scope.db, scope.org.id, {
+      offset: (page - 1) * perPage,
+      limit: perPage + 1,
+    }),
+    retentionRepository.countDispositions(scope.db, scope.org.id, COUNT_CAP),
+  ]);
+  const more = rows.length > perPage && page < MAX_DISPOSITION_PAGE;
   const next = more
     ? `${scope.publicUrl}/api/v2/retention/${encodeURIComponent(scope.org.name)}/dispositions?page=${page + 1}&per_page=${perPage}`
     : null;
-  return { dispositions: rows.slice(0, perPage).map(presentDisposition), next };
+  return {
+    dispositions: rows.slice(0, perPage).map(presentDisposition),
+    next,
+    total_count: Math.min(total, COUNT_CAP),
+    total_count_capped: total > COUNT_CAP,
+  };
 }

@@ -1,5 +1,11 @@
 /** Query hooks and writes of the access pages: members, service accounts with keys and trusts, the audit log. */
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import {
+  keepPreviousData,
+  useInfiniteQuery,
+  useMutation,
+  useQuery,
+  useQueryClient,
+} from '@tanstack/react-query';
 import { apiUrl, getJson, sendJson, seg } from '../../lib/api-client';
 import type {
   ApiKeyCreated,
@@ -12,6 +18,7 @@ import type {
   RetentionSettings,
   ServiceAccount,
 } from '../../lib/contract';
+import { DISPOSITIONS_PER_PAGE, nextDispositionPage } from './removals';
 
 export function useMembers(org: string) {
   return useQuery({
@@ -67,11 +74,17 @@ export function useLegalHolds(org: string) {
   });
 }
 
+/** What the retention job removed, newest first, a page at a time following the API's `next` link. */
 export function useDispositions(org: string) {
-  return useQuery({
+  return useInfiniteQuery({
     queryKey: ['dispositions', org],
-    queryFn: ({ signal }) =>
-      getJson<DispositionList>(apiUrl(`/retention/${seg(org)}/dispositions`, { per_page: 20 }), signal),
+    queryFn: ({ pageParam, signal }) =>
+      getJson<DispositionList>(
+        apiUrl(`/retention/${seg(org)}/dispositions`, { page: pageParam, per_page: DISPOSITIONS_PER_PAGE }),
+        signal,
+      ),
+    initialPageParam: 1,
+    getNextPageParam: (last: DispositionList) => nextDispositionPage(last.next),
   });
 }
 

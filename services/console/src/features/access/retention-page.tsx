@@ -1,7 +1,8 @@
 /**
  * `/{org}/settings/retention`: how long each kind of record is kept (by default, per flow, per
  * environment), the server's minimum, the legal holds and what each covers, and what the
- * retention job removed lately. Read-only: classes and holds are set through the API.
+ * retention job removed lately (`removed-lately.tsx`). Read-only: classes and holds are set
+ * through the API.
  */
 import { useParams } from 'react-router';
 import { QueryView } from '../../components/query-state';
@@ -9,7 +10,8 @@ import { formatTime } from '../../lib/format';
 import type { RetentionSettings } from '../../lib/contract';
 import { SettingsNav } from './settings-nav';
 import { TableBox } from '../../components/table-box';
-import { useDispositions, useLegalHolds, useRetention } from './api';
+import { useLegalHolds, useRetention } from './api';
+import { RemovedLately } from './removed-lately';
 
 type Periods = RetentionSettings['default'];
 
@@ -86,7 +88,6 @@ export default function RetentionPage() {
   const org = useParams().org ?? '';
   const retention = useRetention(org);
   const holds = useLegalHolds(org);
-  const dispositions = useDispositions(org);
   return (
     <>
       <title>{`Retention · ${org} · Verity`}</title>
@@ -118,23 +119,7 @@ export default function RetentionPage() {
         }
       </QueryView>
       <h2>Removed lately</h2>
-      <QueryView query={dispositions} what="the disposition records">
-        {({ dispositions: list }) =>
-          list.length === 0 ? (
-            <p>Nothing has been removed.</p>
-          ) : (
-            <ul>
-              {list.map((d) => (
-                <li key={d.id}>
-                  {formatTime(d.removed_at)}: {d.count} {d.kind.replace('_', ' ')} under{' '}
-                  {d.rule.period.replace('_days', '')} {d.rule.days} days ({d.rule.scope}
-                  {d.rule.name ? ` ${d.rule.name}` : ''}), by {d.run_by}
-                </li>
-              ))}
-            </ul>
-          )
-        }
-      </QueryView>
+      <RemovedLately org={org} />
     </>
   );
 }
