@@ -1,5 +1,5 @@
 /** How the retention page reads the disposition list: the page its `next` link names, and the caption. */
-import { rangeOf } from '../../lib/counts';
+import { rangeOf } from '../../lib/counts.js';
 
 /** Disposition records per page of "Removed lately". */
 export const DISPOSITIONS_PER_PAGE = 20;
