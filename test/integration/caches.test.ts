@@ -112,6 +112,8 @@ describe('artifact view cache', () => {
   };
 
   it('shows new evidence on every replica after an attestation', async () => {
+    // Reads carry log_index: sequence the log so that it does not move between the two readings.
+    await t.app.transparencyLog.sequence();
     const before = await view(replica);
     expect(await view(replica)).toEqual(before);
     expect(before.evidence).not.toHaveProperty('unit-tests');
@@ -145,6 +147,8 @@ describe('artifact view cache', () => {
     });
     try {
       await slow.ready();
+      // Reads carry log_index: sequence the log so that it does not move between the two readings.
+      await t.app.transparencyLog.sequence();
       const before = await view(slow);
       expect(await view(slow)).toEqual(before);
       expect(before.evidence).not.toHaveProperty('own-write');
@@ -170,6 +174,8 @@ describe('artifact view cache', () => {
   });
 
   it('follows evidence changed directly in the database', async () => {
+    // Reads carry log_index: sequence the log so that it does not move between the two readings.
+    await t.app.transparencyLog.sequence();
     const before = await view(replica);
     expect(await view(replica)).toEqual(before);
     await sql`update artifacts set filename = 'web:renamed' where fingerprint = ${FP}`.execute(t.db.db);
