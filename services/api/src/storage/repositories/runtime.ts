@@ -110,6 +110,17 @@ async function inPages<T>(page: (after: T | null) => Promise<T[]>): Promise<T[]>
   }
 }
 
+/** One page of an environment's live rows after `after`, in fingerprint order; the caller selects. */
+function livePage(db: Db, orgId: string, envId: string, after: { fingerprint: string } | null) {
+  return db
+    .selectFrom('runtime_live')
+    .where('org_id', '=', orgId)
+    .where('environment_id', '=', envId)
+    .$if(after !== null, (q) => q.where('fingerprint', '>', after!.fingerprint))
+    .orderBy('fingerprint')
+    .limit(READ_PAGE_ROWS);
+}
+
 export const runtimeRepository = {
   /** The live state without instance details: enough to diff a report. */
   async live(
@@ -118,14 +129,8 @@ export const runtimeRepository = {
     envId: string,
   ): Promise<Array<{ fingerprint: string; name: string; instance_count: number; detail_hash: string }>> {
     return inPages((after) =>
-      db
-        .selectFrom('runtime_live')
+      livePage(db, orgId, envId, after)
         .select(['fingerprint', 'name', 'instance_count', 'detail_hash'])
-        .where('org_id', '=', orgId)
-        .where('environment_id', '=', envId)
-        .$if(after !== null, (q) => q.where('fingerprint', '>', after!.fingerprint))
-        .orderBy('fingerprint')
-        .limit(READ_PAGE_ROWS)
         .execute(),
     );
   },
@@ -137,14 +142,8 @@ export const runtimeRepository = {
   ): Promise<Map<string, { detail: InstanceDetail[]; instance_count: number; detail_hash: string }>> {
     type Row = { fingerprint: string; detail: InstanceDetail[]; instance_count: number; detail_hash: string };
     const rows = await inPages<Row>((after) =>
-      db
-        .selectFrom('runtime_live')
+      livePage(db, orgId, envId, after)
         .select(['fingerprint', 'detail', 'instance_count', 'detail_hash'])
-        .where('org_id', '=', orgId)
-        .where('environment_id', '=', envId)
-        .$if(after !== null, (q) => q.where('fingerprint', '>', after!.fingerprint))
-        .orderBy('fingerprint')
-        .limit(READ_PAGE_ROWS)
         .execute(),
     );
     return new Map(rows.map((r) => [r.fingerprint, r]));
