@@ -2,12 +2,15 @@
  * Every write through the API leaves one audit entry naming its actor: a write is a POST, PUT,
  * PATCH or DELETE to an authenticated, organization-scoped `/api/v2` route that succeeds. The
  * entry rides on the request's org scope, so `transact` writes it in the write's transaction;
- * a write that ran none gets it here, before its answer is sent.
+ * a write that ran none gets it here, before its answer is sent, in a statement it shares with
+ * the other requests answering at the same time (storage/batching/row-batcher.ts).
  */
 import fp from 'fastify-plugin';
 import { Counter } from 'prom-client';
 import { isReadMethod } from '../domain/roles.js';
 import { auditEntryFor, PendingAuditEntry } from '../usecases/access/audit-log.js';
+import { auditLogRepository, type NewAuditEntry } from '../storage/repositories/audit-log.js';
+import { RowBatcher } from '../storage/batching/row-batcher.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,6 +30,8 @@ export default fp(
       registers: [app.metrics.registry],
     });
     app.decorateRequest('audit', null);
+    const entries = new RowBatcher<NewAuditEntry>((rows) => auditLogRepository.insert(app.db, rows));
+    const write = (entry: NewAuditEntry) => entries.write(entry);
 
     app.addHook('onRequest', async (request) => {
       const auth = request.routeOptions.config.auth;
@@ -56,7 +61,7 @@ export default fp(
     app.addHook('onSend', async (request, reply, payload) => {
       if (request.audit && reply.statusCode < 400) {
         try {
-          await request.audit.ensureWritten(app.db);
+          await request.audit.ensureWritten(write);
         } catch (err) {
           failures.inc();
           request.log.error({ err }, 'audit entry of a stored write could not be written');
@@ -64,6 +69,8 @@ export default fp(
       }
       return payload;
     });
+    // Requests still answering when the app closes get their entries written first.
+    app.addHook('onClose', () => entries.idle());
     done();
   },
   { name: 'audit', dependencies: ['auth', 'metrics', 'db'] },

@@ -47,12 +47,12 @@ export class PendingAuditEntry implements ScopeAudit {
     this.inFlight = false;
   }
 
-  /** Writes the entry if no transaction of the write held it. */
-  async ensureWritten(db: Db): Promise<void> {
+  /** Writes the entry (with `write`, which shares statements between requests) if no transaction of the write held it. */
+  async ensureWritten(write: (entry: NewAuditEntry) => Promise<void>): Promise<void> {
     if (this.written) {
       return;
     }
-    await auditLogRepository.insert(db, [this.entry]);
+    await write(this.entry);
     this.written = true;
   }
 }
