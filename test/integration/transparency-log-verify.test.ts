@@ -17,8 +17,8 @@ import { client, createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { deployment, fp } from '../helpers/runtime.js';
 import { tgz, untar } from '../helpers/tar.js';
-import { jcs } from '../helpers/tlog-client.js';
 import { until } from '../helpers/wait.js';
+import { rewriteEntry } from '../helpers/tlog-tamper.js';
 
 let t: TestApp;
 let api: ReturnType<typeof client>;
@@ -289,25 +289,7 @@ describe('npm run verify -- watch', () => {
     expect(second.out).toMatch(/consistent with the one kept at size \d+/);
     expect(second.code).toBe(0);
     // Whoever runs the database rewrites entry 0 and the hashes above it.
-    await sql`update log_entries set record = record || '{"name":"rewritten"}'::jsonb where index = 0`.execute(
-      t.db.db,
-    );
-    const rec = await sql<{ record: unknown }>`select record from log_entries where index = 0`.execute(
-      t.db.db,
-    );
-    const sha = (...p: Uint8Array[]) => p.reduce((h, x) => h.update(x), createHash('sha256')).digest();
-    await sql`update log_nodes set hash = ${sha(Buffer.from([0]), Buffer.from(jcs(rec.rows[0]!.record)))}
-      where level = 0 and idx = 0`.execute(t.db.db);
-    for (let level = 1; ; level += 1) {
-      const kids = await sql<{ hash: Uint8Array }>`select hash from log_nodes
-        where level = ${level - 1} and idx in (0, 1) order by idx`.execute(t.db.db);
-      const parent = await sql`select 1 from log_nodes where level = ${level} and idx = 0`.execute(t.db.db);
-      if (kids.rows.length < 2 || parent.rows.length === 0) {
-        break;
-      }
-      await sql`update log_nodes set hash = ${sha(Buffer.from([1]), kids.rows[0]!.hash, kids.rows[1]!.hash)}
-        where level = ${level} and idx = 0`.execute(t.db.db);
-    }
+    await rewriteEntry(t.db.db, 0, { name: 'rewritten' });
     await api.put(`/api/v2/environments/${ORG}`, { name: 'prod', type: 'K8S', description: 'v3' });
     await settled();
     const third = await runVerify(args, env);

@@ -5,7 +5,7 @@
  * ranges are 400 and sizes beyond the tree 404; tampering with a record is found by the
  * self-check; a rewritten entry breaks consistency with a checkpoint kept earlier.
  */
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
@@ -22,6 +22,8 @@ import {
 import { onPostgres } from '../helpers/database.js';
 import { withReplica } from '../helpers/replica.js';
 import { until } from '../helpers/wait.js';
+import { rewriteEntry } from '../helpers/tlog-tamper.js';
+import * as m0430 from '../../services/api/src/storage/migrations/0430_log_leaves_and_tiles.js';
 
 let t: TestApp;
 let api: ReturnType<typeof client>;
@@ -260,6 +262,39 @@ describe.runIf(onPostgres)('two replicas on one database', () => {
       ).toBe(true);
     });
   });
+  it('keeps its roots and proofs when migrated to stored tiles (migration 0430 down, then up)', async () => {
+    const kept = await settled();
+    const proofs = async () => {
+      const out: unknown[] = [];
+      for (const i of [0, 1, Math.floor(kept.size / 2), kept.size - 1]) {
+        out.push((await reader.get(`/api/v2/log/${ORG}/proof/inclusion?index=${i}&tree_size=${kept.size}`)).json);
+      }
+      out.push((await reader.get(`/api/v2/log/${ORG}/proof/consistency?from=3&to=${kept.size}`)).json);
+      return out;
+    };
+    const before = await proofs();
+    await m0430.down(t.db.db as unknown as Kysely<unknown>);
+    // As before the migration: every level stored, the leaves among them.
+    const levels = await sql<{ level: number; n: number }>`select level, count(*)::int as n from log_nodes
+      group by level order by level`.execute(t.db.db);
+    expect(levels.rows.slice(0, 2)).toEqual([
+      { level: 0, n: kept.size },
+      { level: 1, n: Math.floor(kept.size / 2) },
+    ]);
+    await m0430.up(t.db.db as unknown as Kysely<unknown>);
+    const stored = await sql<{ level: number }>`select distinct level from log_nodes`.execute(t.db.db);
+    expect(stored.rows.every((r) => r.level > 0 && r.level % 4 === 0)).toBe(true);
+    expect(await proofs()).toEqual(before);
+    expect(await t.app.transparencyLog.selfCheck()).toEqual([]);
+    await api.put(`/api/v2/environments/${ORG}`, { name: 'prod', type: 'K8S', description: 'after tiles' });
+    const next = await until(async () => {
+      const cp = await settled();
+      return cp.size > kept.size ? cp : undefined;
+    });
+    const proof = await reader.get(`/api/v2/log/${ORG}/proof/consistency?from=${kept.size}&to=${next.size}`);
+    const hashes = (proof.json.hashes as string[]).map((h) => Buffer.from(h, 'base64'));
+    expect(verifyConsistency(kept.size, next.size, kept.root, next.root, hashes)).toBe(true);
+  });
 });
 
 describe('tampering', () => {
@@ -288,33 +323,7 @@ describe('tampering', () => {
   it('a rewritten log entry makes the next checkpoint inconsistent with one a witness kept', async () => {
     const kept = await settled();
     // Whoever runs the database rewrites entry 0 and every hash above it, then signs on.
-    await sql`update log_entries set record = record || '{"name":"rewritten"}'::jsonb where index = 0`.execute(
-      t.db.db,
-    );
-    const rewritten = await sql<{ record: unknown }>`select record from log_entries where index = 0`.execute(
-      t.db.db,
-    );
-    const { createHash } = await import('node:crypto');
-    const leaf = createHash('sha256')
-      .update(Buffer.from([0]))
-      .update(jcs(rewritten.rows[0]!.record))
-      .digest();
-    await sql`update log_nodes set hash = ${leaf} where level = 0 and idx = 0`.execute(t.db.db);
-    // Rebuild the parents of leaf 0.
-    for (let level = 1; ; level += 1) {
-      const nodes = await sql<{ idx: string; hash: Uint8Array }>`select idx, hash from log_nodes
-        where level = ${level - 1} and idx in (0, 1) order by idx`.execute(t.db.db);
-      const parent = await sql`select 1 from log_nodes where level = ${level} and idx = 0`.execute(t.db.db);
-      if (nodes.rows.length < 2 || parent.rows.length === 0) {
-        break;
-      }
-      const h = createHash('sha256')
-        .update(Buffer.from([1]))
-        .update(nodes.rows[0]!.hash)
-        .update(nodes.rows[1]!.hash)
-        .digest();
-      await sql`update log_nodes set hash = ${h} where level = ${level} and idx = 0`.execute(t.db.db);
-    }
+    await rewriteEntry(t.db.db, 0, { name: 'rewritten' });
     await api.put(`/api/v2/environments/${ORG}`, { name: 'prod', type: 'K8S', description: 'again' });
     const next = await until(async () => {
       const cp = await settled();

@@ -5,7 +5,6 @@
 import { sql } from 'kysely';
 import { keyText, quoteIdent, recordSql, type LogKind } from '../../domain/log-kinds.js';
 import type { Db } from '../database.js';
-import { toJsonNotNull } from './json.js';
 import { batches } from './runtime.js';
 
 /** A perfect subtree of a log's Merkle tree: level 0 the leaves, level l the roots of 2^l leaves. */
@@ -32,6 +31,14 @@ export interface EntryRow {
   kind: string;
   record_id: string;
   record: Record<string, unknown>;
+}
+
+/** An entry the sequencer appends from a queued row. */
+export interface AppendedEntry {
+  queueId: string;
+  index: number;
+  record_id: string;
+  leaf: Buffer;
 }
 
 export interface HeadRow {
@@ -90,17 +97,26 @@ export const transparencyLogRepository = {
 
   /** The organization's head, created empty when missing, locked until the transaction ends. */
   async lockHead(trx: Db, orgId: string, now: Date): Promise<HeadRow> {
-    await trx
-      .insertInto('log_heads')
-      .values({ org_id: orgId, size: 0, root: null, checkpoint: null, updated_at: now })
-      .onConflict((oc) => oc.column('org_id').doNothing())
-      .execute();
-    const row = await trx
-      .selectFrom('log_heads')
-      .select(['size', 'root', 'checkpoint'])
-      .where('org_id', '=', orgId)
-      .forUpdate()
-      .executeTakeFirstOrThrow();
+    const locked = () =>
+      trx
+        .selectFrom('log_heads')
+        .select(['size', 'root', 'checkpoint'])
+        .where('org_id', '=', orgId)
+        .forUpdate()
+        .executeTakeFirst();
+    // One statement a round once the head exists (every round but the organization's first).
+    let row = await locked();
+    if (!row) {
+      await trx
+        .insertInto('log_heads')
+        .values({ org_id: orgId, size: 0, root: null, checkpoint: null, updated_at: now })
+        .onConflict((oc) => oc.column('org_id').doNothing())
+        .execute();
+      row = await locked();
+    }
+    if (!row) {
+      throw new Error(`the log head of organization ${orgId} could not be created`);
+    }
     return {
       size: Number(row.size),
       root: row.root ? Buffer.from(row.root) : null,
@@ -148,17 +164,29 @@ export const transparencyLogRepository = {
     }
   },
 
-  async insertEntries(trx: Db, orgId: string, entries: EntryRow[]): Promise<void> {
-    const rows = entries.map((e) => ({ ...e, text: toJsonNotNull(e.record) }));
-    for (const part of batches(rows, (r) => r.text.length + r.kind.length + r.record_id.length + 32)) {
-      await sql`insert into log_entries (org_id, index, kind, record_id, record)
-        select ${orgId}, e.index, e.kind, e.record_id, e.record::jsonb
-        from unnest(${part.map((r) => r.index)}::bigint[], ${part.map((r) => r.kind)}::text[],
-          ${part.map((r) => r.record_id)}::text[], ${part.map((r) => r.text)}::text[])
-          as e(index, kind, record_id, record)`.execute(trx);
+  /**
+   * Moves queued rows into the log as the entries named (queued row, index, record id, leaf
+   * hash): the record is built from the queued row where it lies (its fields, with the kind and id
+   * first, and `removed` for a removal, as `recordOf` builds it), so it is not sent back.
+   */
+  async appendEntries(trx: Db, orgId: string, entries: AppendedEntry[]): Promise<void> {
+    for (const part of batches(entries, (e) => e.queueId.length + e.record_id.length + 96)) {
+      await sql`with q as (
+          delete from log_queue where id = any(${part.map((e) => e.queueId)}::bigint[])
+          returning id, kind, op, row
+        )
+        insert into log_entries (org_id, index, kind, record_id, record, leaf)
+        select ${orgId}, e.index, q.kind, e.record_id,
+          jsonb_build_object('kind', q.kind, 'id', e.record_id) || q.row
+            || case when q.op = 'delete' then '{"removed": true}'::jsonb else '{}'::jsonb end,
+          decode(e.leaf, 'hex')
+        from q join unnest(${part.map((e) => e.queueId)}::bigint[], ${part.map((e) => e.index)}::bigint[],
+          ${part.map((e) => e.record_id)}::text[], ${part.map((e) => e.leaf.toString('hex'))}::text[])
+          as e(queue_id, index, record_id, leaf) on e.queue_id = q.id`.execute(trx);
     }
   },
 
+  /** Stores subtree hashes above the leaves (the leaves are stored with their entries). */
   async insertNodes(trx: Db, orgId: string, nodes: StoredNode[]): Promise<void> {
     for (const part of batches(nodes, () => 96)) {
       await sql`insert into log_nodes (org_id, level, idx, hash)
@@ -170,17 +198,28 @@ export const transparencyLogRepository = {
     }
   },
 
-  /** The stored hashes of the subtrees named (a NodeReader over the database). */
+  /**
+   * The stored hashes of the subtrees named (a reader of stored levels): the leaves from their
+   * entries, the levels above from `log_nodes`.
+   */
   async nodes(db: Db, orgId: string, refs: NodeRef[]): Promise<Map<string, Buffer>> {
     const out = new Map<string, Buffer>();
-    for (const part of chunks(refs, 200)) {
-      const rows = await db
-        .selectFrom('log_nodes')
-        .select(['level', 'idx', 'hash'])
-        .where('org_id', '=', orgId)
-        .where((eb) => eb.or(part.map((r) => eb.and([eb('level', '=', r.level), eb('idx', '=', r.index)]))))
-        .execute();
-      for (const r of rows) {
+    const leaves = refs.filter((r) => r.level === 0).map((r) => r.index);
+    for (const part of chunks(leaves, 1000)) {
+      const rows = await sql<{ index: string | number; leaf: Uint8Array }>`select index, leaf from log_entries
+        where org_id = ${orgId} and index = any(${part}::bigint[])`.execute(db);
+      for (const r of rows.rows) {
+        out.set(nodeKey(0, Number(r.index)), Buffer.from(r.leaf));
+      }
+    }
+    const above = refs.filter((r) => r.level > 0);
+    for (const part of chunks(above, 1000)) {
+      const rows = await sql<{ level: number; idx: string | number; hash: Uint8Array }>`select n.level, n.idx, n.hash
+        from log_nodes n
+        join unnest(${part.map((r) => r.level)}::smallint[], ${part.map((r) => r.index)}::bigint[]) as w(level, idx)
+          on n.level = w.level and n.idx = w.idx
+        where n.org_id = ${orgId}`.execute(db);
+      for (const r of rows.rows) {
         out.set(nodeKey(r.level, Number(r.idx)), Buffer.from(r.hash));
       }
     }

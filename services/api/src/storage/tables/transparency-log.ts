@@ -27,8 +27,11 @@ export interface LogEntriesTable {
   kind: string;
   record_id: string;
   record: Json<Record<string, unknown>>;
+  /** The entry's RFC 9162 leaf hash (migration 0430). */
+  leaf: Uint8Array;
 }
 
+/** Subtree hashes of stored levels above the leaves (migration 0430). */
 export interface LogNodesTable {
   org_id: string;
   level: number;

@@ -2,10 +2,14 @@
  * RFC 9162 section 2.1 Merkle trees over stored subtree hashes: leaf `SHA-256(0x00 || d)`, node
  * `SHA-256(0x01 || left || right)`, inclusion proofs (2.1.3) and consistency proofs (2.1.4).
  *
- * The tree is kept as the hash of every complete ("perfect") subtree: level 0 the leaves, level
- * `l` index `i` the root of leaves `[i * 2^l, (i + 1) * 2^l)`. Every subtree the RFC's recursion
- * names is a run of at most log2(n) perfect subtrees, so a root or a proof reads O(log n) stored
- * hashes (fetched in one call) and appending a leaf writes at most log2(n) + 1.
+ * The tree is named by its perfect subtrees: level 0 the leaves, level `l` index `i` the root of
+ * leaves `[i * 2^l, (i + 1) * 2^l)`. Every subtree the RFC's recursion names is a run of at most
+ * log2(n) perfect subtrees, so a root or a proof needs O(log n) of them.
+ *
+ * Only every TILE_HEIGHT-th level is stored (the leaves, then levels 4, 8, ...), as tiles of a
+ * tiled log are: a subtree in between is hashed from at most 2^(TILE_HEIGHT - 1) stored ones
+ * below it (`tiledReader`). Appending a leaf then stores about 1/15 of a node besides the leaf,
+ * where storing every level stores one; a root or a proof reads at most 8 log2(n) hashes.
  */
 import { createHash } from 'node:crypto';
 
@@ -13,8 +17,61 @@ import { nodeKey, type NodeRef, type StoredNode } from '../../storage/repositori
 
 export { nodeKey, type NodeRef, type StoredNode };
 
-/** Reads the stored hashes of the perfect subtrees named; every one asked for must exist. */
+/** Reads the hashes of the perfect subtrees named; every one asked for must exist. */
 export type NodeReader = (refs: NodeRef[]) => Promise<Map<string, Buffer>>;
+
+/** Levels stored: multiples of this (the leaves are level 0). */
+export const TILE_HEIGHT = 4;
+
+/** Whether the subtrees of a level are stored. */
+export const isStoredLevel = (level: number): boolean => level % TILE_HEIGHT === 0;
+
+/**
+ * A reader of any perfect subtree over one that reads stored levels only: a subtree between
+ * stored levels is hashed from the stored ones under it (at most 2^(TILE_HEIGHT - 1), all read in
+ * one call).
+ */
+export function tiledReader(readStored: NodeReader): NodeReader {
+  return async (refs) => {
+    const wanted = new Map<string, NodeRef>();
+    for (const r of refs) {
+      const base = r.level - (r.level % TILE_HEIGHT);
+      const width = 2 ** (r.level - base);
+      for (let j = 0; j < width; j += 1) {
+        const index = r.index * width + j;
+        wanted.set(nodeKey(base, index), { level: base, index });
+      }
+    }
+    const stored = wanted.size > 0 ? await readStored([...wanted.values()]) : new Map<string, Buffer>();
+    const out = new Map<string, Buffer>();
+    for (const r of refs) {
+      out.set(nodeKey(r.level, r.index), subtreeHash(r, stored));
+    }
+    return out;
+  };
+}
+
+/** The hash of a perfect subtree from the stored level at or below it. */
+function subtreeHash(r: NodeRef, stored: Map<string, Buffer>): Buffer {
+  const base = r.level - (r.level % TILE_HEIGHT);
+  const width = 2 ** (r.level - base);
+  let row: Buffer[] = [];
+  for (let j = 0; j < width; j += 1) {
+    const h = stored.get(nodeKey(base, r.index * width + j));
+    if (!h) {
+      throw new Error(`Merkle tree node ${base}/${r.index * width + j} is missing`);
+    }
+    row.push(h);
+  }
+  while (row.length > 1) {
+    const up: Buffer[] = [];
+    for (let j = 0; j < row.length; j += 2) {
+      up.push(nodeHash(row[j]!, row[j + 1]!));
+    }
+    row = up;
+  }
+  return row[0]!;
+}
 
 export function leafHash(data: Uint8Array): Buffer {
   return createHash('sha256')
@@ -142,10 +199,15 @@ export async function consistencyProof(from: number, to: number, read: NodeReade
 }
 
 /**
- * Appends leaves to a tree of `size` leaves: the perfect subtrees that become complete, leaves
- * included, to store. Reads only the current frontier (at most log2(size) hashes).
+ * Appends leaves to a tree of `size` leaves: the perfect subtrees that become complete (leaves
+ * included; the caller stores those of stored levels) and the new tree's root. Reads only the
+ * current frontier (at most log2(size) subtrees).
  */
-export async function appendLeaves(size: number, leaves: Buffer[], read: NodeReader): Promise<StoredNode[]> {
+export async function appendLeaves(
+  size: number,
+  leaves: Buffer[],
+  read: NodeReader,
+): Promise<{ nodes: StoredNode[]; root: Buffer }> {
   const frontier = decompose(0, size);
   const known = frontier.length > 0 ? await read(frontier) : new Map<string, Buffer>();
   const out: StoredNode[] = [];
@@ -167,5 +229,7 @@ export async function appendLeaves(size: number, leaves: Buffer[], read: NodeRea
       known.set(nodeKey(level, index), hash);
     }
   });
-  return out;
+  const total = size + leaves.length;
+  // The new frontier is the old one's subtrees and those completed here, all in `known`.
+  return { nodes: out, root: total === 0 ? EMPTY_ROOT : rangeHash(0, total, known) };
 }
