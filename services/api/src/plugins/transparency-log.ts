@@ -11,7 +11,9 @@ import fp from 'fastify-plugin';
 import { Counter } from 'prom-client';
 import { Loop } from '../notify/loop.js';
 import { transparencyLogRepository } from '../storage/repositories/transparency-log.js';
-import { sequenceOrg, SEQUENCE_BATCH, type LogSettings } from '../usecases/log/log.js';
+import { leavesHere, sequenceOrg, SEQUENCE_BATCH, type LeafHasher, type LogSettings } from '../usecases/log/log.js';
+import { LogHasher } from '../workers/log-hasher.js';
+import { LOG_KINDS } from '../domain/log-kinds.js';
 import { clearStoredKeys, sealStoredKeys } from '../usecases/log/key-storage.js';
 import { selfCheckOrg, type SelfCheckFailure } from '../usecases/log/self-check.js';
 import { announceCheckpoint } from '../usecases/log/witness.js';
@@ -30,10 +32,28 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * Leaves hashed by the worker; a round it cannot answer (its bounds, a worker that died) is
+ * hashed on this thread in slices instead, and said.
+ */
+export function workerLeaves(
+  hasher: LogHasher,
+  onFallback: (err: unknown, orgId: string, rows: number) => void,
+): LeafHasher {
+  return async (orgId, rows) => {
+    try {
+      return await hasher.leaves(orgId, rows);
+    } catch (err) {
+      onFallback(err, orgId, rows.length);
+      return leavesHere(orgId, rows);
+    }
+  };
+}
+
 /** Organizations sequenced per round at most; the next round takes the rest. */
 const ORGS_PER_ROUND = 100;
 
-async function sequenceAll(app: FastifyInstance, settings: LogSettings): Promise<void> {
+async function sequenceAll(app: FastifyInstance, settings: LogSettings, hashLeaves: LeafHasher): Promise<void> {
   const orgIds = await transparencyLogRepository.queuedOrgs(app.db, ORGS_PER_ROUND);
   for (const orgId of orgIds) {
     const org = await app.db
@@ -46,7 +66,7 @@ async function sequenceAll(app: FastifyInstance, settings: LogSettings): Promise
       continue;
     }
     for (;;) {
-      const done = await sequenceOrg(app.db, org, settings, app.clock());
+      const done = await sequenceOrg(app.db, org, settings, app.clock(), hashLeaves);
       if (done && done.appended > 0) {
         const enqueued = await announceCheckpoint(app.db, org, done, app.clock());
         if (enqueued > 0) {
@@ -118,16 +138,21 @@ export default fp(
       }
       return found;
     };
+    // Leaves are hashed in a worker thread; a round it cannot answer is hashed here, in slices.
+    const hasher = new LogHasher(Object.fromEntries(LOG_KINDS.map((k) => [k.kind, [...k.key]])));
+    const hashLeaves = workerLeaves(hasher, (err, orgId, rows) =>
+      app.log.warn({ err, org: orgId, rows }, 'transparency log: hashing leaves on the main thread'),
+    );
     const sequencer = new Loop(
       'log-sequencer',
-      () => sequenceAll(app, settings),
+      () => sequenceAll(app, settings, hashLeaves),
       config.logSequenceMs,
       app.log,
     );
     const checker = new Loop('log-self-check', selfCheck, config.logSelfCheckMs, app.log);
     app.decorate('transparencyLog', {
       settings,
-      sequence: () => sequenceAll(app, settings),
+      sequence: () => sequenceAll(app, settings, hashLeaves),
       selfCheck,
     } satisfies TransparencyLogService);
     app.addHook('onReady', () => keysAtRest(app, settings));
@@ -140,6 +165,7 @@ export default fp(
     app.addHook('onClose', async () => {
       await sequencer.stop();
       await checker.stop();
+      await hasher.close();
     });
     done();
   },

@@ -23,7 +23,8 @@ export interface QueuedRow {
   id: string;
   kind: string;
   op: string;
-  row: Record<string, unknown>;
+  /** The row's fields as JSON text. */
+  row: string;
 }
 
 export interface EntryRow {
@@ -145,14 +146,10 @@ export const transparencyLogRepository = {
 
   /** The oldest queued rows of an organization, at most `limit`. */
   async queued(trx: Db, orgId: string, limit: number): Promise<QueuedRow[]> {
-    const rows = await trx
-      .selectFrom('log_queue')
-      .select(['id', 'kind', 'op', 'row'])
-      .where('org_id', '=', orgId)
-      .orderBy('id')
-      .limit(limit)
-      .execute();
-    return rows.map((r) => ({ ...r, id: String(r.id) }));
+    // The row as JSON text: it is parsed where it is hashed (a worker thread), not here.
+    const rows = await sql<{ id: string | number; kind: string; op: string; row: string }>`select id, kind, op, row::text as row
+      from log_queue where org_id = ${orgId} order by id limit ${limit}`.execute(trx);
+    return rows.rows.map((r) => ({ ...r, id: String(r.id) }));
   },
 
   // The sequencer's writes go as arrays (`unnest`), one statement per parameter batch: as

@@ -103,6 +103,32 @@ async function signingKey(trx: Db, orgId: string, origin: string, settings: LogS
 /** Any subtree of the organization's tree, hashed from the stored levels. */
 const reader = (db: Db, orgId: string): NodeReader => tiledReader((refs) => repo.nodes(db, orgId, refs));
 
+/** A queued row: its kind, operation and fields as JSON text. */
+export type QueuedText = [kind: string, op: string, row: string];
+
+/** The record id and leaf hash of each queued row (of a kind in the registry), in order. */
+export type LeafHasher = (orgId: string, rows: QueuedText[]) => Promise<Array<{ id: string; leaf: Buffer }>>;
+
+/**
+ * The leaves on this thread, HASH_SLICE rows between turns of the event loop: the sequencer's
+ * own way when no worker answers (workers/log-hasher.ts hashes them off this thread).
+ */
+export const leavesHere: LeafHasher = async (_orgId, rows) => {
+  const out: Array<{ id: string; leaf: Buffer }> = [];
+  for (const [i, [kindName, op, text]] of rows.entries()) {
+    if (i > 0 && i % HASH_SLICE === 0) {
+      await turn();
+    }
+    const kind = logKind(kindName);
+    if (!kind) {
+      throw new Error(`not a log kind: ${kindName}`);
+    }
+    const record = recordOf(kind, JSON.parse(text) as Record<string, unknown>, op === 'delete');
+    out.push({ id: String(record.id), leaf: leafHash(recordBytes(record)) });
+  }
+  return out;
+};
+
 export interface Sequenced {
   size: number;
   checkpoint: string;
@@ -118,6 +144,7 @@ export async function sequenceOrg(
   org: { id: string; name: string },
   settings: LogSettings,
   now: Date,
+  hashLeaves: LeafHasher = leavesHere,
 ): Promise<Sequenced | undefined> {
   return db.transaction().execute(async (trx) => {
     const head = await repo.lockHead(trx, org.id, now);
@@ -125,26 +152,19 @@ export async function sequenceOrg(
     if (queued.length === 0 && head.checkpoint) {
       return undefined;
     }
-    const entries: AppendedEntry[] = [];
-    const dropped: string[] = [];
-    for (const [i, q] of queued.entries()) {
-      if (i > 0 && i % HASH_SLICE === 0) {
-        await turn();
-      }
-      const kind = logKind(q.kind);
-      if (!kind) {
-        // A kind no longer in the registry: its queued rows are dropped, not guessed at.
-        dropped.push(q.id);
-        continue;
-      }
-      const record = recordOf(kind, q.row, q.op === 'delete');
-      entries.push({
-        queueId: q.id,
-        index: head.size + entries.length,
-        record_id: String(record.id),
-        leaf: leafHash(recordBytes(record)),
-      });
-    }
+    const known = queued.filter((q) => logKind(q.kind));
+    // A kind no longer in the registry: its queued rows are dropped, not guessed at.
+    const dropped = queued.filter((q) => !logKind(q.kind)).map((q) => q.id);
+    const hashed = await hashLeaves(
+      org.id,
+      known.map((q) => [q.kind, q.op, q.row]),
+    );
+    const entries: AppendedEntry[] = known.map((q, i) => ({
+      queueId: q.id,
+      index: head.size + i,
+      record_id: hashed[i]!.id,
+      leaf: hashed[i]!.leaf,
+    }));
     const { nodes, root } = await appendLeaves(
       head.size,
       entries.map((e) => e.leaf),
