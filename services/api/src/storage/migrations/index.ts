@@ -38,6 +38,7 @@ import * as m0415 from './0415_name_search_trigrams.js';
 import * as m0420 from './0420_runtime_current_by_fingerprint.js';
 import * as m0425 from './0425_deployments_backfill.js';
 import * as m0430 from './0430_log_leaves_and_tiles.js';
+import * as m0431 from './0431_log_queue_one_index.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
@@ -73,4 +74,5 @@ export const migrations: Record<string, Migration> = {
   '0420_runtime_current_by_fingerprint': m0420,
   '0425_deployments_backfill': m0425,
   '0430_log_leaves_and_tiles': m0430,
+  '0431_log_queue_one_index': m0431,
 };

@@ -155,9 +155,9 @@ export const transparencyLogRepository = {
   // The sequencer's writes go as arrays (`unnest`), one statement per parameter batch: as
   // multi-row VALUES of 500 rows each they cost the API and the server a parse of thousands of
   // parameters per statement, several times a second under CI load.
-  async dequeue(trx: Db, ids: string[]): Promise<void> {
+  async dequeue(trx: Db, orgId: string, ids: string[]): Promise<void> {
     for (const part of batches(ids, (id) => id.length + 4)) {
-      await sql`delete from log_queue where id = any(${part}::bigint[])`.execute(trx);
+      await sql`delete from log_queue where org_id = ${orgId} and id = any(${part}::bigint[])`.execute(trx);
     }
   },
 
@@ -169,7 +169,7 @@ export const transparencyLogRepository = {
   async appendEntries(trx: Db, orgId: string, entries: AppendedEntry[]): Promise<void> {
     for (const part of batches(entries, (e) => e.queueId.length + e.record_id.length + 96)) {
       await sql`with q as (
-          delete from log_queue where id = any(${part.map((e) => e.queueId)}::bigint[])
+          delete from log_queue where org_id = ${orgId} and id = any(${part.map((e) => e.queueId)}::bigint[])
           returning id, kind, op, row
         )
         insert into log_entries (org_id, index, kind, record_id, record, leaf)

@@ -176,7 +176,7 @@ export async function sequenceOrg(
       org.id,
       nodes.filter((n) => n.level > 0 && isStoredLevel(n.level)),
     );
-    await repo.dequeue(trx, dropped);
+    await repo.dequeue(trx, org.id, dropped);
     const size = head.size + entries.length;
     const origin = logOrigin(settings.publicUrl, org.name);
     const key = await signingKey(trx, org.id, origin, settings, now);
