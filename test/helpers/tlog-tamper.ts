@@ -9,7 +9,11 @@ import { jcs, rfcLeafHash } from './tlog-client.js';
 import { createHash } from 'node:crypto';
 
 const children = (l: Uint8Array, r: Uint8Array): Buffer =>
-  createHash('sha256').update(Buffer.from([0x01])).update(l).update(r).digest();
+  createHash('sha256')
+    .update(Buffer.from([0x01]))
+    .update(l)
+    .update(r)
+    .digest();
 
 /** The RFC 9162 hash of leaves [a, b) (b - a a power of two, as stored subtrees are). */
 function subtree(leaves: Uint8Array[], a: number, b: number): Buffer {
@@ -21,13 +25,19 @@ function subtree(leaves: Uint8Array[], a: number, b: number): Buffer {
 }
 
 /** Merges `patch` into entry `index`'s record in every organization's log and rehashes above it. */
-export async function rewriteEntry(db: Kysely<any>, index: number, patch: Record<string, unknown>): Promise<void> {
+export async function rewriteEntry(
+  db: Kysely<any>,
+  index: number,
+  patch: Record<string, unknown>,
+): Promise<void> {
   const rows = await sql<{ org_id: string; record: unknown }>`update log_entries
     set record = record || ${JSON.stringify(patch)}::jsonb where index = ${index}
     returning org_id, record`.execute(db);
   for (const row of rows.rows) {
     const leaf = rfcLeafHash(Buffer.from(jcs(row.record)));
-    await sql`update log_entries set leaf = ${leaf} where org_id = ${row.org_id} and index = ${index}`.execute(db);
+    await sql`update log_entries set leaf = ${leaf} where org_id = ${row.org_id} and index = ${index}`.execute(
+      db,
+    );
     const all = await sql<{ leaf: Uint8Array }>`select leaf from log_entries where org_id = ${row.org_id}
       order by index`.execute(db);
     const leaves = all.rows.map((r) => r.leaf);

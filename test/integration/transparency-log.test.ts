@@ -267,7 +267,9 @@ describe.runIf(onPostgres)('two replicas on one database', () => {
     const proofs = async () => {
       const out: unknown[] = [];
       for (const i of [0, 1, Math.floor(kept.size / 2), kept.size - 1]) {
-        out.push((await reader.get(`/api/v2/log/${ORG}/proof/inclusion?index=${i}&tree_size=${kept.size}`)).json);
+        out.push(
+          (await reader.get(`/api/v2/log/${ORG}/proof/inclusion?index=${i}&tree_size=${kept.size}`)).json,
+        );
       }
       out.push((await reader.get(`/api/v2/log/${ORG}/proof/consistency?from=3&to=${kept.size}`)).json);
       return out;

@@ -42,13 +42,20 @@ afterAll(async () => {
 describe("the log's leaves off the main thread", () => {
   const rows = rowsOf();
   const expected = rows.map(([kind, op, text]) => {
-    const record = recordOf(LOG_KINDS.find((k) => k.kind === kind)!, JSON.parse(text), op === 'delete');
+    const record = recordOf(
+      LOG_KINDS.find((k) => k.kind === kind)!,
+      JSON.parse(text),
+      op === 'delete',
+    );
     return { id: String(record.id), leaf: leafHash(recordBytes(record)).toString('hex') };
   });
 
   it('gives the record id and leaf of the domain for every kind and operation', () => {
     const { ids, leaves } = logLeaves(keys, rows);
-    const got = ids.map((id, i) => ({ id, leaf: Buffer.from(leaves.subarray(i * 32, i * 32 + 32)).toString('hex') }));
+    const got = ids.map((id, i) => ({
+      id,
+      leaf: Buffer.from(leaves.subarray(i * 32, i * 32 + 32)).toString('hex'),
+    }));
     expect(got).toEqual(expected);
     // The composite keys are joined as the domain joins them.
     expect(got.find((g) => g.id.includes(':'))).toBeDefined();
@@ -57,7 +64,8 @@ describe("the log's leaves off the main thread", () => {
   it('gives the same from the worker thread and from the main thread', async () => {
     const fromWorker = await hasher.leaves('org-1', rows);
     const fromHere = await leavesHere('org-1', rows);
-    const hex = (xs: Array<{ id: string; leaf: Buffer }>) => xs.map((x) => ({ id: x.id, leaf: x.leaf.toString('hex') }));
+    const hex = (xs: Array<{ id: string; leaf: Buffer }>) =>
+      xs.map((x) => ({ id: x.id, leaf: x.leaf.toString('hex') }));
     expect(hex(fromWorker)).toEqual(expected);
     expect(hex(fromHere)).toEqual(expected);
   });

@@ -90,7 +90,11 @@ describe('the log tree stored as tiles', () => {
 
   it('refuses to answer from a tree missing a stored subtree', async () => {
     const { stored, read } = storedLog();
-    const { nodes } = await appendLeaves(0, Array.from({ length: 20 }, (_, i) => leafOf(i)), read);
+    const { nodes } = await appendLeaves(
+      0,
+      Array.from({ length: 20 }, (_, i) => leafOf(i)),
+      read,
+    );
     for (const node of nodes.filter((x) => isStoredLevel(x.level))) {
       stored.set(nodeKey(node.level, node.index), node.hash);
     }

@@ -11,7 +11,13 @@ import fp from 'fastify-plugin';
 import { Counter } from 'prom-client';
 import { Loop } from '../notify/loop.js';
 import { transparencyLogRepository } from '../storage/repositories/transparency-log.js';
-import { leavesHere, sequenceOrg, SEQUENCE_BATCH, type LeafHasher, type LogSettings } from '../usecases/log/log.js';
+import {
+  leavesHere,
+  sequenceOrg,
+  SEQUENCE_BATCH,
+  type LeafHasher,
+  type LogSettings,
+} from '../usecases/log/log.js';
 import { LogHasher } from '../workers/log-hasher.js';
 import { LOG_KINDS } from '../domain/log-kinds.js';
 import { clearStoredKeys, sealStoredKeys } from '../usecases/log/key-storage.js';
@@ -53,7 +59,11 @@ export function workerLeaves(
 /** Organizations sequenced per round at most; the next round takes the rest. */
 const ORGS_PER_ROUND = 100;
 
-async function sequenceAll(app: FastifyInstance, settings: LogSettings, hashLeaves: LeafHasher): Promise<void> {
+async function sequenceAll(
+  app: FastifyInstance,
+  settings: LogSettings,
+  hashLeaves: LeafHasher,
+): Promise<void> {
   const orgIds = await transparencyLogRepository.queuedOrgs(app.db, ORGS_PER_ROUND);
   for (const orgId of orgIds) {
     const org = await app.db

@@ -19,7 +19,10 @@ export class LogHasher extends WorkerPool {
   }
 
   /** The record id and leaf hash of each row. */
-  async leaves(org: string, rows: Array<[kind: string, op: string, row: string]>): Promise<Array<{ id: string; leaf: Buffer }>> {
+  async leaves(
+    org: string,
+    rows: Array<[kind: string, op: string, row: string]>,
+  ): Promise<Array<{ id: string; leaf: Buffer }>> {
     const value = (await this.run(org, { rows })) as { ids: string[]; leaves: Uint8Array };
     const all = Buffer.from(value.leaves.buffer, value.leaves.byteOffset, value.leaves.byteLength);
     return value.ids.map((id, i) => ({ id, leaf: all.subarray(i * 32, i * 32 + 32) }));

@@ -16,7 +16,9 @@ const jobs = parentPort;
  * @param {unknown} given
  */
 const settingsOf = (given) =>
-  /** @type {{ answers: import('node:worker_threads').MessagePort; keys: Record<string, string[]> }} */ (given);
+  /** @type {{ answers: import('node:worker_threads').MessagePort; keys: Record<string, string[]> }} */ (
+    given
+  );
 const data = settingsOf(workerData);
 const answers = data.answers;
 answers.postMessage({ ready: true });

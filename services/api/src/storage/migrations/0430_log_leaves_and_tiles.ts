@@ -24,7 +24,9 @@ export async function down(db: Kysely<unknown>): Promise<void> {
     select org_id, 0, index, leaf from log_entries`.execute(db);
   // Every level again, each from the one below (RFC 9162: SHA-256(0x01 || left || right)).
   for (let level = 1; level < 64; level += 1) {
-    const below = await sql<{ n: string }>`select count(*) as n from log_nodes where level = ${level - 1}`.execute(db);
+    const below = await sql<{
+      n: string;
+    }>`select count(*) as n from log_nodes where level = ${level - 1}`.execute(db);
     if (Number(below.rows[0]?.n ?? 0) < 2) {
       break;
     }

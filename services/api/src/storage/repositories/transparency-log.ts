@@ -147,7 +147,12 @@ export const transparencyLogRepository = {
   /** The oldest queued rows of an organization, at most `limit`. */
   async queued(trx: Db, orgId: string, limit: number): Promise<QueuedRow[]> {
     // The row as JSON text: it is parsed where it is hashed (a worker thread), not here.
-    const rows = await sql<{ id: string | number; kind: string; op: string; row: string }>`select id, kind, op, row::text as row
+    const rows = await sql<{
+      id: string | number;
+      kind: string;
+      op: string;
+      row: string;
+    }>`select id, kind, op, row::text as row
       from log_queue where org_id = ${orgId} order by id limit ${limit}`.execute(trx);
     return rows.rows.map((r) => ({ ...r, id: String(r.id) }));
   },
@@ -211,7 +216,11 @@ export const transparencyLogRepository = {
     }
     const above = refs.filter((r) => r.level > 0);
     for (const part of chunks(above, 1000)) {
-      const rows = await sql<{ level: number; idx: string | number; hash: Uint8Array }>`select n.level, n.idx, n.hash
+      const rows = await sql<{
+        level: number;
+        idx: string | number;
+        hash: Uint8Array;
+      }>`select n.level, n.idx, n.hash
         from log_nodes n
         join unnest(${part.map((r) => r.level)}::smallint[], ${part.map((r) => r.index)}::bigint[]) as w(level, idx)
           on n.level = w.level and n.idx = w.idx
