@@ -48,6 +48,23 @@ describe('RowBatcher', () => {
     expect(r.stored.sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 6, 8, 9]);
   });
 
+  it('does not try the rows one by one when the error says the database is away', async () => {
+    const statements: number[][] = [];
+    const away = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const b = new RowBatcher(
+      async (rows: number[]) => {
+        statements.push(rows);
+        throw away;
+      },
+      500,
+      2,
+      (err) => (err as { code?: string }).code !== 'ECONNREFUSED',
+    );
+    const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => b.write(i)));
+    expect(results.every((r) => r.status === 'rejected' && r.reason === away)).toBe(true);
+    expect(statements).toHaveLength(1);
+  });
+
   it('says when every row handed in has its answer', async () => {
     const r = recorder();
     const b = new RowBatcher(r.insert);

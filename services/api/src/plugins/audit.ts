@@ -11,6 +11,7 @@ import { isReadMethod } from '../domain/roles.js';
 import { auditEntryFor, PendingAuditEntry } from '../usecases/access/audit-log.js';
 import { auditLogRepository, type NewAuditEntry } from '../storage/repositories/audit-log.js';
 import { RowBatcher } from '../storage/batching/row-batcher.js';
+import { isDatabaseUnavailable } from '../storage/errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -30,7 +31,13 @@ export default fp(
       registers: [app.metrics.registry],
     });
     app.decorateRequest('audit', null);
-    const entries = new RowBatcher<NewAuditEntry>((rows) => auditLogRepository.insert(app.db, rows));
+    // With the database away, a failed insert's entries are not tried one by one.
+    const entries = new RowBatcher<NewAuditEntry>(
+      (rows) => auditLogRepository.insert(app.db, rows),
+      500,
+      2,
+      (err) => !isDatabaseUnavailable(err),
+    );
     const write = (entry: NewAuditEntry) => entries.write(entry);
 
     app.addHook('onRequest', async (request) => {

@@ -6,7 +6,8 @@
  * attestation it records (bench/README.md, "Audit entries").
  *
  * A failed statement is retried row by row, so that one row that cannot be stored fails alone
- * and the others are written.
+ * and the others are written; not when the error says the database is away (`retryAlone`), where
+ * each row's statement would only wait to fail in turn and hold its request's answer meanwhile.
  */
 interface Pending<T> {
   row: T;
@@ -24,11 +25,13 @@ export class RowBatcher<T> {
    * @param insert writes the rows in one statement (and its own transaction).
    * @param maxBatch rows one statement holds at most.
    * @param maxInFlight statements under way at once at most; what arrives meanwhile waits for one to end.
+   * @param retryAlone whether a failed statement's rows are worth trying one by one.
    */
   constructor(
     private readonly insert: (rows: T[]) => Promise<void>,
     private readonly maxBatch = 500,
     private readonly maxInFlight = 2,
+    private readonly retryAlone: (err: unknown) => boolean = () => true,
   ) {}
 
   /** Resolves once the row is stored; rejects with the error that kept it out. */
@@ -76,8 +79,8 @@ export class RowBatcher<T> {
       batch.forEach((p) => p.resolve());
       return;
     } catch (err) {
-      if (batch.length === 1) {
-        batch[0]!.reject(err);
+      if (batch.length === 1 || !this.retryAlone(err)) {
+        batch.forEach((p) => p.reject(err));
         return;
       }
     }
