@@ -85,13 +85,15 @@ export async function getJsonWithKey<T>(
   return (await (await getOk(key, url, signal)).json()) as T;
 }
 
-/** GET as the signed-in session; a 401 ends the session. */
+/**
+ * GET as the signed-in session; a 401 ends the session. A read is no sign of a person (the page
+ * refetches and retries by itself), so it does not keep an idle session alive; input does.
+ */
 async function sessionGet(url: string, signal?: AbortSignal): Promise<Response> {
   const session = getSession();
   if (!session) {
     throw new ApiError(401, 'Signed out');
   }
-  touch();
   try {
     return await getOk(session.key, url, signal);
   } catch (err) {

@@ -158,10 +158,14 @@ export function useSession(): Session | null {
   );
 }
 
-/** Signs out when idle: checks every minute, and counts keys, clicks and scrolls as activity. */
+/**
+ * Signs out when idle: checks every minute, and counts keys, clicks, the wheel and touch moves as
+ * activity. Not `scroll`: the page scrolls by itself too (a route change, content loading above
+ * the fold), and that is no sign of a person.
+ */
 export function watchIdle(): () => void {
   const onActivity = () => touch();
-  const events = ['keydown', 'pointerdown', 'scroll'] as const;
+  const events = ['keydown', 'pointerdown', 'wheel', 'touchmove'] as const;
   for (const e of events) {
     window.addEventListener(e, onActivity, { passive: true });
   }
