@@ -70,6 +70,15 @@ describe("the log's leaves off the main thread", () => {
     expect(hex(fromHere)).toEqual(expected);
   });
 
+  it('gives every row its own leaf on the main thread across slices', async () => {
+    // 20 times the rows: several slices of 250 between turns of the event loop.
+    const many = Array.from({ length: 20 }, () => rows).flat();
+    const fromHere = await leavesHere('org-1', many);
+    expect(fromHere.map((x) => x.leaf.toString('hex'))).toEqual(
+      Array.from({ length: 20 }, () => expected.map((e) => e.leaf)).flat(),
+    );
+  });
+
   it('hashes a round on the main thread when the worker cannot answer it, and says so', async () => {
     const said: string[] = [];
     const hash = workerLeaves(broken, (err, org, n) => said.push(`${org} ${n}: ${(err as Error).message}`));

@@ -13,13 +13,13 @@ import { Loop } from '../notify/loop.js';
 import { transparencyLogRepository } from '../storage/repositories/transparency-log.js';
 import {
   leavesHere,
+  LOG_KEYS,
   sequenceOrg,
   SEQUENCE_BATCH,
   type LeafHasher,
   type LogSettings,
 } from '../usecases/log/log.js';
 import { LogHasher } from '../workers/log-hasher.js';
-import { LOG_KINDS } from '../domain/log-kinds.js';
 import { clearStoredKeys, sealStoredKeys } from '../usecases/log/key-storage.js';
 import { selfCheckOrg, type SelfCheckFailure } from '../usecases/log/self-check.js';
 import { announceCheckpoint } from '../usecases/log/witness.js';
@@ -149,7 +149,7 @@ export default fp(
       return found;
     };
     // Leaves are hashed in a worker thread; a round it cannot answer is hashed here, in slices.
-    const hasher = new LogHasher(Object.fromEntries(LOG_KINDS.map((k) => [k.kind, [...k.key]])));
+    const hasher = new LogHasher(LOG_KEYS);
     const hashLeaves = workerLeaves(hasher, (err, orgId, rows) =>
       app.log.warn({ err, org: orgId, rows }, 'transparency log: hashing leaves on the main thread'),
     );

@@ -16,7 +16,6 @@ import {
   consistencyProof,
   inclusionProof,
   isStoredLevel,
-  leafHash,
   tiledReader,
   type NodeReader,
 } from './merkle.js';
@@ -30,7 +29,8 @@ import {
   type EntryRow,
 } from '../../storage/repositories/transparency-log.js';
 import { apiUrl, type LinkBase } from '../scope/links.js';
-import { logKind, recordOf, type NameLookup } from '../../domain/log-kinds.js';
+import { LOG_KINDS, logKind, type NameLookup } from '../../domain/log-kinds.js';
+import { logLeaves } from '../../workers/log-leaves.mjs';
 
 /** Queued rows one transaction integrates at most. */
 export const SEQUENCE_BATCH = 2_000;
@@ -109,22 +109,23 @@ export type QueuedText = [kind: string, op: string, row: string];
 /** The record id and leaf hash of each queued row (of a kind in the registry), in order. */
 export type LeafHasher = (orgId: string, rows: QueuedText[]) => Promise<Array<{ id: string; leaf: Buffer }>>;
 
+/** The key columns of each kind of record, as the leaf hasher takes them. */
+export const LOG_KEYS: Record<string, string[]> = Object.fromEntries(
+  LOG_KINDS.map((k) => [k.kind, [...k.key]]),
+);
+
 /**
- * The leaves on this thread, HASH_SLICE rows between turns of the event loop: the sequencer's
- * own way when no worker answers (workers/log-hasher.ts hashes them off this thread).
+ * The leaves on this thread, with the worker's own function (workers/log-leaves.mjs), HASH_SLICE
+ * rows between turns of the event loop: the sequencer's way when no worker answers.
  */
 export const leavesHere: LeafHasher = async (_orgId, rows) => {
   const out: Array<{ id: string; leaf: Buffer }> = [];
-  for (const [i, [kindName, op, text]] of rows.entries()) {
-    if (i > 0 && i % HASH_SLICE === 0) {
+  for (let i = 0; i < rows.length; i += HASH_SLICE) {
+    if (i > 0) {
       await turn();
     }
-    const kind = logKind(kindName);
-    if (!kind) {
-      throw new Error(`not a log kind: ${kindName}`);
-    }
-    const record = recordOf(kind, JSON.parse(text) as Record<string, unknown>, op === 'delete');
-    out.push({ id: String(record.id), leaf: leafHash(recordBytes(record)) });
+    const { ids, leaves } = logLeaves(LOG_KEYS, rows.slice(i, i + HASH_SLICE));
+    ids.forEach((id, j) => out.push({ id, leaf: Buffer.from(leaves.subarray(j * 32, j * 32 + 32)) }));
   }
   return out;
 };
