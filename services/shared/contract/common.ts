@@ -111,6 +111,11 @@ export const CappedCount = {
   }),
 };
 
+/** The CappedCount fields of a count made up to COUNT_CAP + 1. */
+export function cappedCount(counted: number): { total_count: number; total_count_capped: boolean } {
+  return { total_count: Math.min(counted, COUNT_CAP), total_count_capped: counted > COUNT_CAP };
+}
+
 /** A query-string integer (query values arrive as strings). */
 export const QueryInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 

@@ -1,6 +1,7 @@
 /** The audit log: one entry per write through the API and per sign-in, per organization. */
 import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../database.js';
+import { countRowsUpTo } from './queries.js';
 import type { AuditLogTable } from '../tables/people.js';
 
 export type AuditEntryRow = Selectable<AuditLogTable>;
@@ -57,15 +58,6 @@ export const auditLogRepository = {
 
   /** The entries that match the filter, counted up to `cap + 1` (the log only grows). */
   async count(db: Db, orgId: string, q: AuditFilter, cap: number): Promise<number> {
-    const row = await db
-      .selectFrom(
-        entriesOf(db, orgId, q)
-          .select('id')
-          .limit(cap + 1)
-          .as('c'),
-      )
-      .select((eb) => eb.fn.countAll<string | number>().as('n'))
-      .executeTakeFirst();
-    return Number(row?.n ?? 0);
+    return countRowsUpTo(db, entriesOf(db, orgId, q).select('id'), cap);
   },
 };

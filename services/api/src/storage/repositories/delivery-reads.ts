@@ -5,6 +5,7 @@
  */
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../database.js';
+import { countRowsUpTo } from './queries.js';
 import type { DeploymentsTable } from '../tables/insight.js';
 
 export type DeploymentRow = Selectable<DeploymentsTable>;
@@ -120,11 +121,7 @@ export const deliveryReads = {
         ]),
       );
     }
-    const row = await db
-      .selectFrom(q.limit(cap + 1).as('c'))
-      .select((eb) => eb.fn.countAll<string | number>().as('n'))
-      .executeTakeFirst();
-    return Number(row?.n ?? 0);
+    return countRowsUpTo(db, q, cap);
   },
 
   /**

@@ -1,5 +1,5 @@
 /** Query pieces several repositories share. */
-import type { Insertable, SelectQueryBuilder } from 'kysely';
+import { sql, type Insertable, type SelectQueryBuilder } from 'kysely';
 import type { Database, Db } from '../database.js';
 
 /**
@@ -37,4 +37,19 @@ export async function countRows<DB, TB extends keyof DB, O>(
     .$castTo<{ n: string | number | bigint }>()
     .executeTakeFirstOrThrow();
   return Number(n);
+}
+
+/**
+ * How many rows a query finds, counted up to `cap + 1`: past the cap the count stops, so a list
+ * matching millions costs what `cap` index entries do. Call it before adding order and paging.
+ */
+export async function countRowsUpTo<DB, TB extends keyof DB, O>(
+  db: Db,
+  q: SelectQueryBuilder<DB, TB, O>,
+  cap: number,
+): Promise<number> {
+  const r = await sql<{ n: string | number }>`select count(*) as n from (${q.limit(cap + 1)}) as c`.execute(
+    db,
+  );
+  return Number(r.rows[0]?.n ?? 0);
 }

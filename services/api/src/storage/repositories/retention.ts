@@ -14,6 +14,7 @@ import {
 } from 'kysely';
 import type { HeldRange } from '../../domain/retention.js';
 import type { Db } from '../database.js';
+import { countRowsUpTo } from './queries.js';
 import type { DispositionsTable, LegalHoldsTable, RetentionDocument } from '../tables/retention.js';
 
 export type LegalHoldRow = Selectable<LegalHoldsTable>;
@@ -143,18 +144,7 @@ export const retentionRepository = {
 
   /** The organization's disposition records, counted up to `cap + 1` (each run adds more). */
   async countDispositions(db: Db, orgId: string, cap: number): Promise<number> {
-    const row = await db
-      .selectFrom(
-        db
-          .selectFrom('dispositions')
-          .select('id')
-          .where('org_id', '=', orgId)
-          .limit(cap + 1)
-          .as('c'),
-      )
-      .select((eb) => eb.fn.countAll<string | number>().as('n'))
-      .executeTakeFirst();
-    return Number(row?.n ?? 0);
+    return countRowsUpTo(db, db.selectFrom('dispositions').select('id').where('org_id', '=', orgId), cap);
   },
 
   /**

@@ -6,7 +6,7 @@
  * counted in `verity_audit_write_failures_total`, which an alert watches.
  */
 import type { z } from 'zod';
-import { COUNT_CAP } from '../../../../shared/contract/common.js';
+import { cappedCount, COUNT_CAP } from '../../../../shared/contract/common.js';
 import type { AuditLog, AuditLogQuery } from '../../../../shared/contract/people.js';
 import type { Db } from '../../storage/database.js';
 import {
@@ -106,8 +106,7 @@ export async function readAuditLog(
   return {
     entries: rows.slice(0, query.per_page).map(presentEntry),
     next: more ? nextPage(scope, query) : null,
-    total_count: Math.min(total, COUNT_CAP),
-    total_count_capped: total > COUNT_CAP,
+    ...cappedCount(total),
   };
 }
 

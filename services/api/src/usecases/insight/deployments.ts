@@ -4,7 +4,7 @@
  * same however deep it is and rows written meanwhile never shift it.
  */
 import type { z } from 'zod';
-import { COUNT_CAP } from '../../../../shared/contract/common.js';
+import { cappedCount, COUNT_CAP } from '../../../../shared/contract/common.js';
 import type { Deployment, DeploymentPage } from '../../../../shared/contract/insight.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import { epochSeconds } from '../../time.js';
@@ -156,8 +156,7 @@ export async function listDeployments(
   return {
     deployments: shown.map(presentDeployment),
     next,
-    total_count: Math.min(total, COUNT_CAP),
-    total_count_capped: total > COUNT_CAP,
+    ...cappedCount(total),
     offset: before > COUNT_CAP ? null : before,
   };
 }

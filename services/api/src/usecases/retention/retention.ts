@@ -5,7 +5,7 @@
  * job runs, and the settings list the names nothing carries.
  */
 import type { z } from 'zod';
-import { COUNT_CAP } from '../../../../shared/contract/common.js';
+import { cappedCount, COUNT_CAP } from '../../../../shared/contract/common.js';
 import type {
   Disposition,
   DispositionList,
@@ -182,7 +182,6 @@ export async function listDispositions(
   return {
     dispositions: rows.slice(0, perPage).map(presentDisposition),
     next,
-    total_count: Math.min(total, COUNT_CAP),
-    total_count_capped: total > COUNT_CAP,
+    ...cappedCount(total),
   };
 }
