@@ -10,11 +10,14 @@ import { removalsShown } from './removals';
 
 type Disposition = DispositionList['dispositions'][number];
 
+/** `evidence_files` as words. */
+const words = (name: string) => name.replaceAll('_', ' ');
+
 function Removal({ d }: { d: Disposition }) {
   return (
     <li>
-      {formatTime(d.removed_at)}: {d.count} {d.kind.replace('_', ' ')} under{' '}
-      {d.rule.period.replace('_days', '')} {d.rule.days} days ({d.rule.scope}
+      {formatTime(d.removed_at)}: {d.count} {words(d.kind)} older than {d.rule.days} days (the{' '}
+      {words(d.rule.period.replace(/_days$/, ''))} period of {d.rule.scope}
       {d.rule.name ? ` ${d.rule.name}` : ''}), by {d.run_by}
     </li>
   );
