@@ -210,6 +210,9 @@ describe('artifact view cache', () => {
     await sql`update artifacts set filename = ${'web:\u00e9t\u00e9 \u2713'} where fingerprint = ${FP}`.execute(
       t.db.db,
     );
+    // The change is an entry of the transparency log; sequenced now, so that `log_index` does
+    // not move between the two answers compared.
+    await t.app.transparencyLog.sequence();
     const get = () => cliClient(t.app, adminKey).get(`/api/v2/artifacts/acme/web/fingerprint/${FP}`);
     // The first answer that shows the change was read from the database (the change made the
     // cached view stale); the ones after it come from the cache.
