@@ -4,7 +4,8 @@
  * clear before the secret was set are still read, and sealed at start. Without the secret keys
  * are stored in the clear, as before, and the start says so.
  */
-import type { KeyObject } from 'node:crypto';
+import { createHash, type KeyObject } from 'node:crypto';
+import { LruMap } from '../../lru-map.js';
 import { isSealed, secretBox, type SecretBox } from '../../secret-box.js';
 import type { Db } from '../../storage/database.js';
 import { transparencyLogRepository as repo } from '../../storage/repositories/transparency-log.js';
@@ -35,8 +36,34 @@ export function storedPrivateKey(
   return secret ? box(secret).seal(der, rowOf(orgId, keyId)) : der;
 }
 
+/**
+ * Keys opened lately, by organization, key id, secret and stored bytes (hashed): a sequencing
+ * round signs a checkpoint several times a second, and opening a key (decrypting it and parsing
+ * its PKCS#8) cost more than signing. A key stored anew (rotated, sealed) has other bytes, so it
+ * is opened again; at most 1,000 are kept.
+ */
+const opened = new LruMap<KeyObject>(1000);
+
 /** The private key a stored value holds; throws naming the setting when it cannot be opened. */
 export function openPrivateKey(
+  secret: string | undefined,
+  orgId: string,
+  keyId: string,
+  stored: Uint8Array,
+): KeyObject {
+  const cacheKey = createHash('sha256')
+    .update(`${orgId}\0${keyId}\0${secret ?? ''}\0`)
+    .update(stored)
+    .digest('base64');
+  let key = opened.get(cacheKey);
+  if (!key) {
+    key = openUncached(secret, orgId, keyId, stored);
+    opened.set(cacheKey, key);
+  }
+  return key;
+}
+
+function openUncached(
   secret: string | undefined,
   orgId: string,
   keyId: string,
