@@ -17,6 +17,8 @@
  * same run: for workloads 2 to 4 the mean of one taken just before and one just after each.
  * Then the organization grows to BENCH_PIPELINE_SEED attestations (default 1,000,000; 0 skips;
  * pipeline-seed.ts) and 2 to 6 run again on it, on a new API process.
+ * Between the two, the transparency log's cost: workloads 2 and 3 with the log on and off, in
+ * alternating pairs of new API processes (pipeline-log.ts). BENCH_PIPELINE_ONLY=log runs only that.
  * BENCH_DURATION_S (default 10) is each workload's length.
  */
 import { connectionLoad, getLoad, pgInsertRate, type GetLoad } from './pipeline-baseline.js';
@@ -42,6 +44,7 @@ import { k8sReports, type K8sFigures } from './pipeline-k8s.js';
 import { ensureDatabase, startApiProcess, startHelloWorld, type ApiProcess } from './pipeline-server.js';
 import type { BenchContext, BenchFigure } from './harness.js';
 import { grownSchema } from './pipeline-grown.js';
+import { logCost } from './pipeline-log.js';
 
 const CONNECTIONS = 64;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -352,6 +355,9 @@ async function grown(
 
 export default async function bench(ctx: BenchContext): Promise<BenchFigure[]> {
   await ensureDatabase();
+  if (process.env.BENCH_PIPELINE_ONLY === 'log') {
+    return logCost(ctx);
+  }
   const helloProcess = await startHelloWorld();
   /** The hello world's rate now, taken just before and just after the GET workloads it is compared with. */
   const measureHello = async () => {
@@ -380,6 +386,7 @@ export default async function bench(ctx: BenchContext): Promise<BenchFigure[]> {
     await api.stop();
   }
   try {
+    figures.push(...(await logCost(ctx)));
     if (SEED > 0) {
       figures.push(...(await grown(ctx, empty, measureHello)));
     }
