@@ -64,6 +64,13 @@ export const EMBEDDED_STATEMENT_BYTES = 256 * 1024;
 /** What `batches` splits at in this process. */
 export const runtimeWrites = { statementBytes: STATEMENT_BYTES };
 
+/**
+ * JSON documents (each already JSON text, as the report's canonical detail is) as one JSON array
+ * parameter, for `jsonb_array_elements`: joined as they are, where a text array would have every
+ * quote in them escaped by the driver, and parsed by the server once.
+ */
+const jsonArray = (docs: readonly string[]): string => `[${docs.join(',')}]`;
+
 /** Splits rows into runs whose estimated parameter text (`bytes` of each) stays under the bound. */
 export function batches<T>(items: readonly T[], bytes: (item: T) => number): T[][] {
   const out: T[][] = [];
@@ -164,10 +171,11 @@ export const runtimeRepository = {
   ): Promise<void> {
     for (const part of batches(rows, (r) => r.fingerprint.length + r.name.length + r.detail.length + 80)) {
       await sql`insert into runtime_live (org_id, environment_id, fingerprint, name, instance_count, detail_hash, detail)
-        select ${orgId}, ${envId}, r.fingerprint, r.name, r.instance_count, r.detail_hash, r.detail::jsonb
-        from unnest(${part.map((r) => r.fingerprint)}::text[], ${part.map((r) => r.name)}::text[],
-          ${part.map((r) => r.instance_count)}::int[], ${part.map((r) => r.detail_hash)}::text[],
-          ${part.map((r) => r.detail)}::text[]) as r(fingerprint, name, instance_count, detail_hash, detail)
+        select ${orgId}, ${envId}, r.fingerprint, r.name, r.instance_count, r.detail_hash, r.detail
+        from rows from (unnest(${part.map((r) => r.fingerprint)}::text[]), unnest(${part.map((r) => r.name)}::text[]),
+          unnest(${part.map((r) => r.instance_count)}::int[]), unnest(${part.map((r) => r.detail_hash)}::text[]),
+          jsonb_array_elements(${jsonArray(part.map((r) => r.detail))}::jsonb))
+          as r(fingerprint, name, instance_count, detail_hash, detail)
         on conflict (org_id, environment_id, fingerprint) do update set name = excluded.name,
           instance_count = excluded.instance_count, detail_hash = excluded.detail_hash, detail = excluded.detail`.execute(
         db,
@@ -208,8 +216,9 @@ export const runtimeRepository = {
     const unique = [...new Map(rows.map((r) => [r.hash, r])).values()];
     for (const part of batches(unique, (r) => r.hash.length + r.detail.length + 8)) {
       await sql`insert into runtime_details (org_id, hash, detail)
-        select ${orgId}, r.hash, r.detail::jsonb
-        from unnest(${part.map((r) => r.hash)}::text[], ${part.map((r) => r.detail)}::text[]) as r(hash, detail)
+        select ${orgId}, r.hash, r.detail
+        from rows from (unnest(${part.map((r) => r.hash)}::text[]),
+          jsonb_array_elements(${jsonArray(part.map((r) => r.detail))}::jsonb)) as r(hash, detail)
         on conflict do nothing`.execute(db);
     }
   },
