@@ -39,7 +39,13 @@ import {
   type IngestWorkload,
 } from './pipeline-ci.js';
 import { fingerprintOf, fmt, forDuration, ms, Recorder } from './pipeline-client.js';
-import { ensureDatabase, PIPELINE_DATABASE_URL, startApiProcess, withOptions } from './pipeline-server.js';
+import {
+  checkpointServer,
+  ensureDatabase,
+  PIPELINE_DATABASE_URL,
+  startApiProcess,
+  withOptions,
+} from './pipeline-server.js';
 import { grownSchema } from './pipeline-grown.js';
 
 const WORKLOADS = ['bound', 'trail', 'one', 'pipeline', 'get', 'k8s'] as const;
@@ -108,16 +114,6 @@ async function walPosition(): Promise<bigint> {
     const { rows } = await c.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');
     const [hi, lo] = rows[0]!.lsn.split('/').map((x) => BigInt(`0x${x}`));
     return (hi! << 32n) + lo!;
-  } finally {
-    await c.end();
-  }
-}
-
-async function checkpoint(): Promise<void> {
-  const c = new pg.Client({ connectionString: PIPELINE_DATABASE_URL });
-  await c.connect();
-  try {
-    await c.query('checkpoint');
   } finally {
     await c.end();
   }
@@ -206,7 +202,7 @@ try {
     };
     await run(2, new Recorder()); // warm-up
     if (CHECKPOINT) {
-      await checkpoint();
+      await checkpointServer();
     }
     const before = {
       api: cpuMs(api.pid),

@@ -18,7 +18,12 @@ import pg from 'pg';
 import { connectionLoad } from './pipeline-baseline.js';
 import { beginWithArtifact, genericRequest, ingestAttestation, setupFlow } from './pipeline-ci.js';
 import { fingerprintOf, fmt, Recorder, type ConnectionRequest } from './pipeline-client.js';
-import { PIPELINE_DATABASE_URL, startApiProcess, type ApiProcess } from './pipeline-server.js';
+import {
+  checkpointServer,
+  PIPELINE_DATABASE_URL,
+  startApiProcess,
+  type ApiProcess,
+} from './pipeline-server.js';
 import type { BenchContext, BenchFigure } from './harness.js';
 
 const CONNECTIONS = 64;
@@ -82,13 +87,7 @@ export const median = (xs: readonly number[]): number => {
  * writes the whole page to the WAL) and a second's pause.
  */
 async function settle(): Promise<void> {
-  const c = new pg.Client({ connectionString: PIPELINE_DATABASE_URL });
-  await c.connect();
-  try {
-    await c.query('checkpoint');
-  } finally {
-    await c.end();
-  }
+  await checkpointServer();
   await new Promise((r) => setTimeout(r, 1000));
 }
 

@@ -37,6 +37,20 @@ export async function ensureDatabase(): Promise<void> {
   }
 }
 
+/**
+ * Makes PostgreSQL checkpoint now, so that what ran before is written out and the next
+ * measurement starts where the first change to each page writes the whole page to the WAL.
+ */
+export async function checkpointServer(): Promise<void> {
+  const c = new pg.Client({ connectionString: PIPELINE_DATABASE_URL });
+  await c.connect();
+  try {
+    await c.query('checkpoint');
+  } finally {
+    await c.end();
+  }
+}
+
 /** A new schema in the benchmark database, and a connection string whose sessions use it. */
 export async function newSchema(
   prefix: string,
