@@ -5,7 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { grouped, rangeOf } from '../../services/console/src/lib/counts.js';
 import { runningText } from '../../services/console/src/features/insight/figures.js';
-import { nextDispositionPage, removalsShown } from '../../services/console/src/features/access/removals.js';
+import {
+  nextDispositionPage,
+  removalsShown,
+  removalWhat,
+} from '../../services/console/src/features/access/removals.js';
 
 describe('counts in the console', () => {
   it('groups thousands', () => {
@@ -43,6 +47,27 @@ describe('counts in the console', () => {
     );
     expect(runningText(950, 2000)).toBe(
       'Showing 950 of 2,000 artifacts running: the list stops at 1,000 over all environments.',
+    );
+  });
+
+  it('says each removal in words: what, how many, and whose retention rule', () => {
+    const rule = (scope: 'default' | 'flow' | 'environment', name: string | null, days: number) => ({
+      period: 'trails_days' as const,
+      days,
+      scope,
+      name,
+    });
+    expect(removalWhat({ count: 12, kind: 'evidence_files', rule: rule('default', null, 90) })).toBe(
+      '12 evidence files older than 90 days (the default retention of evidence files)',
+    );
+    expect(removalWhat({ count: 1, kind: 'trails', rule: rule('flow', 'web', 365) })).toBe(
+      "1 trail older than 365 days (flow web's retention of trails and attestations)",
+    );
+    expect(removalWhat({ count: 2500, kind: 'audit_log', rule: rule('default', null, 1095) })).toBe(
+      '2,500 audit log entries older than 1,095 days (the default retention of the audit log)',
+    );
+    expect(removalWhat({ count: 3, kind: 'snapshots', rule: rule('environment', 'prod', 30) })).toBe(
+      "3 snapshots older than 30 days (environment prod's retention of snapshots)",
     );
   });
 

@@ -1,5 +1,11 @@
-/** How the retention page reads the disposition list: the page its `next` link names, and the caption. */
-import { rangeOf } from '../../lib/counts.js';
+/**
+ * How the retention page reads the disposition list: the page its `next` link names, the caption,
+ * and each removal in words.
+ */
+import { grouped, rangeOf } from '../../lib/counts.js';
+import type { DispositionList } from '../../lib/contract.js';
+
+type Disposition = DispositionList['dispositions'][number];
 
 /** Disposition records per page of "Removed lately". */
 export const DISPOSITIONS_PER_PAGE = 20;
@@ -24,3 +30,22 @@ export function nextDispositionPage(next: string | null): number | undefined {
  */
 export const removalsShown = (shown: number, total: number, capped: boolean): string =>
   `Showing ${rangeOf({ offset: 0, shown, total: capped ? total : Math.max(total, shown), capped }, 'removal')}`;
+
+/** Each kind of record a removal names, one and many, and the retention column it falls under. */
+const KINDS: Record<Disposition['kind'], [one: string, many: string, period: string]> = {
+  trails: ['trail', 'trails', 'trails and attestations'],
+  evidence_files: ['evidence file', 'evidence files', 'evidence files'],
+  snapshots: ['snapshot', 'snapshots', 'snapshots'],
+  audit_log: ['audit log entry', 'audit log entries', 'the audit log'],
+};
+
+/**
+ * What a removal removed and under which rule: "12 evidence files older than 90 days (the default
+ * retention of evidence files)", "1 trail older than 365 days (flow web's retention of trails and
+ * attestations)".
+ */
+export function removalWhat(d: Pick<Disposition, 'count' | 'kind' | 'rule'>): string {
+  const [one, many, period] = KINDS[d.kind];
+  const whose = d.rule.scope === 'default' ? 'the default' : `${d.rule.scope} ${d.rule.name ?? ''}'s`;
+  return `${grouped(d.count)} ${d.count === 1 ? one : many} older than ${grouped(d.rule.days)} days (${whose} retention of ${period})`;
+}

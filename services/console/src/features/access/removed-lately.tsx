@@ -6,19 +6,14 @@ import { ErrorMessage, Loading } from '../../components/query-state';
 import { formatTime } from '../../lib/format';
 import type { DispositionList } from '../../lib/contract';
 import { useDispositions } from './api';
-import { removalsShown } from './removals';
+import { removalsShown, removalWhat } from './removals';
 
 type Disposition = DispositionList['dispositions'][number];
-
-/** `evidence_files` as words. */
-const words = (name: string) => name.replaceAll('_', ' ');
 
 function Removal({ d }: { d: Disposition }) {
   return (
     <li>
-      {formatTime(d.removed_at)}: {d.count} {words(d.kind)} older than {d.rule.days} days (the{' '}
-      {words(d.rule.period.replace(/_days$/, ''))} period of {d.rule.scope}
-      {d.rule.name ? ` ${d.rule.name}` : ''}), by {d.run_by}
+      {formatTime(d.removed_at)}: {removalWhat(d)}, by {d.run_by}
     </li>
   );
 }
