@@ -77,7 +77,8 @@ describeConsole('the environment pages', (t) => {
     const bars = page
       .getByRole('group', { name: /^Snapshots \d+ to \d+ in time, oldest first$/ })
       .getByRole('link');
-    expect(await bars.count()).toBeGreaterThan(5);
+    // the timeline draws once its snapshots are read: wait for the bars, do not count them at once
+    await expect.poll(() => bars.count()).toBeGreaterThan(5);
     const last = page.getByRole('link', {
       name: new RegExp(`^Snapshot ${latest}, .*: \\d+ started, \\d+ changed, \\d+ exited, non-compliant$`),
     });
