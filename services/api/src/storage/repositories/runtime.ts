@@ -48,11 +48,12 @@ export function chunks<T>(items: readonly T[]): T[][] {
 
 /**
  * Parameter text one set-based statement carries at most. The writes of a report pass their rows
- * as arrays (`unnest`), one statement per table whatever the row count, and split only so that no
- * statement's parameters grow past this: a report at the cap (MAX_REPORT_ARTIFACTS) is one or a
- * few statements per table.
+ * as arrays (`unnest`), one statement per table whatever the row count, and split so that no
+ * statement's parameters grow past this: a report at the cap (MAX_REPORT_ARTIFACTS) is a few
+ * statements per table. The driver serializes a statement's parameters in one piece on the API's
+ * thread; at 8 MiB that was 150 to 250 ms on a slow core, every other request waiting.
  */
-export const STATEMENT_BYTES = 8 * 1024 * 1024;
+export const STATEMENT_BYTES = 1024 * 1024;
 
 /**
  * The same bound on the embedded database, which runs each statement on the API's own thread:
