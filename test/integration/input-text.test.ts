@@ -110,6 +110,26 @@ describe('lone surrogates', () => {
     expect((await cli.get('/api/v2/flows/acme/sur')).status).toBe(404);
   });
 
+  it('finds a lone surrogate deep in a large report (checked in slices), and records nothing', async () => {
+    expect((await cli.json('PUT', '/api/v2/environments/acme', { name: 'big', type: 'K8S' })).status).toBe(
+      201,
+    );
+    // 30,000 pods are some 150,000 strings: the check turns the event loop several times first.
+    const pods = Array.from({ length: 30_000 }, (_, i) => ({
+      podName: `p-${i}`,
+      namespace: 'ns',
+      digests: { [`r.example/svc-${i}:v1`]: FP },
+      creationTimestamp: 1_700_000_000,
+    }));
+    const text = JSON.stringify({ artifacts: pods }).replace('"p-29000"', '"p-\\udc00"');
+    const res = await rawJson('PUT', '/api/v2/environments/acme/big/report/K8S', text);
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json().errors).toEqual({
+      'body.artifacts[29000].podName': expect.stringMatching(/surrogate/),
+    });
+    expect((await cli.get('/api/v2/snapshots/acme/big')).json).toEqual([]);
+  });
+
   it('keeps a well-formed surrogate pair (an emoji) as it is', async () => {
     const res = await rawJson(
       'PUT',

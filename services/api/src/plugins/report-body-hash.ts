@@ -24,20 +24,24 @@ export default fp(
     fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, parsed) => {
       const bytes = typeof body === 'string' ? Buffer.from(body) : body;
       request.rawBodySha256 = sha256(bytes);
-      // A report may be 10 MiB: hashing and parsing it are each tens of milliseconds or more, so
-      // other requests get a turn of the event loop between the two.
+      // A report may be 10 MiB: hashing it, parsing it and what the request's hooks do with the
+      // result (the text check walks every string) are each tens of milliseconds or more, up to
+      // a few hundred on a slow core, so other requests get a turn of the event loop after each.
       setImmediate(() => {
         const text = bytes.toString('utf8');
         if (text.trim() === '') {
           parsed(null, null);
           return;
         }
+        let body: unknown;
         try {
-          parsed(null, JSON.parse(text) as unknown);
+          body = JSON.parse(text) as unknown;
         } catch (err) {
           (err as { statusCode?: number }).statusCode = 400;
           parsed(err as Error, undefined);
+          return;
         }
+        setImmediate(() => parsed(null, body));
       });
     });
     done();

@@ -9,6 +9,7 @@
  */
 import fp from 'fastify-plugin';
 import { formatIssuePath, ValidationError } from '../errors.js';
+import { drain, inSlices, type Steps } from '../slices.js';
 
 /** The deepest nesting of arrays and objects a JSON request body or JSON form part may have. */
 export const MAX_JSON_DEPTH = 64;
@@ -61,13 +62,21 @@ function isPlainObject(value: object): value is Record<string, unknown> {
   return proto === null || Object.getPrototypeOf(proto) === null;
 }
 
+/** Values the check visits between two turns of the event loop (a few milliseconds of work). */
+const SLICE_VALUES = 20_000;
+
 /**
  * The first string or key in `value` that cannot be stored, or the first array or object nested
- * more than `maxDepth` deep. Iterative, and each value is visited once.
+ * more than `maxDepth` deep, as steps that yield after every SLICE_VALUES values. Iterative, and
+ * each value is visited once.
  */
-export function findTextProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): TextProblem | undefined {
+function* textProblemSteps(value: unknown, maxDepth: number): Steps<TextProblem | undefined> {
   const stack: Frame[] = [{ value, key: undefined, parent: undefined, depth: 0 }];
+  let visited = 0;
   for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
+    if (++visited % SLICE_VALUES === 0) {
+      yield;
+    }
     const v = frame.value;
     if (typeof v === 'string') {
       const message = textProblem(v);
@@ -100,14 +109,31 @@ export function findTextProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): Text
   return undefined;
 }
 
-/** Throws the 400 for the first problem in `value`, its field named under `context`. */
-export function assertStorableText(value: unknown, context: string): void {
-  const problem = findTextProblem(value);
+/** The first problem in `value` (see textProblemSteps), in one piece. */
+export function findTextProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): TextProblem | undefined {
+  return drain(textProblemSteps(value, maxDepth));
+}
+
+function throwProblem(problem: TextProblem | undefined, context: string): void {
   if (problem) {
     const path = formatIssuePath(problem.path);
     const field = path === '' ? context : path.startsWith('[') ? `${context}${path}` : `${context}.${path}`;
     throw new ValidationError({ [field]: problem.message });
   }
+}
+
+/** Throws the 400 for the first problem in `value`, its field named under `context`. */
+export function assertStorableText(value: unknown, context: string): void {
+  throwProblem(findTextProblem(value), context);
+}
+
+/**
+ * As assertStorableText, letting the event loop turn between slices: a 10 MiB report holds
+ * hundreds of thousands of strings, over 100 ms of checking in one piece on a slow core. A body
+ * of fewer than SLICE_VALUES values is checked without a turn.
+ */
+async function assertStorableBody(body: unknown): Promise<void> {
+  throwProblem(await inSlices(textProblemSteps(body, MAX_JSON_DEPTH)), 'body');
 }
 
 export default fp(
@@ -116,7 +142,7 @@ export default fp(
     app.addHook('preValidation', async (request) => {
       assertStorableText(request.params, 'path');
       assertStorableText(request.query, 'query');
-      assertStorableText(request.body, 'body');
+      await assertStorableBody(request.body);
     });
     done();
   },
