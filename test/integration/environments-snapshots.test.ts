@@ -198,6 +198,27 @@ describe('snapshots: spec rules 2-4 over HTTP', () => {
     });
   });
 
+  it('artifacts leaving in one report keep their own instance counts', async () => {
+    await api.put(`/api/v2/environments/${ORG}`, { name: 'exits', type: 'K8S', description: '' });
+    await report('exits', [
+      ...deployment('api', 'registry/api:1', API_V1, 3),
+      ...deployment('api2', 'registry/api:2', API_V2, 2),
+      pod('web-0', { 'registry/web:1': WEB }),
+    ]);
+    t.clock.advance(60_000);
+    expect((await report('exits', [pod('web-0', { 'registry/web:1': WEB })])).json).toBe(
+      'Snapshot #2 created',
+    );
+    const byFp = Object.fromEntries(
+      (await latest('exits')).artifacts.map((a: SnapshotArtifact) => [a.fingerprint, a.annotation]),
+    );
+    expect(byFp).toEqual({
+      [API_V1]: { type: 'exited', was: 3, now: 0 },
+      [API_V2]: { type: 'exited', was: 2, now: 0 },
+      [WEB]: { type: 'unchanged', was: 1, now: 1 },
+    });
+  });
+
   it('a policy attached makes one snapshot, and compliance is frozen per snapshot', async () => {
     const key = await t.seedKey(ORG, 'member');
     expect(

@@ -184,11 +184,11 @@ export const runtimeRepository = {
     }
   },
 
-  /** Deletes the live rows of these fingerprints: one statement, each fingerprint found by key. */
+  /** Deletes the live rows of these fingerprints, each found by key (`= any`, see closeStates). */
   async deleteLive(db: Db, orgId: string, envId: string, fingerprints: readonly string[]): Promise<void> {
     for (const part of batches(fingerprints, (f) => f.length + 4)) {
-      await sql`delete from runtime_live l using unnest(${part}::text[]) as x(fingerprint)
-        where l.org_id = ${orgId} and l.environment_id = ${envId} and l.fingerprint = x.fingerprint`.execute(
+      await sql`delete from runtime_live
+        where org_id = ${orgId} and environment_id = ${envId} and fingerprint = any(${part}::text[])`.execute(
         db,
       );
     }
@@ -278,7 +278,7 @@ export const runtimeRepository = {
 
   /**
    * Ends the current states of fingerprints that stopped running at `toIndex`, each with its
-   * last count: one statement, each fingerprint's states found by key.
+   * last count.
    */
   async closeExits(
     db: Db,
@@ -287,16 +287,32 @@ export const runtimeRepository = {
     exits: ReadonlyArray<{ fingerprint: string; count: number }>,
     toIndex: number,
   ): Promise<void> {
-    for (const part of batches(exits, (e) => e.fingerprint.length + 16)) {
-      await sql`update runtime_states s set to_index = ${toIndex}, exited = true, exit_count = x.count
-        from unnest(${part.map((e) => e.fingerprint)}::text[], ${part.map((e) => e.count)}::int[])
-          as x(fingerprint, count)
-        where s.org_id = ${orgId} and s.environment_id = ${envId} and s.fingerprint = x.fingerprint
-          and s.to_index is null`.execute(db);
+    // One statement per exit count, so that each finds its states by key (see closeStates). The
+    // counts of one report add up to at most its pods, so they take at most a few hundred values.
+    const byCount = new Map<number, string[]>();
+    for (const e of exits) {
+      const group = byCount.get(e.count);
+      if (group) {
+        group.push(e.fingerprint);
+      } else {
+        byCount.set(e.count, [e.fingerprint]);
+      }
+    }
+    for (const [count, fingerprints] of byCount) {
+      for (const part of batches(fingerprints, (f) => f.length + 4)) {
+        await sql`update runtime_states set to_index = ${toIndex}, exited = true, exit_count = ${count}
+          where org_id = ${orgId} and environment_id = ${envId} and fingerprint = any(${part}::text[])
+            and to_index is null`.execute(db);
+      }
     }
   },
 
-  /** Ends the current states of fingerprints that a new state replaces at `toIndex`. */
+  /**
+   * Ends the current states of fingerprints that a new state replaces at `toIndex`. The
+   * fingerprints go as `= any(...)`, which the planner answers from the index, one lookup each; a
+   * join with `unnest` was planned as a hash of all the environment's current states, so a report
+   * written in many statements read the environment once per statement.
+   */
   async closeStates(
     db: Db,
     orgId: string,
@@ -305,10 +321,9 @@ export const runtimeRepository = {
     toIndex: number,
   ): Promise<void> {
     for (const part of batches(fingerprints, (f) => f.length + 4)) {
-      await sql`update runtime_states s set to_index = ${toIndex}
-        from unnest(${part}::text[]) as x(fingerprint)
-        where s.org_id = ${orgId} and s.environment_id = ${envId} and s.fingerprint = x.fingerprint
-          and s.to_index is null`.execute(db);
+      await sql`update runtime_states set to_index = ${toIndex}
+        where org_id = ${orgId} and environment_id = ${envId} and fingerprint = any(${part}::text[])
+          and to_index is null`.execute(db);
     }
   },
 
