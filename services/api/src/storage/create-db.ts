@@ -11,7 +11,12 @@ import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Readable } from 'node:stream';
 import { removeStaleStaging, streamDataDirBackup } from './backup-tar.js';
-import { EMBEDDED_STATEMENT_BYTES, runtimeWrites } from './repositories/runtime.js';
+import {
+  EMBEDDED_READ_PAGE_ROWS,
+  EMBEDDED_STATEMENT_BYTES,
+  EMBEDDED_UPDATE_ROWS,
+  runtimeWrites,
+} from './repositories/runtime.js';
 import pg from 'pg';
 import { setImmediate as turn } from 'node:timers/promises';
 import { listenPglite, listenPostgres, type ChangeHandlers, type ChangeListener } from './change-listener.js';
@@ -276,6 +281,8 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     });
     const db = new Kysely<Database>({ dialect: new PGliteDialect(yieldingEachStatement(client)) });
     runtimeWrites.statementBytes = EMBEDDED_STATEMENT_BYTES;
+    runtimeWrites.updateRows = EMBEDDED_UPDATE_ROWS;
+    runtimeWrites.readPageRows = EMBEDDED_READ_PAGE_ROWS;
     return {
       db,
       dialect: 'pglite',

@@ -62,8 +62,26 @@ export const STATEMENT_BYTES = 1024 * 1024;
  */
 export const EMBEDDED_STATEMENT_BYTES = 256 * 1024;
 
-/** What `batches` splits at in this process. */
-export const runtimeWrites = { statementBytes: STATEMENT_BYTES };
+/**
+ * Rows one update of current states changes at most on the embedded database. An update costs
+ * far more per row than its parameters say (a new row version and an entry in each of the
+ * table's indexes): 3,000 fingerprints, 256 KiB of parameters, took about 300 ms of the API's
+ * thread on a slow core.
+ */
+export const EMBEDDED_UPDATE_ROWS = 1_000;
+
+/**
+ * Rows one page of an environment's live rows or current states holds on the embedded database:
+ * a page of 5,000 current states took 185 to 350 ms of the API's thread on a slow core.
+ */
+export const EMBEDDED_READ_PAGE_ROWS = 2_000;
+
+/** What `batches` splits at, and the page of `inPages`, in this process (create-db.ts sets the embedded database's). */
+export const runtimeWrites = {
+  statementBytes: STATEMENT_BYTES,
+  updateRows: Number.POSITIVE_INFINITY,
+  readPageRows: 5_000,
+};
 
 /**
  * JSON documents (each already JSON text, as the report's canonical detail is) as one JSON array
@@ -72,14 +90,21 @@ export const runtimeWrites = { statementBytes: STATEMENT_BYTES };
  */
 const jsonArray = (docs: readonly string[]): string => `[${docs.join(',')}]`;
 
-/** Splits rows into runs whose estimated parameter text (`bytes` of each) stays under the bound. */
-export function batches<T>(items: readonly T[], bytes: (item: T) => number): T[][] {
+/**
+ * Splits rows into runs whose estimated parameter text (`bytes` of each) stays under the bound,
+ * of at most `maxRows` rows each.
+ */
+export function batches<T>(
+  items: readonly T[],
+  bytes: (item: T) => number,
+  maxRows = Number.POSITIVE_INFINITY,
+): T[][] {
   const out: T[][] = [];
   let current: T[] = [];
   let size = 0;
   for (const item of items) {
     const b = bytes(item);
-    if (current.length > 0 && size + b > runtimeWrites.statementBytes) {
+    if (current.length > 0 && (size + b > runtimeWrites.statementBytes || current.length >= maxRows)) {
       out.push(current);
       current = [];
       size = 0;
@@ -94,24 +119,23 @@ export function batches<T>(items: readonly T[], bytes: (item: T) => number): T[]
 }
 
 /**
- * Rows one read of an environment's live rows or current states returns at most. A larger
- * environment (up to MAX_REPORT_ARTIFACTS) is read in pages by fingerprint, so that no one
- * statement reads all of it: on the embedded database a statement runs on the API's thread, and
- * reading 50,000 states in one held every other request for over a second.
+ * Every row `page` gives, asking for the page after the last row until one is short. A large
+ * environment (up to MAX_REPORT_ARTIFACTS) is read in pages of `runtimeWrites.readPageRows` by
+ * fingerprint, so that no one statement reads all of it: on the embedded database a statement
+ * runs on the API's thread, and reading 50,000 states in one held every other request for over a
+ * second.
  */
-const READ_PAGE_ROWS = 5_000;
-
-/** Every row `page` gives, asking for the page after the last row until one is short. */
 async function inPages<T>(page: (after: T | null) => Promise<T[]>): Promise<T[]> {
   const out: T[] = [];
   let after: T | null = null;
-  // Bounded by the environment's rows: each page moves past READ_PAGE_ROWS of them.
+  const pageRows = runtimeWrites.readPageRows;
+  // Bounded by the environment's rows: each page moves past `pageRows` of them.
   for (;;) {
     const rows = await page(after);
     for (const row of rows) {
       out.push(row);
     }
-    if (rows.length < READ_PAGE_ROWS) {
+    if (rows.length < pageRows) {
       return out;
     }
     after = rows[rows.length - 1]!;
@@ -126,7 +150,7 @@ function livePage(db: Db, orgId: string, envId: string, after: { fingerprint: st
     .where('environment_id', '=', envId)
     .$if(after !== null, (q) => q.where('fingerprint', '>', after!.fingerprint))
     .orderBy('fingerprint')
-    .limit(READ_PAGE_ROWS);
+    .limit(runtimeWrites.readPageRows);
 }
 
 export const runtimeRepository = {
@@ -271,7 +295,7 @@ export const runtimeRepository = {
         )
         .orderBy('s.fingerprint')
         .orderBy('s.from_index')
-        .limit(READ_PAGE_ROWS)
+        .limit(runtimeWrites.readPageRows)
         .execute(),
     );
   },
@@ -299,7 +323,7 @@ export const runtimeRepository = {
       }
     }
     for (const [count, fingerprints] of byCount) {
-      for (const part of batches(fingerprints, (f) => f.length + 4)) {
+      for (const part of batches(fingerprints, (f) => f.length + 4, runtimeWrites.updateRows)) {
         await sql`update runtime_states set to_index = ${toIndex}, exited = true, exit_count = ${count}
           where org_id = ${orgId} and environment_id = ${envId} and fingerprint = any(${part}::text[])
             and to_index is null`.execute(db);
@@ -320,7 +344,7 @@ export const runtimeRepository = {
     fingerprints: readonly string[],
     toIndex: number,
   ): Promise<void> {
-    for (const part of batches(fingerprints, (f) => f.length + 4)) {
+    for (const part of batches(fingerprints, (f) => f.length + 4, runtimeWrites.updateRows)) {
       await sql`update runtime_states set to_index = ${toIndex}
         where org_id = ${orgId} and environment_id = ${envId} and fingerprint = any(${part}::text[])
           and to_index is null`.execute(db);
