@@ -47,11 +47,11 @@ export const deploymentsRepository = {
   ): Promise<Set<string>> {
     const out = new Set<string>();
     for (const part of batches([...new Set(fingerprints)], (f) => f.length + 4)) {
-      // `= any(...)`: each fingerprint's states found by the (org_id, fingerprint) index, not a
-      // hash of the environment's states per statement (runtimeRepository.closeStates).
-      const { rows } = await sql<{ fingerprint: string }>`select distinct fingerprint from runtime_states
-        where org_id = ${orgId} and fingerprint = any(${part}::text[]) and environment_id = ${envId}
-          and from_index < ${index}`.execute(db);
+      const { rows } = await sql<{ fingerprint: string }>`select x.fingerprint
+        from unnest(${part}::text[]) as x(fingerprint)
+        where exists (select 1 from runtime_states s
+          where s.org_id = ${orgId} and s.environment_id = ${envId} and s.fingerprint = x.fingerprint
+            and s.from_index < ${index})`.execute(db);
       for (const r of rows) {
         out.add(r.fingerprint);
       }
