@@ -9,7 +9,12 @@
  * registers this plugin, and nowhere else.
  */
 import fp from 'fastify-plugin';
+import { parseJsonSteps } from '../json-slices.js';
+import { inSlices } from '../slices.js';
 import { sha256 } from '../sha256.js';
+
+/** Bodies longer than this are parsed in slices. */
+const SLICED_PARSE_CHARS = 1024 * 1024;
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,22 +31,25 @@ export default fp(
       request.rawBodySha256 = sha256(bytes);
       // A report may be 10 MiB: hashing it, parsing it and what the request's hooks do with the
       // result (the text check walks every string) are each tens of milliseconds or more, up to
-      // a few hundred on a slow core, so other requests get a turn of the event loop after each.
+      // a few hundred on a slow core, so other requests get turns of the event loop in between;
+      // a large body is parsed in slices of its artifacts (json-slices.ts).
       setImmediate(() => {
         const text = bytes.toString('utf8');
         if (text.trim() === '') {
           parsed(null, null);
           return;
         }
-        let body: unknown;
-        try {
-          body = JSON.parse(text) as unknown;
-        } catch (err) {
-          (err as { statusCode?: number }).statusCode = 400;
-          parsed(err as Error, undefined);
-          return;
-        }
-        setImmediate(() => parsed(null, body));
+        const parse =
+          text.length > SLICED_PARSE_CHARS
+            ? inSlices(parseJsonSteps(text, 'artifacts'))
+            : Promise.resolve().then(() => JSON.parse(text) as unknown);
+        parse.then(
+          (body) => setImmediate(() => parsed(null, body)),
+          (err: unknown) => {
+            (err as { statusCode?: number }).statusCode = 400;
+            parsed(err as Error, undefined);
+          },
+        );
       });
     });
     done();
