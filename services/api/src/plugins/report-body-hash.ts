@@ -31,24 +31,33 @@ export default fp(
       request.rawBodySha256 = sha256(bytes);
       // A report may be 10 MiB: hashing it, parsing it and what the request's hooks do with the
       // result (the text check walks every string) are each tens of milliseconds or more, up to
-      // a few hundred on a slow core, so other requests get turns of the event loop in between;
-      // a large body is parsed in slices of its artifacts (json-slices.ts).
+      // a few hundred on a slow core, so other requests get turns of the event loop in between:
+      // a body over SLICED_PARSE_CHARS is parsed in slices of its artifacts (json-slices.ts) and
+      // handed to the hooks a turn later; a smaller one is parsed and handed over at once.
       setImmediate(() => {
         const text = bytes.toString('utf8');
         if (text.trim() === '') {
           parsed(null, null);
           return;
         }
-        const parse =
-          text.length > SLICED_PARSE_CHARS
-            ? inSlices(parseJsonSteps(text, 'artifacts'))
-            : Promise.resolve().then(() => JSON.parse(text) as unknown);
-        parse.then(
+        const fail = (err: unknown) => {
+          (err as { statusCode?: number }).statusCode = 400;
+          parsed(err as Error, undefined);
+        };
+        if (text.length <= SLICED_PARSE_CHARS) {
+          let body: unknown;
+          try {
+            body = JSON.parse(text) as unknown;
+          } catch (err) {
+            fail(err);
+            return;
+          }
+          parsed(null, body);
+          return;
+        }
+        inSlices(parseJsonSteps(text, 'artifacts')).then(
           (body) => setImmediate(() => parsed(null, body)),
-          (err: unknown) => {
-            (err as { statusCode?: number }).statusCode = 400;
-            parsed(err as Error, undefined);
-          },
+          fail,
         );
       });
     });
