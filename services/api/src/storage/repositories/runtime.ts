@@ -312,7 +312,8 @@ export const runtimeRepository = {
     toIndex: number,
   ): Promise<void> {
     // One statement per exit count, so that each finds its states by key (see closeStates). The
-    // counts of one report add up to at most its pods, so they take at most a few hundred values.
+    // counts are instances of the environment's last snapshot, which add up to at most its pods
+    // (MAX_REPORT_ARTIFACTS): distinct counts summing to 50,000 are at most 315 values.
     const byCount = new Map<number, string[]>();
     for (const e of exits) {
       const group = byCount.get(e.count);
