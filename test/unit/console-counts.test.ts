@@ -69,6 +69,9 @@ describe('counts in the console', () => {
     expect(removalWhat({ count: 3, kind: 'snapshots', rule: rule('environment', 'prod', 30) })).toBe(
       "3 snapshots older than 30 days (environment prod's retention of snapshots)",
     );
+    expect(removalWhat({ count: 4, kind: 'trails', rule: rule('flow', null, 30) })).toBe(
+      "4 trails older than 30 days (a flow's retention of trails and attestations)",
+    );
   });
 
   it('says how many removals the retention page shows, and which page the API names next', () => {

@@ -46,6 +46,12 @@ const KINDS: Record<Disposition['kind'], [one: string, many: string, period: str
  */
 export function removalWhat(d: Pick<Disposition, 'count' | 'kind' | 'rule'>): string {
   const [one, many, period] = KINDS[d.kind];
-  const whose = d.rule.scope === 'default' ? 'the default' : `${d.rule.scope} ${d.rule.name ?? ''}'s`;
+  // The contract allows a flow or environment rule without a name.
+  const whose =
+    d.rule.scope === 'default'
+      ? 'the default'
+      : d.rule.name
+        ? `${d.rule.scope} ${d.rule.name}'s`
+        : `a ${d.rule.scope}'s`;
   return `${grouped(d.count)} ${d.count === 1 ? one : many} older than ${grouped(d.rule.days)} days (${whose} retention of ${period})`;
 }
