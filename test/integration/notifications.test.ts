@@ -292,7 +292,9 @@ describe('delivery', () => {
     // Only this test's deliveries count: a delivery of earlier work may still land meanwhile.
     const batchDelivered = () =>
       received.filter((r) => r.path === '/hook' && String(r.body.description).startsWith('batch')).length;
-    // Written without a commit hook, so the app's worker is not woken; then a "dead" worker claims them.
+    // Due 5 s from now, so the app's own worker, whenever its loop runs, cannot take them before
+    // a "dead" worker claims them at that time: only the lease can keep them from it after.
+    const due = new Date(t.clock.now().getTime() + 5_000);
     await t.db.db.transaction().execute((tx) =>
       enqueueNotifications(
         tx,
@@ -304,12 +306,15 @@ describe('delivery', () => {
           environment: 'prod',
           description: `batch ${i}`,
         })),
-        t.clock.now(),
+        due,
       ),
     );
-    const claimed = await outboxRepository.claim(t.db.db, t.clock.now(), 60_000, 100);
-    expect(claimed.length).toBeGreaterThanOrEqual(3);
-    // Another worker's round finds nothing to take while the lease holds.
+    const claimed = await outboxRepository.claim(t.db.db, due, 60_000, 100);
+    expect(
+      claimed.filter((r) => String(r.payload.description).startsWith('batch')).length,
+    ).toBeGreaterThanOrEqual(3);
+    // Now due, but leased: another worker's round finds nothing to take while the lease holds.
+    t.clock.advance(5_000);
     expect(await t.app.runtime.notifier.drain()).toBe(0);
     expect(batchDelivered()).toBe(0);
     t.clock.advance(61_000);
