@@ -100,7 +100,14 @@ function runtimeCounters(registry: Registry) {
     ],
     registers: [registry],
   });
-  return { snapshots, reports, notifications, keyExpiryWarnings, deployments, leadTime };
+  const reportPhases = new Histogram({
+    name: 'verity_report_phase_seconds',
+    help: 'Where environment reports spend their time, by step: validate, group, lock (waiting for the environment), live, plan, states, delivery, events, commit',
+    labelNames: ['phase'] as const,
+    buckets: [0.001, 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  return { snapshots, reports, notifications, keyExpiryWarnings, deployments, leadTime, reportPhases };
 }
 
 /** Deletes notifications finished more than `retentionMs` ago (0: keep them); returns how many. */
@@ -167,6 +174,9 @@ function listen(
           break;
         case 'report.received':
           counters.reports.inc({ result: e.result });
+          for (const [phase, seconds] of Object.entries(e.phases ?? {})) {
+            counters.reportPhases.observe({ phase }, seconds);
+          }
           break;
         case 'notifications.enqueued':
           loops.notify.kick();

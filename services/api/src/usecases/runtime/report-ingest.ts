@@ -147,6 +147,7 @@ export interface ReportInput {
 export async function ingestReport(scope: OrgScope, input: ReportInput): Promise<ReportOutcome> {
   const { org, now } = scope;
   const { grouped, reportHash } = await groupAndHash(input.entries);
+  scope.phases?.lap('group');
   return scope.db.transaction().execute(async (tx) => {
     const env = checkReportable(
       await environmentsRepository.lockByName(tx, org.id, input.envName),
@@ -154,6 +155,7 @@ export async function ingestReport(scope: OrgScope, input: ReportInput): Promise
       input.envName,
       input.type,
     );
+    scope.phases?.lap('lock');
     // Rule 2 at once: the same report as last time changes nothing but the report time.
     if (reportUnchanged({ key: env.last_report_hash, latestSnapshot: env.latest_snapshot }, reportHash)) {
       await environmentsRepository.update(tx, org.id, env.id, {
@@ -223,6 +225,7 @@ async function applyReport(
 ): Promise<ReportOutcome> {
   const { db: tx, org, now } = scope;
   const { live, diff, reported } = await updateLive(tx, org.id, env, grouped, reportHash, now);
+  scope.phases?.lap('live');
   if (!diff.snapshotDue && env.latest_snapshot > 0) {
     // Rules 3 and 4: no snapshot; scaling is still worth a notification.
     const base = { org: org.name, timestamp: now.getTime() / 1000, environment: env.name };
@@ -234,7 +237,9 @@ async function applyReport(
       now: reported.get(fp)!.instanceCount,
     }));
     const events = scaledNotifications(base, scaled);
-    return { snapshot: null, notifications: await enqueueNotifications(tx, org.id, events, now) };
+    const notifications = await enqueueNotifications(tx, org.id, events, now);
+    scope.phases?.lap('events');
+    return { snapshot: null, notifications };
   }
 
   const index = env.latest_snapshot + 1;
@@ -247,6 +252,7 @@ async function applyReport(
   const plan = await inSlices(
     planReportSteps({ index, started, verdicts, reported, current, exited: diff.exited, live }),
   );
+  scope.phases?.lap('plan');
   return writeSnapshot(scope, {
     ...plan,
     env,

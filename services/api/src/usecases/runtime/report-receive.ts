@@ -8,6 +8,7 @@ import { ApiError, RequestValidationError } from '../../errors.js';
 import { reportUnchanged } from '../../domain/snapshot-diff.js';
 import { environmentsRepository } from '../../storage/repositories/environments.js';
 import type { OrgScope } from '../scope/org-scope.js';
+import { PhaseClock } from '../scope/report-phases.js';
 import { ingestReport } from './report-ingest.js';
 import { announce, type SnapshotMade } from './snapshot-write.js';
 import { parseReport } from './report-parse.js';
@@ -52,15 +53,23 @@ export async function receiveReport(scope: OrgScope, report: ArrivingReport): Pr
       scope.events.committed([{ type: 'report.received', result: 'unchanged' }]);
       return null;
     }
+    const phases = new PhaseClock();
     const parsed = await parseReport(REPORT_SCHEMAS[type], report.body);
     if (!parsed.success) {
       throw new RequestValidationError(parsed.issues);
     }
+    phases.lap('validate');
     const entries = parsed.data.artifacts;
-    const outcome = await ingestReport(scope, { envName, type, entries, ...(rawHash ? { rawHash } : {}) });
+    const input = { envName, type, entries, ...(rawHash ? { rawHash } : {}) };
+    const outcome = await ingestReport({ ...scope, phases }, input);
+    phases.lap('commit');
     announce(scope, outcome);
     scope.events.committed([
-      { type: 'report.received', result: outcome.snapshot ? 'snapshot' : 'unchanged' },
+      {
+        type: 'report.received',
+        result: outcome.snapshot ? 'snapshot' : 'unchanged',
+        phases: phases.seconds,
+      },
     ]);
     return outcome.snapshot;
   } catch (err) {

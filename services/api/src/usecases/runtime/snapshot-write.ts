@@ -114,6 +114,7 @@ export async function writeSnapshot(scope: OrgScope, plan: SnapshotWrite): Promi
   const { db, org, now, publicUrl } = scope;
   const { env, index } = plan;
   await writeStates(scope, plan);
+  scope.phases?.lap('states');
   const deployments = await recordDelivery(scope, {
     env,
     index,
@@ -123,6 +124,7 @@ export async function writeSnapshot(scope: OrgScope, plan: SnapshotWrite): Promi
     startedRecords: plan.startedRecords,
     complianceAfter: plan.complianceAfter,
   });
+  scope.phases?.lap('delivery');
   const started = plan.newStates.filter((s) => s.change === 'started');
   const at = { environmentName: env.name, snapshotIndex: index, at: now };
   const runtimeEvents: RuntimeEvent[] = [
@@ -154,6 +156,7 @@ export async function writeSnapshot(scope: OrgScope, plan: SnapshotWrite): Promi
       startedRecords: plan.startedRecords,
     });
   const notifications = await enqueueNotifications(db, org.id, events, now);
+  scope.phases?.lap('events');
   return {
     snapshot: { environment: env.name, index, cause: plan.cause, compliant: plan.complianceAfter },
     notifications,

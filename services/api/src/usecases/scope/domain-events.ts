@@ -7,6 +7,7 @@
  * the process (`committed`): a snapshot made, notifications or re-evaluation marks written, a
  * report received. Metrics and worker wake-ups listen there, and only there.
  */
+import type { PhaseSeconds } from './report-phases.js';
 import type { Db } from '../../storage/database.js';
 
 /** Everything a subscriber may react to. Names are past tense: the change has been made. */
@@ -59,7 +60,12 @@ export type CommitEffect =
       thresholdDays: number;
       recipients: 'configured' | 'admins' | 'none';
     }
-  | { type: 'report.received'; result: 'snapshot' | 'unchanged' | 'rejected' | 'error' }
+  | {
+      type: 'report.received';
+      result: 'snapshot' | 'unchanged' | 'rejected' | 'error';
+      /** Seconds in each step of the report, when it got past the same-bytes check. */
+      phases?: PhaseSeconds;
+    }
   | { type: 'evaluation.requested' }
   | { type: 'deployment.recorded'; org: string; environment: string; leadTime: number | null };
 

@@ -5,6 +5,7 @@
  */
 import type { Db } from '../../storage/database.js';
 import type { DomainEventBus } from './domain-events.js';
+import type { PhaseClock } from './report-phases.js';
 import type { Services } from './services.js';
 
 /** An organization as use cases name it: its id for storage, its name for links and messages. */
@@ -30,6 +31,8 @@ export interface OrgScope {
   services: Services;
   /** A write request's audit entry: `transact` writes it in the write's transaction. */
   audit?: ScopeAudit;
+  /** An environment report's clock: where its time goes (report-phases.ts). */
+  phases?: PhaseClock;
 }
 
 /** The audit entry of a write, written once (usecases/access/audit-log.ts). */
