@@ -35,6 +35,8 @@ interface Api {
   org: string;
   key: string;
   pid?: number;
+  /** Prometheus metrics, when the API runs in a process of its own. */
+  metricsUrl?: string;
   close(): Promise<void>;
 }
 
@@ -64,6 +66,7 @@ async function startLimitsApi(database: Database): Promise<Api> {
     org: api.org,
     key: api.adminKey,
     pid: api.pid,
+    metricsUrl: api.metricsUrl,
     async close() {
       await api.stop();
       if (dir) {
@@ -98,6 +101,23 @@ function k8sReport(pods: number, version: number): string {
   return JSON.stringify({ artifacts });
 }
 
+/** Seconds spent so far in each step of environment reports (`verity_report_phase_seconds`). */
+async function reportSteps(api: Api): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (!api.metricsUrl) {
+    return out;
+  }
+  const text = await (await fetch(api.metricsUrl)).text();
+  for (const m of text.matchAll(/^verity_report_phase_seconds_sum\{phase="(\w+)"\} (\S+)$/gm)) {
+    out.set(m[1]!, Number(m[2]));
+  }
+  return out;
+}
+
+/** The steps one report took, from the counts before and after it. */
+const stepsBetween = (before: Map<string, number>, after: Map<string, number>) =>
+  [...after].map(([step, total]) => `${step} ${(total - (before.get(step) ?? 0)).toFixed(2)} s`).join(', ');
+
 async function put(api: Api, path: string, body: string): Promise<string> {
   const res = await fetch(`${api.url}${path}`, {
     method: 'PUT',
@@ -124,14 +144,17 @@ const k8sReports: Section = async (api, database, ctx) => {
       ['rolling every image', 2],
     ] as const) {
       const body = k8sReport(pods, version);
+      const stepsBefore = await reportSteps(api);
       const m: UnderLoad<string> = await measureUnderLoad(api.url, () => put(api, path, body), api.pid);
+      const steps = stepsBetween(stepsBefore, await reportSteps(api));
       const perPod = (m.ms * 1000) / pods;
       baseline[step] ??= perPod;
       const ratio = perPod / baseline[step];
       ctx.log(
         `${database} ${pods} pods, ${step} (${mib(body.length)} body): ${m.ms.toFixed(0)} ms, ` +
           `/healthz max ${m.maxHealthzMs.toFixed(0)} ms (${m.pings} pings), peak RSS ${mib(m.peakRssBytes)}, ` +
-          `${perPod.toFixed(1)} µs/pod (${ratio.toFixed(2)}x the ${sizes[0]}-pod cost) -> ${m.result}`,
+          `${perPod.toFixed(1)} µs/pod (${ratio.toFixed(2)}x the ${sizes[0]}-pod cost) -> ${m.result}` +
+          (steps ? `; steps: ${steps}` : ''),
       );
       const atCap = pods >= 50_000;
       figures.push(

@@ -164,6 +164,8 @@ export interface ApiProcess extends Target {
   pid: number;
   /** The bootstrap administrator's key (the `key` is a member service account's, as CI's). */
   adminKey: string;
+  /** Prometheus metrics (`GET` this URL). */
+  metricsUrl: string;
   stop(): Promise<void>;
 }
 
@@ -247,6 +249,7 @@ export async function startApiProcess(
     org: 'bench',
     key,
     adminKey: bootstrapKey,
+    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     schema,
     pid: child.pid!,
     async stop() {
