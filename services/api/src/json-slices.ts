@@ -5,8 +5,8 @@
  * the elements are parsed by JSON.parse a slice at a time, yielding between chunks and slices.
  *
  * The result is JSON.parse's: anything the scan does not recognise (no such array, the key
- * twice, the key written with escapes, text that is not JSON) is parsed in one piece by JSON.parse
- * instead, which also gives its usual error for malformed text.
+ * twice, a top-level member name written with escapes, text that is not JSON) is parsed in one
+ * piece by JSON.parse instead, which also gives its usual error for malformed text.
  */
 import type { Steps } from './slices.js';
 
@@ -53,6 +53,16 @@ function stringEnd(text: string, start: number): number {
   }
 }
 
+/** Whether the string between `start` and `end` holds a backslash (linear in the string alone). */
+function hasEscape(text: string, start: number, end: number): boolean {
+  for (let j = start + 1; j < end - 1; j += 1) {
+    if (text.charCodeAt(j) === BACKSLASH) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /** The first character at or after `i` that is not JSON whitespace. */
 function skipSpace(text: string, i: number): number {
   while (i < text.length && isSpace(text.charCodeAt(i))) {
@@ -85,6 +95,11 @@ function* arraySpan(text: string, key: string): Steps<ArraySpan | undefined> {
     if (c === QUOTE) {
       const end = stringEnd(text, i);
       if (end < 0) {
+        return undefined;
+      }
+      // A member name with an escape may be `key` in disguise: JSON.parse would decide which of
+      // the two wins, so the whole text goes to JSON.parse.
+      if (depth === 1 && hasEscape(text, i, end) && text.charCodeAt(skipSpace(text, end)) === COLON) {
         return undefined;
       }
       if (depth === 1 && end - i === quotedKey.length && text.startsWith(quotedKey, i)) {
