@@ -869,6 +869,7 @@ describe('the chart covers every setting of the API', async () => {
           sbomMaxVersions: 50,
           authFailuresPerMinute: 30,
           reevaluationIntervalMs: 60_000,
+          deploymentsDeferFrom: 20_000,
           changePollMs: 250,
           readCacheEntries: 0,
           readCacheBytes: 128 * 1024 * 1024,
@@ -915,6 +916,7 @@ describe('the chart covers every setting of the API', async () => {
       readCacheEntries: 0,
       readCacheBytes: 128 * 1024 * 1024,
       changePollMs: 250,
+      deploymentsDeferFrom: 20_000,
       emailFrom: 'Verity <verity@acme.example>',
     });
     const literal = literalEnvOf(objects);
@@ -923,6 +925,7 @@ describe('the chart covers every setting of the API', async () => {
       VERITY_SBOM_MAX_VERSIONS: '50',
       VERITY_AUTH_FAILURES_PER_MINUTE: '30',
       VERITY_REEVALUATION_INTERVAL_MS: '60000',
+      VERITY_DEPLOYMENTS_DEFER_FROM: '20000',
       VERITY_OUTBOUND_TIMEOUT_MS: '8000',
       VERITY_EVALUATIONS_ENABLED: 'false',
       VERITY_EVALUATIONS_POLL_MS: '10000',

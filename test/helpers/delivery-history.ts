@@ -52,9 +52,9 @@ export interface DeliveryHistory {
   shop: (tag: string, fingerprint: string, replicas: number) => unknown[];
 }
 
-/** The app with the history above recorded. */
-export async function deliveryHistory(): Promise<DeliveryHistory> {
-  const t = await createTestApp();
+/** The app (with `env` added to its configuration) with the history above recorded. */
+export async function deliveryHistory(env: Record<string, string> = {}): Promise<DeliveryHistory> {
+  const t = await createTestApp({ env });
   const T = t.clock.seconds();
   const cli = cliClient(t.app, await t.seedKey(ORG, 'admin'));
   const reader = cliClient(t.app, await t.seedKey(ORG, 'reader'));

@@ -21,6 +21,17 @@ export function retentionConfigOf(
   };
 }
 
+/** The runtime workers' settings. */
+export function runtimeSettings(
+  e: Env,
+): Pick<Config, 'reevaluationIntervalMs' | 'deploymentsDeferFrom' | 'changePollMs'> {
+  return {
+    reevaluationIntervalMs: e.VERITY_REEVALUATION_INTERVAL_MS,
+    changePollMs: e.VERITY_CHANGE_POLL_MS,
+    deploymentsDeferFrom: e.VERITY_DEPLOYMENTS_DEFER_FROM,
+  };
+}
+
 /** The server-side evaluation workers' settings. */
 export function evaluationSettings(e: Env) {
   return {

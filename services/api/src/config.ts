@@ -21,7 +21,7 @@ import { readTrustProxy, type TrustProxy } from './trust-proxy.js';
 import type { S3Settings } from './object-store/s3-evidence-store.js';
 import { checkObjectStore, OBJECT_STORE_VARIABLES, s3SettingsOf } from './config-object-store.js';
 import { buildSignatureTrust, SignatureTrustError } from './workers/signed-evidence.mjs';
-import { evaluationSettings, logSettings, retentionConfigOf } from './config-sections.js';
+import { evaluationSettings, logSettings, retentionConfigOf, runtimeSettings } from './config-sections.js';
 
 const optionalString = z
   .string()
@@ -130,6 +130,7 @@ const EnvSchema = z
     VERITY_RETENTION_BATCH_SIZE: intVar(50, 1, 10_000),
     VERITY_RETENTION_PAUSE_MS: intVar(200, 0, 60_000),
     VERITY_REEVALUATION_INTERVAL_MS: intVar(30_000, 100, 86_400_000),
+    VERITY_DEPLOYMENTS_DEFER_FROM: intVar(10_000, 1, 1_000_000),
     VERITY_CHANGE_POLL_MS: intVar(100, 10, 60_000),
     VERITY_READ_CACHE_ENTRIES: intVar(20_000, 0, 1_000_000),
     VERITY_READ_CACHE_BYTES: intVar(64 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),
@@ -298,6 +299,7 @@ export interface Config {
   /** Pause between retention batches, so removal leaves room for ingest. */
   retentionPauseMs: number;
   reevaluationIntervalMs: number;
+  deploymentsDeferFrom: number;
   /** Between reads of the evidence change log, which keeps this replica's caches current. */
   changePollMs: number;
   /** Evidence read views (GET artifact and the like) each replica keeps; 0 keeps none. */
@@ -467,8 +469,7 @@ export function loadConfig(
     notifierLeaseMs: e.VERITY_NOTIFIER_LEASE_MS,
     notificationRetentionDays: e.VERITY_NOTIFICATION_RETENTION_DAYS,
     ...retentionConfigOf(e),
-    reevaluationIntervalMs: e.VERITY_REEVALUATION_INTERVAL_MS,
-    changePollMs: e.VERITY_CHANGE_POLL_MS,
+    ...runtimeSettings(e),
     readCacheEntries: e.VERITY_READ_CACHE_ENTRIES,
     readCacheBytes: e.VERITY_READ_CACHE_BYTES,
     outboundAllow: e.VERITY_OUTBOUND_ALLOW,

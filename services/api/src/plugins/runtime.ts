@@ -17,6 +17,7 @@ import { outboxRepository } from '../storage/repositories/actions.js';
 import { idleFor, onDomainEvents } from '../usecases/runtime/domain-event-subscriber.js';
 import { processReevaluationMarks } from '../usecases/runtime/reevaluation.js';
 import { backfillDeploymentsOnce, type BackfillResult } from '../usecases/runtime/delivery-backfill.js';
+import { recordDeferredDeployments } from '../usecases/runtime/delivery-deferred.js';
 import { sweepKeyExpiry, type KeyExpiryWarning } from '../usecases/notifications/key-expiry.js';
 import type { ReportOutcome } from '../usecases/runtime/snapshot-write.js';
 import type { CommitEffect } from '../usecases/scope/domain-events.js';
@@ -36,6 +37,11 @@ export interface RuntimeService {
    * done once already (null then); logs each environment's progress.
    */
   backfillDeployments(signal?: AbortSignal): Promise<BackfillResult | null>;
+  /**
+   * Records the deployments of snapshots that deferred them (usecases/runtime/delivery-deferred.ts);
+   * returns how many environments it went through.
+   */
+  recordDeferredDeployments(): Promise<number>;
 }
 
 declare module 'fastify' {
@@ -164,7 +170,7 @@ function subscribe(app: FastifyInstance): void {
 function listen(
   app: FastifyInstance,
   counters: ReturnType<typeof runtimeCounters>,
-  loops: { reevaluation: Loop; notify: Loop },
+  loops: { reevaluation: Loop; notify: Loop; deployments: Loop },
 ): void {
   app.domainEvents.onCommitted((effects) => {
     for (const e of effects) {
@@ -192,6 +198,9 @@ function listen(
           break;
         case 'evaluation.requested':
           // The evaluation workers listen for it themselves (plugins/evaluations.ts).
+          break;
+        case 'deployments.deferred':
+          loops.deployments.kick();
           break;
         case 'deployment.recorded':
           counters.deployments.inc({ org: e.org, environment: e.environment });
@@ -237,27 +246,36 @@ function deploymentsBackfill(app: FastifyInstance) {
   };
 }
 
+/** The notifier and its loop, woken when a delivery settles. */
+function notifierOf(
+  app: FastifyInstance,
+  notifications: ReturnType<typeof runtimeCounters>['notifications'],
+) {
+  const config = app.config;
+  const notifier = new Notifier({
+    db: app.db,
+    clock: app.clock,
+    log: app.log,
+    allow: config.outboundAllow,
+    webhookSecret: config.webhookSecret,
+    smtpUrl: config.smtpUrl,
+    emailFrom: config.emailFrom,
+    timeoutMs: config.outboundTimeoutMs,
+    outboundCa: config.outboundCa,
+    maxAttempts: config.notifierMaxAttempts,
+    leaseMs: config.notifierLeaseMs,
+    onResult: (target_type, result) => notifications.inc({ target_type, result }),
+  });
+  const notifyLoop = new Loop('notifier', () => notifier.dispatch(), config.notifierPollMs, app.log);
+  notifier.onSettled(() => notifyLoop.kick());
+  return { notifier, notifyLoop };
+}
+
 export default fp(
   async (app) => {
     const config = app.config;
     const counters = runtimeCounters(app.metrics.registry);
-    const { notifications } = counters;
-    const notifier = new Notifier({
-      db: app.db,
-      clock: app.clock,
-      log: app.log,
-      allow: config.outboundAllow,
-      webhookSecret: config.webhookSecret,
-      smtpUrl: config.smtpUrl,
-      emailFrom: config.emailFrom,
-      timeoutMs: config.outboundTimeoutMs,
-      outboundCa: config.outboundCa,
-      maxAttempts: config.notifierMaxAttempts,
-      leaseMs: config.notifierLeaseMs,
-      onResult: (target_type, result) => notifications.inc({ target_type, result }),
-    });
-    const notifyLoop = new Loop('notifier', () => notifier.dispatch(), config.notifierPollMs, app.log);
-    notifier.onSettled(() => notifyLoop.kick());
+    const { notifier, notifyLoop } = notifierOf(app, counters.notifications);
 
     const scope = {
       db: app.db,
@@ -285,6 +303,13 @@ export default fp(
     const keyExpiryLoop = new Loop('api-key-expiry', sweep, config.keyExpirySweepMs, app.log);
 
     const backfill = deploymentsBackfill(app);
+    const recordDeferred = () => recordDeferredDeployments({ db: app.db, events: app.domainEvents });
+    const deploymentsLoop = new Loop(
+      'deferred-deployments',
+      recordDeferred,
+      config.reevaluationIntervalMs,
+      app.log,
+    );
 
     app.decorate('runtime', {
       notifier,
@@ -292,6 +317,7 @@ export default fp(
       purgeNotifications,
       sweepKeyExpiry: sweep,
       backfillDeployments: backfill.run,
+      recordDeferredDeployments: recordDeferred,
       kick: () => {
         reevaluationLoop.kick();
         notifyLoop.kick();
@@ -299,7 +325,11 @@ export default fp(
     } satisfies RuntimeService);
 
     subscribe(app);
-    listen(app, counters, { reevaluation: reevaluationLoop, notify: notifyLoop });
+    listen(app, counters, {
+      reevaluation: reevaluationLoop,
+      notify: notifyLoop,
+      deployments: deploymentsLoop,
+    });
 
     if (config.notifierEnabled) {
       app.addHook('onReady', async () => {
@@ -309,6 +339,7 @@ export default fp(
           retentionLoop.start();
         }
         keyExpiryLoop.start();
+        deploymentsLoop.start();
         backfill.start();
       });
     }
@@ -316,6 +347,7 @@ export default fp(
       await backfill.stop();
       await notifyLoop.stop();
       await reevaluationLoop.stop();
+      await deploymentsLoop.stop();
       await retentionLoop.stop();
       await keyExpiryLoop.stop();
       await notifier.close();

@@ -75,6 +75,7 @@ export default fp(
       batcher,
       catalog,
       sbomLimits,
+      deploymentsDeferFrom: app.config.deploymentsDeferFrom,
       signatures,
       log,
     });

@@ -39,6 +39,7 @@ import * as m0420 from './0420_runtime_current_by_fingerprint.js';
 import * as m0425 from './0425_deployments_backfill.js';
 import * as m0430 from './0430_log_leaves_and_tiles.js';
 import * as m0431 from './0431_log_queue_one_index.js';
+import * as m0432 from './0432_deployments_deferred.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
@@ -75,4 +76,5 @@ export const migrations: Record<string, Migration> = {
   '0425_deployments_backfill': m0425,
   '0430_log_leaves_and_tiles': m0430,
   '0431_log_queue_one_index': m0431,
+  '0432_deployments_deferred': m0432,
 };

@@ -5,6 +5,7 @@
  */
 import type { Db } from '../database.js';
 import type { ProvenanceEntry, StateChange } from '../tables/runtime.js';
+import { inPages, runtimeWrites } from './runtime.js';
 
 /** A state as the backfill reads it, with its verdict's compliance and frozen provenance. */
 export interface BackfillState {
@@ -17,6 +18,12 @@ export interface BackfillState {
   instance_count: number;
   compliant: boolean | null;
   provenance: ProvenanceEntry[];
+}
+
+/** A snapshot whose deployments are recorded after its transaction (migration 0432). */
+export interface DeferredSnapshot {
+  snapshot_index: number;
+  compliant_before: boolean | null;
 }
 
 /** A snapshot as the backfill reads it. */
@@ -127,9 +134,19 @@ export const deploymentBackfillRepository = {
     return new Set(rows.map((r) => r.snapshot_index));
   },
 
-  /** The states snapshot `index` wrote (started, changed or unchanged), with their verdicts. */
+  /**
+   * The states snapshot `index` wrote (started, changed or unchanged), with their verdicts; in
+   * pages by fingerprint, as a rollout of a whole cluster writes tens of thousands.
+   */
   async statesFrom(db: Db, orgId: string, envId: string, index: number): Promise<BackfillState[]> {
-    return statesWithVerdicts(db, orgId, envId).where('s.from_index', '=', index).execute();
+    return inPages<BackfillState>((after) =>
+      statesWithVerdicts(db, orgId, envId)
+        .where('s.from_index', '=', index)
+        .$if(after !== null, (q) => q.where('s.fingerprint', '>', after!.fingerprint))
+        .orderBy('s.fingerprint')
+        .limit(runtimeWrites.readPageRows)
+        .execute(),
+    );
   },
 
   /** The states snapshot `index` changed (they end there without an exit). */
@@ -174,9 +191,70 @@ export const deploymentBackfillRepository = {
 
   /** What ran just before snapshot `index`: the states valid at `index - 1`, exits at `index` included. */
   async statesBefore(db: Db, orgId: string, envId: string, index: number): Promise<BackfillState[]> {
-    return statesWithVerdicts(db, orgId, envId)
-      .where('s.from_index', '<', index)
-      .where((eb) => eb.or([eb('s.to_index', 'is', null), eb('s.to_index', '>=', index)]))
+    // In pages by (fingerprint, from_index): a fingerprint has one state valid at a time.
+    return inPages<BackfillState>((after) =>
+      statesWithVerdicts(db, orgId, envId)
+        .where('s.from_index', '<', index)
+        .where((eb) => eb.or([eb('s.to_index', 'is', null), eb('s.to_index', '>=', index)]))
+        .$if(after !== null, (q) =>
+          q.where((eb) =>
+            eb.or([
+              eb('s.fingerprint', '>', after!.fingerprint),
+              eb.and([
+                eb('s.fingerprint', '=', after!.fingerprint),
+                eb('s.from_index', '>', after!.from_index),
+              ]),
+            ]),
+          ),
+        )
+        .orderBy('s.fingerprint')
+        .orderBy('s.from_index')
+        .limit(runtimeWrites.readPageRows)
+        .execute(),
+    );
+  },
+
+  /** Notes that a snapshot's deployments are to be recorded after its transaction. */
+  async defer(db: Db, row: DeferredSnapshot & { org_id: string; environment_id: string; created_at: Date }) {
+    await db.insertInto('deployments_deferred').values(row).execute();
+  },
+
+  /** The environment's snapshots whose deployments are still to be recorded, oldest first. */
+  async deferred(db: Db, orgId: string, envId: string): Promise<DeferredSnapshot[]> {
+    return db
+      .selectFrom('deployments_deferred')
+      .select(['snapshot_index', 'compliant_before'])
+      .where('org_id', '=', orgId)
+      .where('environment_id', '=', envId)
+      .orderBy('snapshot_index')
+      .execute();
+  },
+
+  async recorded(db: Db, orgId: string, envId: string, index: number): Promise<void> {
+    await db
+      .deleteFrom('deployments_deferred')
+      .where('org_id', '=', orgId)
+      .where('environment_id', '=', envId)
+      .where('snapshot_index', '=', index)
+      .execute();
+  },
+
+  /** Environments with snapshots whose deployments are still to be recorded, at most `limit`. */
+  async deferredEnvironments(
+    db: Db,
+    limit: number,
+  ): Promise<Array<{ org_id: string; org_name: string; id: string; name: string }>> {
+    return db
+      .selectFrom('deployments_deferred as d')
+      .innerJoin('environments as e', (j) =>
+        j.onRef('e.org_id', '=', 'd.org_id').onRef('e.id', '=', 'd.environment_id'),
+      )
+      .innerJoin('orgs as o', 'o.id', 'd.org_id')
+      .select(['d.org_id', 'o.name as org_name', 'e.id', 'e.name'])
+      .distinct()
+      .orderBy('d.org_id')
+      .orderBy('e.id')
+      .limit(limit)
       .execute();
   },
 };

@@ -125,7 +125,7 @@ export function batches<T>(
  * runs on the API's thread, and reading 50,000 states in one held every other request for over a
  * second.
  */
-async function inPages<T>(page: (after: T | null) => Promise<T[]>): Promise<T[]> {
+export async function inPages<T>(page: (after: T | null) => Promise<T[]>): Promise<T[]> {
   const out: T[] = [];
   let after: T | null = null;
   const pageRows = runtimeWrites.readPageRows;

@@ -74,9 +74,19 @@ export interface DeploymentsBackfillTable {
   finished_at: Timestamp;
 }
 
+/** A snapshot whose deployments are still to be recorded (migration 0432). */
+export interface DeploymentsDeferredTable {
+  org_id: string;
+  environment_id: string;
+  snapshot_index: number;
+  compliant_before: boolean | null;
+  created_at: Timestamp;
+}
+
 export interface InsightTables {
   deployments: DeploymentsTable;
   compliance_incidents: ComplianceIncidentsTable;
   artifact_lead_times: ArtifactLeadTimesTable;
   deployments_backfill: DeploymentsBackfillTable;
+  deployments_deferred: DeploymentsDeferredTable;
 }

@@ -16,7 +16,7 @@ import {
   type BackfillSnapshot,
   type BackfillState,
 } from '../../storage/repositories/deployment-backfill.js';
-import { deploymentsRepository } from '../../storage/repositories/deployments.js';
+import { deploymentsRepository, type NewDeployment } from '../../storage/repositories/deployments.js';
 import { environmentsRepository } from '../../storage/repositories/environments.js';
 import type { Db } from '../../storage/database.js';
 import type { OrgRef } from '../scope/org-scope.js';
@@ -176,7 +176,59 @@ async function attributeLinked(
   }
 }
 
-/** Records what one snapshot would have recorded; returns the deployments it did. */
+/**
+ * Records, in the caller's transaction with the environment locked, what one snapshot would have
+ * recorded from its history: its deployments (unless it has some, or `ranBefore` is null), the
+ * deployments that made the environment non-compliant there, and (`linked`) the runs its
+ * re-evaluation attributed. Returns the deployments it recorded.
+ */
+export async function deliverSnapshot(
+  tx: Db,
+  org: OrgRef,
+  env: { id: string; name: string },
+  snap: BackfillSnapshot,
+  history: { compliantBefore: boolean | null; ranBefore: readonly BackfillState[] | null; linked: boolean },
+): Promise<NewDeployment[]> {
+  const { compliantBefore, ranBefore } = history;
+  const scope = { db: tx, org, now: snap.created_at };
+  const states = await deploymentBackfillRepository.statesFrom(tx, org.id, env.id, snap.index);
+  if (history.linked && snap.cause !== 'report' && snap.changed > 0) {
+    await attributeLinked(scope, env.id, snap.index, states);
+  }
+  const started = states.filter((s) => s.change === 'started');
+  const done = await deploymentBackfillRepository.indexesWithDeployments(
+    tx,
+    org.id,
+    env.id,
+    snap.index,
+    snap.index,
+  );
+  const input: DeliveryInput = {
+    env: { ...env, compliant: compliantBefore },
+    index: snap.index,
+    before: [],
+    newStates: states,
+    verdicts: states.map((s) => ({
+      hash: s.verdict_hash,
+      compliant: s.compliant,
+      provenance: s.provenance,
+    })),
+    startedRecords: new Map(),
+    complianceAfter: snap.compliant,
+  };
+  let made: NewDeployment[] = [];
+  if (ranBefore && started.length > 0 && done.size === 0) {
+    made = await recordDeployments(scope, {
+      ...input,
+      before: withKept(ranBefore, states),
+      startedRecords: await recordsOf(tx, org.id, started),
+    });
+  }
+  await markCulprits(scope, input);
+  return made;
+}
+
+/** Records what one snapshot would have recorded, in a transaction of its own; returns how many deployments. */
 async function backfillSnapshot(
   db: Db,
   org: OrgRef,
@@ -187,43 +239,8 @@ async function backfillSnapshot(
 ): Promise<number> {
   return db.transaction().execute(async (tx) => {
     await environmentsRepository.lockById(tx, org.id, env.id);
-    const scope = { db: tx, org, now: snap.created_at };
-    const states = await deploymentBackfillRepository.statesFrom(tx, org.id, env.id, snap.index);
-    if (snap.cause !== 'report' && snap.changed > 0) {
-      await attributeLinked(scope, env.id, snap.index, states);
-    }
-    const started = states.filter((s) => s.change === 'started');
-    const done = await deploymentBackfillRepository.indexesWithDeployments(
-      tx,
-      org.id,
-      env.id,
-      snap.index,
-      snap.index,
-    );
-    const input: DeliveryInput = {
-      env: { ...env, compliant: compliantBefore },
-      index: snap.index,
-      before: [],
-      newStates: states,
-      verdicts: states.map((s) => ({
-        hash: s.verdict_hash,
-        compliant: s.compliant,
-        provenance: s.provenance,
-      })),
-      startedRecords: new Map(),
-      complianceAfter: snap.compliant,
-    };
-    let made = 0;
-    if (ranBefore && started.length > 0 && done.size === 0) {
-      const rows = await recordDeployments(scope, {
-        ...input,
-        before: withKept(ranBefore, states),
-        startedRecords: await recordsOf(tx, org.id, started),
-      });
-      made = rows.length;
-    }
-    await markCulprits(scope, input);
-    return made;
+    const made = await deliverSnapshot(tx, org, env, snap, { compliantBefore, ranBefore, linked: true });
+    return made.length;
   });
 }
 

@@ -190,8 +190,16 @@ async function deploymentRows(
   return rows;
 }
 
-/** Records what a snapshot means for delivery; returns the deployments it made. */
-export async function recordDelivery(scope: OrgScope, input: DeliveryInput): Promise<DeploymentMade[]> {
+/**
+ * Records what a snapshot means for delivery; returns the deployments it made. With `deployments`
+ * false, all but the deployments and their marks, which are then recorded later from the
+ * snapshot's history (delivery-deferred.ts).
+ */
+export async function recordDelivery(
+  scope: OrgScope,
+  input: DeliveryInput,
+  options: { deployments: boolean } = { deployments: true },
+): Promise<DeploymentMade[]> {
   const { db, org } = scope;
   const { env, index } = input;
   const started = input.newStates.filter((s) => s.change === 'started');
@@ -201,11 +209,20 @@ export async function recordDelivery(scope: OrgScope, input: DeliveryInput): Pro
       leadTimes(scope, env.id, index, started, input.startedRecords),
     );
   }
-  const rows = await recordDeployments(scope, input);
-  await recordCompliance(scope, input);
+  const rows = options.deployments ? await recordDeployments(scope, input) : [];
+  await recordCompliance(scope, input, options.deployments);
+  return deploymentsMade(org.name, env.name, rows);
+}
+
+/** Deployments as metrics count them. */
+export function deploymentsMade(
+  org: string,
+  environment: string,
+  rows: readonly Pick<NewDeployment, 'change_lead_time'>[],
+): DeploymentMade[] {
   return rows.map((r) => ({
-    org: org.name,
-    environment: env.name,
+    org,
+    environment,
     changeLeadTime: r.change_lead_time ?? null,
   }));
 }
@@ -293,14 +310,19 @@ export async function markCulprits(scope: DeliveryScope, input: DeliveryInput): 
   }
 }
 
-/** Opens or closes the environment's stretch of non-compliance, and marks the deployments that caused one. */
-async function recordCompliance(scope: DeliveryScope, input: DeliveryInput): Promise<void> {
+/**
+ * Opens or closes the environment's stretch of non-compliance, and marks the deployments that
+ * caused one (`mark`: unless they are recorded later).
+ */
+async function recordCompliance(scope: DeliveryScope, input: DeliveryInput, mark: boolean): Promise<void> {
   const { db, org, now } = scope;
   const { env, index, complianceAfter } = input;
   const wasNonCompliant = env.compliant === false;
   if (!wasNonCompliant && complianceAfter === false) {
     await deploymentsRepository.openIncident(db, org.id, env.id, index, now);
-    await markCulprits(scope, input);
+    if (mark) {
+      await markCulprits(scope, input);
+    }
   } else if (wasNonCompliant && complianceAfter !== false) {
     await deploymentsRepository.closeIncident(db, org.id, env.id, index, now);
   }

@@ -32,6 +32,7 @@ import { runtimeRepository, type NewVerdict } from '../../storage/repositories/r
 import { snapshotsRepository } from '../../storage/repositories/snapshots.js';
 import type { ProvenanceEntry } from '../../storage/tables/runtime.js';
 import { flowHtmlUrl } from '../scope/links.js';
+import { catchUpDeliveries } from './delivery-deferred.js';
 import { recordLinkedRuns } from './delivery-write.js';
 import { groupAndHash } from './report-grouping.js';
 import { policyRefs, writeSnapshot, type ReportOutcome } from './snapshot-write.js';
@@ -305,6 +306,8 @@ export async function reevaluateLocked(
     environmentName: env.name,
     at: now,
   }));
+  // The runs linked here are attributed to their deployments: those of deferred snapshots first.
+  const caughtUp = linked.length > 0 ? await catchUpDeliveries(db, org, env) : [];
   if (linked.length > 0) {
     await scope.services.provenance.recordRuntimeEvents(db, org.id, linked);
     await recordLinkedRuns(
@@ -314,7 +317,7 @@ export async function reevaluateLocked(
       new Map([...evaluated].map(([fp, e]) => [fp, e.records])),
     );
   }
-  return writeSnapshot(scope, {
+  const outcome = await writeSnapshot(scope, {
     ...plan,
     env,
     index: env.latest_snapshot + 1,
@@ -326,4 +329,5 @@ export async function reevaluateLocked(
     startedRecords: new Map(),
     before: current,
   });
+  return { ...outcome, deployments: [...caughtUp, ...(outcome.deployments ?? [])] };
 }

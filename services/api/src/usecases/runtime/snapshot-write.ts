@@ -15,7 +15,8 @@ import { enqueueNotifications } from '../notifications/notifications.js';
 import type { CommitEffect } from '../scope/domain-events.js';
 import type { OrgScope } from '../scope/org-scope.js';
 import type { ProvenanceRecord, RuntimeEvent } from '../scope/provenance.js';
-import { recordDelivery, type DeploymentMade } from './delivery-write.js';
+import { catchUpDeliveries, deploymentEffects, recordSnapshotDelivery } from './delivery-deferred.js';
+import type { DeploymentMade } from './delivery-write.js';
 
 /** A snapshot one call made. */
 export interface SnapshotMade {
@@ -31,6 +32,8 @@ export interface ReportOutcome {
   notifications: number;
   /** Deployments the snapshot recorded. */
   deployments?: DeploymentMade[];
+  /** Whether the snapshot's deployments are to be recorded after its transaction. */
+  deferredDeployments?: boolean;
 }
 
 /** Announces, once their transaction has committed, what these outcomes wrote. */
@@ -46,13 +49,9 @@ export function announce(
     if (o && o.notifications > 0) {
       effects.push({ type: 'notifications.enqueued', count: o.notifications });
     }
-    for (const d of o?.deployments ?? []) {
-      effects.push({
-        type: 'deployment.recorded',
-        org: d.org,
-        environment: d.environment,
-        leadTime: d.changeLeadTime,
-      });
+    effects.push(...deploymentEffects(o?.deployments ?? []));
+    if (o?.deferredDeployments) {
+      effects.push({ type: 'deployments.deferred' });
     }
   }
   scope.events.committed(effects);
@@ -113,9 +112,10 @@ async function writeStates(scope: OrgScope, plan: SnapshotWrite): Promise<void> 
 export async function writeSnapshot(scope: OrgScope, plan: SnapshotWrite): Promise<ReportOutcome> {
   const { db, org, now, publicUrl } = scope;
   const { env, index } = plan;
+  const caughtUp = await catchUpDeliveries(db, org, env);
   await writeStates(scope, plan);
   scope.phases?.lap('states');
-  const deployments = await recordDelivery(scope, {
+  const delivery = await recordSnapshotDelivery(scope, {
     env,
     index,
     before: plan.before,
@@ -160,6 +160,7 @@ export async function writeSnapshot(scope: OrgScope, plan: SnapshotWrite): Promi
   return {
     snapshot: { environment: env.name, index, cause: plan.cause, compliant: plan.complianceAfter },
     notifications,
-    deployments,
+    deployments: [...caughtUp, ...delivery.made],
+    deferredDeployments: delivery.deferred,
   };
 }

@@ -67,7 +67,9 @@ export type CommitEffect =
       phases?: PhaseSeconds;
     }
   | { type: 'evaluation.requested' }
-  | { type: 'deployment.recorded'; org: string; environment: string; leadTime: number | null };
+  | { type: 'deployment.recorded'; org: string; environment: string; leadTime: number | null }
+  /** A snapshot's deployments are to be recorded after its transaction (delivery-deferred.ts). */
+  | { type: 'deployments.deferred' };
 
 export type CommitListener = (effects: readonly CommitEffect[]) => void;
 

@@ -77,6 +77,11 @@ export interface Services {
   signatures?: SignatureVerifier;
   /** What one attestation's SBOM documents index at most (the defaults when absent). */
   sbomLimits?: SbomLimits;
+  /**
+   * Started fingerprints from which a snapshot records its deployments after its transaction
+   * (usecases/runtime/delivery-deferred.ts; the default when absent).
+   */
+  deploymentsDeferFrom?: number;
   /** The transparency log's settings when it runs: audit packages then carry its proofs. */
   log?: LogSettings | undefined;
 }
