@@ -696,9 +696,10 @@ describe('the PrometheusRule', async () => {
   const rules: any[] = find(objects, 'PrometheusRule')!.spec.groups[0].rules;
   const byAlert = Object.fromEntries(rules.map((r) => [r.alert, r]));
 
-  it('alerts on non-compliance, a silent reporter, failing notifications and the API error rate', () => {
+  it('alerts on non-compliance, a silent reporter, failing notifications, the API error rate and deployments left unrecorded', () => {
     expect(Object.keys(byAlert).sort()).toEqual([
       'VerityApiErrorRate',
+      'VerityDeploymentsBehind',
       'VerityEnvironmentNonCompliant',
       'VerityNotificationsFailing',
       'VerityReporterSilent',
@@ -708,6 +709,9 @@ describe('the PrometheusRule', async () => {
       /verity_notifications_total\{.*result="failure"\}/,
     );
     expect(byAlert.VerityApiErrorRate.expr).toMatch(/verity_http_requests_total\{.*status=~"5\.\."\}/);
+    expect(byAlert.VerityDeploymentsBehind.expr).toMatch(
+      /verity_deployments_deferred_age_seconds\{.*\}\) > 600$/,
+    );
   });
 
   it('fires for a reporter silent longer than twice its heartbeat', () => {

@@ -54,6 +54,13 @@ async function countedInStaging(t: TestApp): Promise<number> {
   return m ? Number(m[1]) : 0;
 }
 
+/** verity_deployments_deferred_age_seconds, as /metrics shows it. */
+async function deferredAge(t: TestApp): Promise<number | undefined> {
+  const body = (await t.app.metrics.server.inject({ url: '/metrics' })).body;
+  const m = body.match(/^verity_deployments_deferred_age_seconds (\S+)$/m);
+  return m ? Number(m[1]) : undefined;
+}
+
 beforeAll(async () => {
   sync = await deliveryHistory();
   deferred = await deliveryHistory(DEFER_ALL);
@@ -87,9 +94,13 @@ describe('deployments recorded after their snapshot', () => {
     expect(await stagingDeployments(sync)).toBe(2);
     expect(await stagingDeployments(deferred)).toBe(1);
     expect(await countedInStaging(deferred.t)).toBe(1);
+    // An SRE sees how long they have waited.
+    deferred.t.clock.advance(90_000);
+    expect(await deferredAge(deferred.t)).toBe(90);
     expect(await deferred.t.app.runtime.recordDeferredDeployments()).toBe(1);
     expect(await stagingDeployments(deferred)).toBe(2);
     expect(await countedInStaging(deferred.t)).toBe(2);
+    expect(await deferredAge(deferred.t)).toBe(0);
     expect(await deferred.t.app.runtime.recordDeferredDeployments()).toBe(0);
     expect(await answers(deferred)).toEqual(await answers(sync));
   });

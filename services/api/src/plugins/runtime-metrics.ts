@@ -1,11 +1,12 @@
 /**
  * The environment gauges: compliance of the latest snapshot, and the age of the last report and
- * of the latest snapshot per environment. Read from the database at scrape time, so every
- * replica reports the same truth.
+ * of the latest snapshot per environment; and how long deferred deployments have waited. Read
+ * from the database at scrape time, so every replica reports the same truth.
  */
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { Gauge } from 'prom-client';
+import { deploymentBackfillRepository } from '../storage/repositories/deployment-backfill.js';
 import { environmentsRepository } from '../storage/repositories/environments.js';
 
 type Overview = Awaited<ReturnType<typeof environmentsRepository.complianceOverview>>;
@@ -72,6 +73,20 @@ export default fp(
       name: 'verity_environment_last_report_age_seconds',
       help: 'Seconds since the environment was last reported (a report without changes counts): a silent reporter shows here',
       since: 'last_reported_at',
+    });
+    new Gauge({
+      name: 'verity_deployments_deferred_age_seconds',
+      help: 'Seconds the oldest snapshot that deferred its deployments (VERITY_DEPLOYMENTS_DEFER_FROM) has waited for them to be recorded; 0 when none waits',
+      registers: [app.metrics.registry],
+      async collect() {
+        const oldest = await deploymentBackfillRepository.oldestDeferred(app.db).catch(() => undefined);
+        if (oldest === undefined) {
+          // The database did not answer: the series is left out (verity_database_available says why).
+          this.reset();
+        } else {
+          this.set(oldest ? Math.max(0, (app.clock().getTime() - oldest.getTime()) / 1000) : 0);
+        }
+      },
     });
     ageGauge(app, read, {
       name: 'verity_environment_snapshot_age_seconds',

@@ -239,6 +239,15 @@ export const deploymentBackfillRepository = {
       .execute();
   },
 
+  /** When the oldest snapshot still waiting for its deployments was written; null when none waits. */
+  async oldestDeferred(db: Db): Promise<Date | null> {
+    const row = await db
+      .selectFrom('deployments_deferred')
+      .select((eb) => eb.fn.min('created_at').as('oldest'))
+      .executeTakeFirst();
+    return row?.oldest ? new Date(row.oldest) : null;
+  },
+
   /** Environments with snapshots whose deployments are still to be recorded, at most `limit`. */
   async deferredEnvironments(
     db: Db,
