@@ -9,11 +9,15 @@
  * segment PostgreSQL checkpoints, so that no segment pays for what the one before left to write. Each round gives
  * the ratio of its two segments' rates; the figure is the median of the rounds' ratios, against
  * the target of 0.90 (ingest within 10% of its rate without the log), with the rates over all
- * segments beside it. Whole benchmark runs a few minutes apart, or processes measured one after
+ * segments beside it. A second figure, without a target, divides the machine's busy CPU time
+ * (every process, from /proc/stat) over each side's segments, the log's sequencing until its queue
+ * is empty included, by the attestations written: the log's cost as work rather than as a rate,
+ * which the machine's drift moves much less. Whole benchmark runs a few minutes apart, or processes measured one after
  * the other, differ by more than that on a 2-core machine: its speed drifts by 10% or more within
  * a minute, and one segment in several loses a third of its rate to something else (a checkpoint,
  * autovacuum), whichever side it falls on; the median leaves such a round out.
  */
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { connectionLoad } from './pipeline-baseline.js';
 import { beginWithArtifact, genericRequest, ingestAttestation, setupFlow } from './pipeline-ci.js';
@@ -91,15 +95,34 @@ async function settle(): Promise<void> {
   await new Promise((r) => setTimeout(r, 1000));
 }
 
+/**
+ * CPU time the whole machine has been busy, in seconds (`/proc/stat`: user, nice, system, irq,
+ * softirq and steal of all cores), or null where there is no /proc: every process of the
+ * benchmark (load, both APIs, their workers, PostgreSQL) counts, as they share the cores.
+ */
+function busySeconds(): number | null {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, , , irq, softirq, steal] = cpu;
+    const ticks = [user, nice, system, irq, softirq, steal].reduce((a: number, b) => a + (b ?? 0), 0);
+    return ticks / 100;
+  } catch {
+    return null;
+  }
+}
+
 interface Side {
   api: ApiProcess;
   log: boolean;
   requests: Record<Workload, ConnectionRequest[]>;
   count: number;
   seconds: number;
+  /** Busy CPU seconds over the segments, the log's sequencing after each included (null: unknown). */
+  cpu: number | null;
 }
 
 async function segment(side: Side, workload: Workload, seconds: number): Promise<number> {
+  const busyBefore = busySeconds();
   const r = await connectionLoad(side.api.url, side.requests[workload], CONNECTIONS, seconds);
   if (r.failures > 0) {
     throw new Error(`${workload} with the log ${side.log ? 'on' : 'off'}: ${r.failures} requests failed`);
@@ -107,11 +130,18 @@ async function segment(side: Side, workload: Workload, seconds: number): Promise
   if (side.log) {
     await drained(side.api.schema);
   }
+  const busyAfter = busySeconds();
+  side.cpu =
+    busyBefore === null || busyAfter === null || side.cpu === null ? null : side.cpu + busyAfter - busyBefore;
   await settle();
   side.count += r.rate * seconds;
   side.seconds += seconds;
   return r.rate;
 }
+
+/** Busy CPU microseconds per attestation of a side, or null. */
+const cpuPerAttestation = (s: Side): number | null =>
+  s.cpu === null || s.count === 0 ? null : (s.cpu * 1e6) / s.count;
 
 /** The log's figures: per workload the rate with the log over the rate without. */
 export async function logCost(ctx: BenchContext): Promise<BenchFigure[]> {
@@ -121,7 +151,7 @@ export async function logCost(ctx: BenchContext): Promise<BenchFigure[]> {
   try {
     for (const log of [true, false]) {
       const api = await startApiProcess(log ? {} : { env: { VERITY_TRANSPARENCY_LOG: 'off' } });
-      sides.push({ api, log, requests: {} as Side['requests'], count: 0, seconds: 0 });
+      sides.push({ api, log, requests: {} as Side['requests'], count: 0, seconds: 0, cpu: 0 });
       await setupFlow(api);
     }
     const figures: BenchFigure[] = [];
@@ -130,6 +160,7 @@ export async function logCost(ctx: BenchContext): Promise<BenchFigure[]> {
         s.requests[workload] = await requestsFor(s.api, workload);
         s.count = 0;
         s.seconds = 0;
+        s.cpu = 0;
         await connectionLoad(s.api.url, s.requests[workload], CONNECTIONS, 2); // warm-up
       }
       const ratios: number[] = [];
@@ -142,10 +173,20 @@ export async function logCost(ctx: BenchContext): Promise<BenchFigure[]> {
         ratios.push(rates.get(true)! / rates.get(false)!);
       }
       const [on, off] = sides.map((s) => s.count / s.seconds) as [number, number];
+      const [cpuOn, cpuOff] = sides.map(cpuPerAttestation);
       const m = median(ratios);
       ctx.log(
-        `log cost, ${workload}: ${fmt(on)} /s with the log, ${fmt(off)} /s without; rounds ${ratios.map((r) => r.toFixed(2)).join(', ')}`,
+        `log cost, ${workload}: ${fmt(on)} /s with the log, ${fmt(off)} /s without; rounds ${ratios.map((r) => r.toFixed(2)).join(', ')}` +
+          (cpuOn && cpuOff
+            ? `; machine CPU per attestation ${cpuOn.toFixed(0)} µs with the log (its sequencing included), ${cpuOff.toFixed(0)} µs without (${(cpuOff / cpuOn).toFixed(2)})`
+            : ''),
       );
+      if (cpuOn && cpuOff) {
+        figures.push({
+          name: `transparency log: ${NAMES[workload]}, the machine's busy CPU per attestation without the log vs with it (all segments, the log's sequencing included)`,
+          value: `${(cpuOff / cpuOn).toFixed(2)} (${cpuOn.toFixed(0)} vs ${cpuOff.toFixed(0)} µs)`,
+        });
+      }
       figures.push({
         name: `transparency log: ${NAMES[workload]}, rate with the log vs without (median of ${segments} rounds of alternating ${seconds} s segments)`,
         value: `${m.toFixed(2)} (rounds ${Math.min(...ratios).toFixed(2)} to ${Math.max(...ratios).toFixed(2)}; all segments ${fmt(on)} vs ${fmt(off)} /s, ${(on / off).toFixed(2)})`,
