@@ -17,8 +17,8 @@
  * a minute, and one segment in several loses a third of its rate to something else (a checkpoint,
  * autovacuum), whichever side it falls on; the median leaves such a round out.
  */
-import { readFileSync } from 'node:fs';
 import pg from 'pg';
+import { addCpu, cpuSample, type CpuSample } from './cpu-sample.js';
 import { connectionLoad } from './pipeline-baseline.js';
 import { beginWithArtifact, genericRequest, ingestAttestation, setupFlow } from './pipeline-ci.js';
 import { fingerprintOf, fmt, Recorder, type ConnectionRequest } from './pipeline-client.js';
@@ -31,6 +31,7 @@ import {
 import type { BenchContext, BenchFigure } from './harness.js';
 
 const CONNECTIONS = 64;
+const ZERO: CpuSample = { machine: 0, process: 0, postgres: 0 };
 const TARGET = 0.9;
 
 type Workload = 'bound' | 'trail';
@@ -95,34 +96,18 @@ async function settle(): Promise<void> {
   await new Promise((r) => setTimeout(r, 1000));
 }
 
-/**
- * CPU time the whole machine has been busy, in seconds (`/proc/stat`: user, nice, system, irq,
- * softirq and steal of all cores), or null where there is no /proc: every process of the
- * benchmark (load, both APIs, their workers, PostgreSQL) counts, as they share the cores.
- */
-function busySeconds(): number | null {
-  try {
-    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    const [user, nice, system, , , irq, softirq, steal] = cpu;
-    const ticks = [user, nice, system, irq, softirq, steal].reduce((a: number, b) => a + (b ?? 0), 0);
-    return ticks / 100;
-  } catch {
-    return null;
-  }
-}
-
 interface Side {
   api: ApiProcess;
   log: boolean;
   requests: Record<Workload, ConnectionRequest[]>;
   count: number;
   seconds: number;
-  /** Busy CPU seconds over the segments, the log's sequencing after each included (null: unknown). */
-  cpu: number | null;
+  /** CPU seconds over the segments, the log's sequencing after each included (null: unknown). */
+  cpu: CpuSample | null;
 }
 
 async function segment(side: Side, workload: Workload, seconds: number): Promise<number> {
-  const busyBefore = busySeconds();
+  const before = cpuSample(side.api.pid);
   const r = await connectionLoad(side.api.url, side.requests[workload], CONNECTIONS, seconds);
   if (r.failures > 0) {
     throw new Error(`${workload} with the log ${side.log ? 'on' : 'off'}: ${r.failures} requests failed`);
@@ -130,18 +115,24 @@ async function segment(side: Side, workload: Workload, seconds: number): Promise
   if (side.log) {
     await drained(side.api.schema);
   }
-  const busyAfter = busySeconds();
-  side.cpu =
-    busyBefore === null || busyAfter === null || side.cpu === null ? null : side.cpu + busyAfter - busyBefore;
+  side.cpu = addCpu(side.cpu, before, cpuSample(side.api.pid));
   await settle();
   side.count += r.rate * seconds;
   side.seconds += seconds;
   return r.rate;
 }
 
-/** Busy CPU microseconds per attestation of a side, or null. */
-const cpuPerAttestation = (s: Side): number | null =>
-  s.cpu === null || s.count === 0 ? null : (s.cpu * 1e6) / s.count;
+/** CPU microseconds per attestation of a side (the machine's, its API's, PostgreSQL's), or null. */
+function cpuPerAttestation(s: Side): CpuSample | null {
+  if (!s.cpu || s.count === 0) {
+    return null;
+  }
+  const per = (x: number) => (x * 1e6) / s.count;
+  return { machine: per(s.cpu.machine), process: per(s.cpu.process), postgres: per(s.cpu.postgres) };
+}
+
+const cpuText = (c: CpuSample) =>
+  `${c.machine.toFixed(0)} µs (API ${c.process.toFixed(0)}, PostgreSQL ${c.postgres.toFixed(0)})`;
 
 /** The log's figures: per workload the rate with the log over the rate without. */
 export async function logCost(ctx: BenchContext): Promise<BenchFigure[]> {
@@ -151,7 +142,7 @@ export async function logCost(ctx: BenchContext): Promise<BenchFigure[]> {
   try {
     for (const log of [true, false]) {
       const api = await startApiProcess(log ? {} : { env: { VERITY_TRANSPARENCY_LOG: 'off' } });
-      sides.push({ api, log, requests: {} as Side['requests'], count: 0, seconds: 0, cpu: 0 });
+      sides.push({ api, log, requests: {} as Side['requests'], count: 0, seconds: 0, cpu: ZERO });
       await setupFlow(api);
     }
     const figures: BenchFigure[] = [];
@@ -160,7 +151,7 @@ export async function logCost(ctx: BenchContext): Promise<BenchFigure[]> {
         s.requests[workload] = await requestsFor(s.api, workload);
         s.count = 0;
         s.seconds = 0;
-        s.cpu = 0;
+        s.cpu = ZERO;
         await connectionLoad(s.api.url, s.requests[workload], CONNECTIONS, 2); // warm-up
       }
       const ratios: number[] = [];
@@ -178,13 +169,13 @@ export async function logCost(ctx: BenchContext): Promise<BenchFigure[]> {
       ctx.log(
         `log cost, ${workload}: ${fmt(on)} /s with the log, ${fmt(off)} /s without; rounds ${ratios.map((r) => r.toFixed(2)).join(', ')}` +
           (cpuOn && cpuOff
-            ? `; machine CPU per attestation ${cpuOn.toFixed(0)} µs with the log (its sequencing included), ${cpuOff.toFixed(0)} µs without (${(cpuOff / cpuOn).toFixed(2)})`
+            ? `; CPU per attestation with the log (its sequencing included) ${cpuText(cpuOn)}, without ${cpuText(cpuOff)} (machine ${(cpuOff.machine / cpuOn.machine).toFixed(2)})`
             : ''),
       );
       if (cpuOn && cpuOff) {
         figures.push({
           name: `transparency log: ${NAMES[workload]}, the machine's busy CPU per attestation without the log vs with it (all segments, the log's sequencing included)`,
-          value: `${(cpuOff / cpuOn).toFixed(2)} (${cpuOn.toFixed(0)} vs ${cpuOff.toFixed(0)} µs)`,
+          value: `${(cpuOff.machine / cpuOn.machine).toFixed(2)} (${cpuText(cpuOn)} vs ${cpuText(cpuOff)})`,
         });
       }
       figures.push({
