@@ -27,9 +27,6 @@ import {
   type DeploymentMade,
 } from './delivery-write.js';
 
-/** Started fingerprints from which a snapshot's deployments are recorded after it, unless configured (VERITY_DEPLOYMENTS_DEFER_FROM). */
-export const DEFER_FROM = 10_000;
-
 /** Environments the worker goes through in one pass. */
 const PASS_ENVIRONMENTS = 100;
 
@@ -43,7 +40,7 @@ export async function recordSnapshotDelivery(
   input: DeliveryInput,
 ): Promise<{ made: DeploymentMade[]; deferred: boolean }> {
   const started = input.newStates.filter((s) => s.change === 'started').length;
-  if (started < (scope.services.deploymentsDeferFrom ?? DEFER_FROM)) {
+  if (started < scope.services.deploymentsDeferFrom) {
     return { made: await recordDelivery(scope, input), deferred: false };
   }
   const made = await recordDelivery(scope, input, { deployments: false });
@@ -84,7 +81,10 @@ export async function catchUpDeliveries(
         ranBefore,
         linked: false,
       });
-      made.push(...deploymentsMade(org.name, env.name, rows));
+      // Up to a report's worth of rows: appended one by one, not spread as arguments.
+      for (const m of deploymentsMade(org.name, env.name, rows)) {
+        made.push(m);
+      }
     }
     await deploymentBackfillRepository.recorded(tx, org.id, env.id, d.snapshot_index);
   }

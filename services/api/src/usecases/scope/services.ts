@@ -79,9 +79,9 @@ export interface Services {
   sbomLimits?: SbomLimits;
   /**
    * Started fingerprints from which a snapshot records its deployments after its transaction
-   * (usecases/runtime/delivery-deferred.ts; the default when absent).
+   * (usecases/runtime/delivery-deferred.ts, VERITY_DEPLOYMENTS_DEFER_FROM).
    */
-  deploymentsDeferFrom?: number;
+  deploymentsDeferFrom: number;
   /** The transparency log's settings when it runs: audit packages then carry its proofs. */
   log?: LogSettings | undefined;
 }
