@@ -259,11 +259,11 @@ export const deliveryReads = {
       select distinct on (l.environment_id, l.fingerprint)
         l.environment_id, l.name, l.fingerprint, f.name as flow_name, t.name as trail_name,
         a.id as artifact_id, a.git_commit, a.git_commit_info
-      from runtime_live l
+      from runtime_states l
       join artifacts a on a.org_id = l.org_id and a.fingerprint = l.fingerprint
       join flows f on f.org_id = a.org_id and f.id = a.flow_id
       join trails t on t.org_id = a.org_id and t.id = a.trail_id
-      where l.org_id = ${orgId} and a.repo_id = any(${[...repoIds]}::text[])
+      where l.org_id = ${orgId} and l.to_index is null and a.repo_id = any(${[...repoIds]}::text[])
       order by l.environment_id, l.fingerprint, a.seq desc
       limit ${limit}`.execute(db);
     return rows.rows;
@@ -283,8 +283,8 @@ export const deliveryReads = {
     }
     const rows = await sql<{ environment_id: string; running: number | string }>`
       select l.environment_id, count(distinct l.fingerprint) as running
-      from runtime_live l
-      where l.org_id = ${orgId} and exists (
+      from runtime_states l
+      where l.org_id = ${orgId} and l.to_index is null and exists (
         select 1 from artifacts a
         where a.org_id = l.org_id and a.fingerprint = l.fingerprint
           and a.repo_id = any(${[...repoIds]}::text[]))

@@ -1,6 +1,6 @@
 /**
- * What runs in environments now (`runtime_live`), its history as states valid over snapshot
- * ranges (`runtime_states`), the snapshots as they are written, and the content-addressed
+ * What runs in environments and its history, as states valid over snapshot ranges
+ * (`runtime_states`, the current ones also what runs now), the snapshots as they are written, and the content-addressed
  * instance details and verdicts they share. See tables/runtime.ts for the storage model; reads of
  * past snapshots are in snapshots.ts.
  */
@@ -142,79 +142,125 @@ export async function inPages<T>(page: (after: T | null) => Promise<T[]>): Promi
   }
 }
 
-/** One page of an environment's live rows after `after`, in fingerprint order; the caller selects. */
-function livePage(db: Db, orgId: string, envId: string, after: { fingerprint: string } | null) {
+/** The columns of a state (`s`), without what was reported since it was written. */
+export const STATE_COLUMNS = [
+  's.org_id',
+  's.environment_id',
+  's.fingerprint',
+  's.from_index',
+  's.to_index',
+  's.exited',
+  's.exit_count',
+  's.name',
+  's.instance_count',
+  's.was_count',
+  's.change',
+  's.detail_hash',
+  's.verdict_hash',
+  's.run_start',
+] as const;
+
+type PageKey = { fingerprint: string; from_index: number };
+
+/**
+ * One page of an environment's current states after `after`, in fingerprint order (the index
+ * `runtime_states_current_fp_idx`), as `s`; the caller selects. Fingerprint and from_index: a key
+ * even if a fingerprint had two open states.
+ */
+function currentPage(db: Db, orgId: string, envId: string, after: PageKey | null) {
   return db
-    .selectFrom('runtime_live')
-    .where('org_id', '=', orgId)
-    .where('environment_id', '=', envId)
-    .$if(after !== null, (q) => q.where('fingerprint', '>', after!.fingerprint))
-    .orderBy('fingerprint')
+    .selectFrom('runtime_states as s')
+    .where('s.org_id', '=', orgId)
+    .where('s.environment_id', '=', envId)
+    .where('s.to_index', 'is', null)
+    .$if(after !== null, (q) =>
+      q.where(sql<boolean>`(s.fingerprint, s.from_index) > (${after!.fingerprint}, ${after!.from_index})`),
+    )
+    .orderBy('s.fingerprint')
+    .orderBy('s.from_index')
     .limit(runtimeWrites.readPageRows);
 }
 
+/** A closed state keeps what it recorded, not what was reported while it was current. */
+const clearLive = sql`live_count = null, live_detail_hash = null, live_detail = null`;
+
+/** What runs now of a current state: its count and details as last reported. */
+const liveCount = sql<number>`coalesce(s.live_count, s.instance_count)`.as('instance_count');
+const liveDetailHash = sql<string>`coalesce(s.live_detail_hash, s.detail_hash)`.as('detail_hash');
+
+/** A fingerprint as last reported, where it moved since its current state was written. */
+export interface LiveChange {
+  fingerprint: string;
+  instance_count: number;
+  detail_hash: string;
+  /** The instances' canonical JSON text. */
+  detail: string;
+}
+
 export const runtimeRepository = {
-  /** The live state without instance details: enough to diff a report. */
+  /** What runs now, without instance details: enough to diff a report. */
   async live(
     db: Db,
     orgId: string,
     envId: string,
   ): Promise<Array<{ fingerprint: string; name: string; instance_count: number; detail_hash: string }>> {
-    return inPages((after) =>
-      livePage(db, orgId, envId, after)
-        .select(['fingerprint', 'name', 'instance_count', 'detail_hash'])
-        .execute(),
+    const rows = await inPages<PageKey & { name: string; instance_count: number; detail_hash: string }>(
+      (after) =>
+        currentPage(db, orgId, envId, after)
+          .select(['s.fingerprint', 's.from_index', 's.name', liveCount, liveDetailHash])
+          .execute(),
     );
+    return rows.map(({ from_index: _, ...r }) => r);
   },
 
+  /** What runs now, with the instance details as last reported, by fingerprint. */
   async liveDetails(
     db: Db,
     orgId: string,
     envId: string,
   ): Promise<Map<string, { detail: InstanceDetail[]; instance_count: number; detail_hash: string }>> {
-    type Row = { fingerprint: string; detail: InstanceDetail[]; instance_count: number; detail_hash: string };
+    type Row = PageKey & { detail: InstanceDetail[]; instance_count: number; detail_hash: string };
     const rows = await inPages<Row>((after) =>
-      livePage(db, orgId, envId, after)
-        .select(['fingerprint', 'detail', 'instance_count', 'detail_hash'])
+      currentPage(db, orgId, envId, after)
+        .leftJoin('runtime_details as d', (j) =>
+          j.onRef('d.org_id', '=', 's.org_id').onRef('d.hash', '=', 's.detail_hash'),
+        )
+        .select([
+          's.fingerprint',
+          's.from_index',
+          liveCount,
+          liveDetailHash,
+          sql<InstanceDetail[]>`case when s.live_detail_hash is null then d.detail else s.live_detail end`.as(
+            'detail',
+          ),
+        ])
         .execute(),
     );
-    return new Map(rows.map((r) => [r.fingerprint, r]));
+    return new Map(rows.map(({ from_index: _, ...r }) => [r.fingerprint, r]));
   },
 
-  /** Writes the live rows of these fingerprints, in one statement per STATEMENT_BYTES of rows. */
-  async upsertLive(
-    db: Db,
-    orgId: string,
-    envId: string,
-    rows: ReadonlyArray<{
-      fingerprint: string;
-      name: string;
-      instance_count: number;
-      detail_hash: string;
-      detail: string;
-    }>,
-  ): Promise<void> {
-    for (const part of batches(rows, (r) => r.fingerprint.length + r.name.length + r.detail.length + 80)) {
-      await sql`insert into runtime_live (org_id, environment_id, fingerprint, name, instance_count, detail_hash, detail)
-        select ${orgId}, ${envId}, r.fingerprint, r.name, r.instance_count, r.detail_hash, r.detail
-        from rows from (unnest(${part.map((r) => r.fingerprint)}::text[]), unnest(${part.map((r) => r.name)}::text[]),
-          unnest(${part.map((r) => r.instance_count)}::int[]), unnest(${part.map((r) => r.detail_hash)}::text[]),
+  /**
+   * Records on the current states of these fingerprints their count and instance details as
+   * reported now (rules 3 and 4: they make no snapshot), in one statement per STATEMENT_BYTES of
+   * rows. A value equal to the state's own is stored as null. The fingerprints go as `= any`, so
+   * that each state is found by key (see closeStates).
+   */
+  async updateLive(db: Db, orgId: string, envId: string, rows: readonly LiveChange[]): Promise<void> {
+    for (const part of batches(
+      rows,
+      (r) => 2 * r.fingerprint.length + r.detail_hash.length + r.detail.length + 40,
+    )) {
+      const fingerprints = part.map((r) => r.fingerprint);
+      await sql`update runtime_states s
+        set live_count = nullif(r.instance_count, s.instance_count),
+          live_detail_hash = nullif(r.detail_hash, s.detail_hash),
+          live_detail = case when r.detail_hash = s.detail_hash then null else r.detail end
+        from rows from (unnest(${fingerprints}::text[]), unnest(${part.map((r) => r.instance_count)}::int[]),
+          unnest(${part.map((r) => r.detail_hash)}::text[]),
           jsonb_array_elements(${jsonArray(part.map((r) => r.detail))}::jsonb))
-          as r(fingerprint, name, instance_count, detail_hash, detail)
-        on conflict (org_id, environment_id, fingerprint) do update set name = excluded.name,
-          instance_count = excluded.instance_count, detail_hash = excluded.detail_hash, detail = excluded.detail`.execute(
-        db,
-      );
-    }
-  },
-
-  /** Deletes the live rows of these fingerprints, each found by key (`= any`, see closeStates). */
-  async deleteLive(db: Db, orgId: string, envId: string, fingerprints: readonly string[]): Promise<void> {
-    for (const part of batches(fingerprints, (f) => f.length + 4)) {
-      await sql`delete from runtime_live
-        where org_id = ${orgId} and environment_id = ${envId} and fingerprint = any(${part}::text[])`.execute(
-        db,
-      );
+          as r(fingerprint, instance_count, detail_hash, detail)
+        where s.org_id = ${orgId} and s.environment_id = ${envId} and s.fingerprint = any(${fingerprints}::text[])
+          and s.to_index is null and s.fingerprint = r.fingerprint`.execute(db);
     }
   },
 
@@ -224,11 +270,12 @@ export const runtimeRepository = {
       return [];
     }
     const rows = await db
-      .selectFrom('runtime_live')
+      .selectFrom('runtime_states')
       .select('environment_id')
       .distinct()
       .where('org_id', '=', orgId)
       .where('fingerprint', 'in', [...fingerprints])
+      .where('to_index', 'is', null)
       .execute();
     return rows.map((r) => r.environment_id);
   },
@@ -277,25 +324,12 @@ export const runtimeRepository = {
     envId: string,
   ): Promise<Array<StateRow & Pick<VerdictBody, 'compliant' | 'provenance'>>> {
     return inPages((after) =>
-      db
-        .selectFrom('runtime_states as s')
+      currentPage(db, orgId, envId, after)
         .innerJoin('runtime_verdicts as v', (j) =>
           j.onRef('v.org_id', '=', 's.org_id').onRef('v.hash', '=', 's.verdict_hash'),
         )
-        .selectAll('s')
+        .select(STATE_COLUMNS)
         .select(['v.compliant', 'v.provenance'])
-        .where('s.org_id', '=', orgId)
-        .where('s.environment_id', '=', envId)
-        .where('s.to_index', 'is', null)
-        // Fingerprint and from_index: a key even if a fingerprint had two open states.
-        .$if(after !== null, (q) =>
-          q.where(
-            sql<boolean>`(s.fingerprint, s.from_index) > (${after!.fingerprint}, ${after!.from_index})`,
-          ),
-        )
-        .orderBy('s.fingerprint')
-        .orderBy('s.from_index')
-        .limit(runtimeWrites.readPageRows)
         .execute(),
     );
   },
@@ -325,7 +359,7 @@ export const runtimeRepository = {
     }
     for (const [count, fingerprints] of byCount) {
       for (const part of batches(fingerprints, (f) => f.length + 4, runtimeWrites.updateRows)) {
-        await sql`update runtime_states set to_index = ${toIndex}, exited = true, exit_count = ${count}
+        await sql`update runtime_states set to_index = ${toIndex}, exited = true, exit_count = ${count}, ${clearLive}
           where org_id = ${orgId} and environment_id = ${envId} and fingerprint = any(${part}::text[])
             and to_index is null`.execute(db);
       }
@@ -346,7 +380,7 @@ export const runtimeRepository = {
     toIndex: number,
   ): Promise<void> {
     for (const part of batches(fingerprints, (f) => f.length + 4, runtimeWrites.updateRows)) {
-      await sql`update runtime_states set to_index = ${toIndex}
+      await sql`update runtime_states set to_index = ${toIndex}, ${clearLive}
         where org_id = ${orgId} and environment_id = ${envId} and fingerprint = any(${part}::text[])
           and to_index is null`.execute(db);
     }
@@ -384,7 +418,6 @@ export const runtimeRepository = {
   /** Bytes the runtime tables hold (for the benchmark's growth figure). */
   async storageBytes(db: Db): Promise<number> {
     const tables = [
-      'runtime_live',
       'runtime_states',
       'runtime_snapshots',
       'runtime_details',

@@ -6,7 +6,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../database.js';
 import type { InstanceDetail, RuntimeSnapshotsTable } from '../tables/runtime.js';
-import { chunks, type StateWithVerdict } from './runtime.js';
+import { chunks, STATE_COLUMNS, type StateWithVerdict } from './runtime.js';
 
 export type SnapshotRow = Selectable<RuntimeSnapshotsTable>;
 
@@ -73,7 +73,7 @@ export const snapshotsRepository = {
       .innerJoin('runtime_verdicts as v', (j) =>
         j.onRef('v.org_id', '=', 's.org_id').onRef('v.hash', '=', 's.verdict_hash'),
       )
-      .selectAll('s')
+      .select(STATE_COLUMNS)
       .select(['v.compliant', 'v.provenance', 'v.decisions', 'v.reasons', 'v.allowlisted'])
       .where('s.org_id', '=', orgId)
       .where('s.environment_id', '=', envId)
@@ -106,7 +106,7 @@ export const snapshotsRepository = {
       .innerJoin('runtime_verdicts as v', (j) =>
         j.onRef('v.org_id', '=', 's.org_id').onRef('v.hash', '=', 's.verdict_hash'),
       )
-      .selectAll('s')
+      .select(STATE_COLUMNS)
       .select(['v.compliant', 'v.provenance', 'v.decisions', 'v.reasons', 'v.allowlisted'])
       .where('s.org_id', '=', orgId)
       .where('s.environment_id', '=', envId)

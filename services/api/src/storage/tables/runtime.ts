@@ -3,9 +3,10 @@
  * actions and the notification outbox (migration 0200_runtime).
  *
  * Snapshot storage grows with changes, never with (snapshots x pods):
- * - `runtime_live` holds what runs now, one row per fingerprint with its instance detail;
  * - `runtime_states` holds one row per fingerprint per change: valid from snapshot `from_index`
- *   to `to_index` (exclusive; null while current). A snapshot N is the set of rows valid at N;
+ *   to `to_index` (exclusive; null while current). A snapshot N is the set of rows valid at N.
+ *   The current states are also what runs now: each carries the count and instance details
+ *   reported since it was written, where they moved without making a snapshot (`live_*`);
  * - instance details and verdicts (provenance + policy decisions) are content-addressed in
  *   `runtime_details` and `runtime_verdicts` and shared by every state row that has them.
  */
@@ -71,16 +72,6 @@ export interface EnvironmentPoliciesTable {
   attached_at: Timestamp;
 }
 
-export interface RuntimeLiveTable {
-  org_id: string;
-  environment_id: string;
-  fingerprint: string;
-  name: string;
-  instance_count: number;
-  detail_hash: string;
-  detail: Json<InstanceDetail[]>;
-}
-
 export interface RuntimeDetailsTable {
   org_id: string;
   hash: string;
@@ -108,6 +99,16 @@ export interface RuntimeStatesTable extends NewState {
   exited: Generated<boolean>;
   /** Instances running when it exited (counts may move between snapshots without making one). */
   exit_count: number | null;
+}
+
+/**
+ * A row of `runtime_states` as stored: a state, and on a current one what was reported since it
+ * was written where that differs from it (null otherwise, and once the state is closed).
+ */
+export interface RuntimeStatesStored extends RuntimeStatesTable {
+  live_count: number | null;
+  live_detail_hash: string | null;
+  live_detail: Json<InstanceDetail[] | null>;
 }
 
 export interface AppliedPolicyRef {
@@ -261,10 +262,9 @@ export interface RuntimeTables {
   environments: EnvironmentsTable;
   environment_members: EnvironmentMembersTable;
   environment_policies: EnvironmentPoliciesTable;
-  runtime_live: RuntimeLiveTable;
   runtime_details: RuntimeDetailsTable;
   runtime_verdicts: RuntimeVerdictsTable;
-  runtime_states: RuntimeStatesTable;
+  runtime_states: RuntimeStatesStored;
   runtime_snapshots: RuntimeSnapshotsTable;
   reevaluation_marks: ReevaluationMarksTable;
   policies: PoliciesTable;

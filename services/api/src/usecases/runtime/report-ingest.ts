@@ -200,16 +200,16 @@ async function updateLive(
     const a = reported.get(fp)!;
     return {
       fingerprint: fp,
-      name: a.name,
       instance_count: a.instanceCount,
       detail_hash: a.detailHash,
       // The instances' canonical JSON text, already made for the hash.
       detail: a.detailKey,
     };
   };
-  const changed = [...diff.started, ...diff.scaled, ...diff.redetailed];
-  await runtimeRepository.upsertLive(tx, orgId, env.id, await inSlices(mapSteps(changed, liveRow)));
-  await runtimeRepository.deleteLive(tx, orgId, env.id, diff.exited);
+  // What started is written with its new state, and what exited is closed with its state, in the
+  // snapshot either makes; only counts and details that moved are written here.
+  const moved = [...diff.scaled, ...diff.redetailed];
+  await runtimeRepository.updateLive(tx, orgId, env.id, await inSlices(mapSteps(moved, liveRow)));
   await environmentsRepository.update(tx, orgId, env.id, {
     last_reported_at: now,
     last_report_hash: reportHash,

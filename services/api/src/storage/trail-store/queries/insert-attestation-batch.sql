@@ -47,7 +47,7 @@ with v as (
       from (select distinct v.org_id, l.environment_id, v.marked_at
         from v join tr on tr.org_id = v.org_id and tr.id = v.trail_id
         cross join jsonb_array_elements_text(v.marks) f(fingerprint)
-        join runtime_live l on l.org_id = v.org_id and l.fingerprint = f.fingerprint) m
+        join runtime_states l on l.org_id = v.org_id and l.fingerprint = f.fingerprint and l.to_index is null) m
       returning 1
     ), fa as (
       insert into trail_facts (org_id, trail_id, last_id, facts)
