@@ -224,6 +224,19 @@ const EMBEDDED_SHARED_BUFFERS = '32MB';
  */
 const EMBEDDED_STATISTICS_TARGET = '10';
 
+/** The embedded database's bounds on a report's statements and pages (repositories/runtime.ts). */
+const EMBEDDED_BOUNDS: typeof runtimeWrites = {
+  statementBytes: EMBEDDED_STATEMENT_BYTES,
+  updateRows: EMBEDDED_UPDATE_ROWS,
+  readPageRows: EMBEDDED_READ_PAGE_ROWS,
+};
+
+const EMBEDDED_START_PARAMS = [
+  ...PGlite.defaultStartParams,
+  ...['-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
+  ...['-c', `default_statistics_target=${EMBEDDED_STATISTICS_TARGET}`],
+];
+
 /** Opens the configured database. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
@@ -285,19 +298,11 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
       // Trigram indexes of the name search (migration 0415).
       extensions: { pg_trgm },
-      startParams: [
-        ...PGlite.defaultStartParams,
-        '-c',
-        `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`,
-        '-c',
-        `default_statistics_target=${EMBEDDED_STATISTICS_TARGET}`,
-      ],
+      startParams: EMBEDDED_START_PARAMS,
       parsers: { [pgliteTypes.INT8]: (v: string) => Number(v), [NUMERIC_OID]: (v: string) => Number(v) },
     });
     const db = new Kysely<Database>({ dialect: new PGliteDialect(yieldingEachStatement(client)) });
-    runtimeWrites.statementBytes = EMBEDDED_STATEMENT_BYTES;
-    runtimeWrites.updateRows = EMBEDDED_UPDATE_ROWS;
-    runtimeWrites.readPageRows = EMBEDDED_READ_PAGE_ROWS;
+    Object.assign(runtimeWrites, EMBEDDED_BOUNDS);
     return {
       db,
       dialect: 'pglite',
