@@ -79,6 +79,9 @@ describe('what runs now, on the current states', () => {
     ]);
     await m0433.up(db);
     expect(await answers()).toEqual(before);
+    // Left for the replicas of the version before, which read it until the rolling upgrade ends.
+    const kept = await sql<{ n: number }>`select count(*)::int as n from runtime_live`.execute(db);
+    expect(kept.rows[0]?.n).toBe(2);
   });
 
   it('records the moved count with the next snapshot, and the first keeps what it recorded', async () => {

@@ -7,7 +7,12 @@
  *
  * A current state now carries only what moved since it was written: `live_count`,
  * `live_detail_hash` and `live_detail` are null while the fingerprint runs as the state recorded
- * it, and are cleared when the state is closed. Frozen once shipped.
+ * it, and are cleared when the state is closed.
+ *
+ * `runtime_live` itself is left in place, no longer read or written by this version: on
+ * PostgreSQL the chart upgrades replicas one at a time, and the replicas of the version before
+ * still write and read it (reports, and the attestation statement's re-evaluation marks) until
+ * they stop. A later migration drops it. Frozen once shipped.
  */
 import { sql, type Kysely } from 'kysely';
 
@@ -22,22 +27,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     where s.org_id = l.org_id and s.environment_id = l.environment_id and s.fingerprint = l.fingerprint
       and s.to_index is null
       and (l.instance_count <> s.instance_count or l.detail_hash <> s.detail_hash)`.execute(db);
-  await sql`drop table runtime_live`.execute(db);
 }
 
+/** Back to the live rows: `runtime_live` is written anew from the current states. */
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await sql`create table runtime_live (
-    org_id text not null,
-    environment_id text not null,
-    fingerprint text not null,
-    name text not null,
-    instance_count integer not null,
-    detail_hash text not null,
-    detail jsonb not null,
-    primary key (org_id, environment_id, fingerprint),
-    foreign key (org_id, environment_id) references environments(org_id, id) on delete cascade
-  )`.execute(db);
-  await sql`create index runtime_live_fingerprint_idx on runtime_live (org_id, fingerprint)`.execute(db);
+  await sql`delete from runtime_live`.execute(db);
   await sql`insert into runtime_live (org_id, environment_id, fingerprint, name, instance_count, detail_hash, detail)
     select distinct on (s.org_id, s.environment_id, s.fingerprint) s.org_id, s.environment_id, s.fingerprint, s.name,
       coalesce(s.live_count, s.instance_count), coalesce(s.live_detail_hash, s.detail_hash), coalesce(s.live_detail, d.detail)

@@ -7,6 +7,7 @@
  *   to `to_index` (exclusive; null while current). A snapshot N is the set of rows valid at N.
  *   The current states are also what runs now: each carries the count and instance details
  *   reported since it was written, where they moved without making a snapshot (`live_*`);
+ *   `runtime_live`, which held them before (migration 0433), is no longer used and has no type;
  * - instance details and verdicts (provenance + policy decisions) are content-addressed in
  *   `runtime_details` and `runtime_verdicts` and shared by every state row that has them.
  */
