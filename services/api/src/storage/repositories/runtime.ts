@@ -204,13 +204,12 @@ export const runtimeRepository = {
     orgId: string,
     envId: string,
   ): Promise<Array<{ fingerprint: string; name: string; instance_count: number; detail_hash: string }>> {
-    const rows = await inPages<PageKey & { name: string; instance_count: number; detail_hash: string }>(
-      (after) =>
-        currentPage(db, orgId, envId, after)
-          .select(['s.fingerprint', 's.from_index', 's.name', liveCount, liveDetailHash])
-          .execute(),
+    // Each row keeps its page key (from_index): no copy of up to a report's worth of rows to drop it.
+    return inPages<PageKey & { name: string; instance_count: number; detail_hash: string }>((after) =>
+      currentPage(db, orgId, envId, after)
+        .select(['s.fingerprint', 's.from_index', 's.name', liveCount, liveDetailHash])
+        .execute(),
     );
-    return rows.map(({ from_index: _, ...r }) => r);
   },
 
   /** What runs now, with the instance details as last reported, by fingerprint. */
@@ -236,7 +235,7 @@ export const runtimeRepository = {
         ])
         .execute(),
     );
-    return new Map(rows.map(({ from_index: _, ...r }) => [r.fingerprint, r]));
+    return new Map(rows.map((r) => [r.fingerprint, r]));
   },
 
   /**
