@@ -3,6 +3,7 @@
  * binding failures answer with the spec's messages, overrides work on a slot never reported,
  * evidence files download with their type and name, fingerprint prefixes resolve or explain.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
@@ -363,6 +364,29 @@ describe('fingerprint prefixes', () => {
 });
 
 describe('evidence files', () => {
+  it('serves a binary file byte for byte, every byte value included', async () => {
+    // 0x00 to 0xff twice, then a zero run and a high run: what a gzip or a PDF may hold.
+    const bytes = Buffer.concat([
+      Buffer.from(Array.from({ length: 512 }, (_, i) => i % 256)),
+      Buffer.alloc(64, 0),
+      Buffer.alloc(64, 0xff),
+    ]);
+    const r = await attest('generic', { attestation_name: 'binary-evidence', is_compliant: true }, 't1', {
+      filename: 'evidence.bin',
+      content: bytes,
+    });
+    expect(r.status, r.body).toBe(201);
+    const [latest] = (await cli.get('/api/v2/attestations/acme/f1/trail/t1/binary-evidence')).json;
+    expect(latest.evidence_file.size).toBe(bytes.length);
+    const download = await t.app.inject({
+      url: new URL(latest.evidence_file.download_url).pathname,
+      headers: { authorization: `Bearer ${await t.seedKey('acme', 'reader')}` },
+    });
+    expect(download.statusCode).toBe(200);
+    expect(download.rawPayload.equals(bytes)).toBe(true);
+    expect(download.headers['x-content-sha256']).toBe(createHash('sha256').update(bytes).digest('hex'));
+  });
+
   it('stores the sha256 and serves the file with its content type and filename', async () => {
     const xml = '<testsuites><testsuite name="a" tests="1" failures="0" errors="0"/></testsuites>';
     const r = await attest(

@@ -5,6 +5,17 @@
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
 
+/**
+ * A file's bytes go to and come from the database as hex text, decoded and encoded by the server:
+ * the embedded database converts a binary parameter or column on the API's thread about ten times
+ * slower than hex (a 2.2 MiB \`evidence.tgz\` held every other request for 330 to 440 ms as
+ * binary, 38 to 51 ms as hex; read back, 138 against 12 ms). PostgreSQL's driver sends a Buffer
+ * as hex text anyway.
+ */
+const bytesIn = (content: Buffer | null) =>
+  content === null ? null : sql<Buffer>`decode(${content.toString('hex')}, 'hex')`;
+const HEX_CONTENT = sql<string | null>`encode(content, 'hex')`.as('content_hex');
+
 /** A file stored again later than this after it was stored counts as new (`created_at` moves). */
 const TOUCH_AFTER_MS = 600_000;
 
@@ -34,7 +45,7 @@ export const evidenceFilesRepository = {
         org_id: orgId,
         sha256: file.sha256,
         size: file.size,
-        content: file.content,
+        content: bytesIn(file.content),
         created_at: file.now,
       })
       // A file stored again is young again, so `deleteOrphans` cannot take it from under the
@@ -109,12 +120,15 @@ export const evidenceFilesRepository = {
   ): Promise<{ content: Buffer | null; size: number } | undefined> {
     const row = await db
       .selectFrom('evidence_files')
-      .select(['content', 'size'])
+      .select([HEX_CONTENT, 'size'])
       .where('org_id', '=', orgId)
       .where('sha256', '=', sha256)
       .executeTakeFirst();
     return row
-      ? { content: row.content ? Buffer.from(row.content) : null, size: Number(row.size) }
+      ? {
+          content: row.content_hex === null ? null : Buffer.from(row.content_hex, 'hex'),
+          size: Number(row.size),
+        }
       : undefined;
   },
 
@@ -171,7 +185,7 @@ export const evidenceFilesRepository = {
   async setContent(db: Db, orgId: string, sha256: string, content: Buffer | null): Promise<boolean> {
     const result = await db
       .updateTable('evidence_files')
-      .set({ content })
+      .set({ content: bytesIn(content) })
       .where('org_id', '=', orgId)
       .where('sha256', '=', sha256)
       .where('content', content === null ? 'is not' : 'is', null)
