@@ -4,12 +4,15 @@
  * first, with `history_total` counting them all. Where it runs and ran (`running`, `exited`) still
  * comes from every environment's latest runtime event, however old, and every path that shows the
  * artifact (by fingerprint, by id, in the flow's listing, by commit, in a search) shows the same.
- * The whole history is offered page by page.
+ * The whole history is offered page by page. The trail's own answer bounds its event log the
+ * same way (`events`, `events_total`), pages it, and its audit package keeps all of it.
  */
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { deployment, fp } from '../helpers/runtime.js';
+import { untar } from '../helpers/tar.js';
 import { until } from '../helpers/wait.js';
 
 const ORG = 'acme';
@@ -197,5 +200,66 @@ describe("an artifact's whole history, page by page", () => {
     expect(
       (await cli.get(`/api/v2/artifacts/${ORG}/${FLOW}/fingerprint/${FP}/history?per_page=0`)).status,
     ).toBe(400);
+  });
+});
+
+describe("a trail's event log in its answer", () => {
+  type TrailEvent = { type: string; timestamp: number } & Record<string, unknown>;
+  const eventsPage = async (query: string, trail = TRAIL) => {
+    const r = await cli.get(`/api/v2/trails/${ORG}/${FLOW}/${trail}/events?${query}`);
+    expect(r.status, r.body).toBe(200);
+    return r.json as { data: TrailEvent[]; pagination: { total: number; page: number; page_count: number } };
+  };
+  /** The whole log, read a page of 1,000 at a time. */
+  const wholeLog = async () => {
+    const out: TrailEvent[] = [];
+    for (let p = 1; ; p++) {
+      const page = await eventsPage(`page=${p}&per_page=1000`);
+      out.push(...page.data);
+      if (p >= page.pagination.page_count) {
+        return out;
+      }
+    }
+  };
+
+  it('shows its first event and its 100 most recent, and counts them all', async () => {
+    const all = await wholeLog();
+    // The trail's start, two artifacts reported, and every attestation, at least.
+    expect(all.length).toBeGreaterThan(ATTESTATIONS + 3);
+    const r = await cli.get(`/api/v2/trails/${ORG}/${FLOW}/${TRAIL}`);
+    expect(r.status, r.body).toBe(200);
+    expect(r.json.events_total).toBe(all.length);
+    expect(r.json.events).toEqual([all[0], ...all.slice(-SHOWN_RECENT)]);
+    const times = all.map((e) => e.timestamp);
+    expect(times).toEqual([...times].sort((x, y) => x - y));
+  });
+
+  it('pages through the whole log once, oldest first, with its total on every page', async () => {
+    const all = await wholeLog();
+    const seen: TrailEvent[] = [];
+    const pages = Math.ceil(all.length / 40);
+    for (let p = 1; p <= pages; p++) {
+      const page = await eventsPage(`page=${p}&per_page=40`);
+      expect(page.pagination).toMatchObject({ total: all.length, page: p, page_count: pages });
+      seen.push(...page.data);
+    }
+    expect(seen).toEqual(all);
+    expect((await eventsPage(`page=${pages + 1}&per_page=40`)).data).toEqual([]);
+  });
+
+  it('keeps every event in the audit package, and answers 404 and 400 as the trail does', async () => {
+    const all = await wholeLog();
+    const pkg = (await cli.get(`/api/v2/trails/${ORG}/${FLOW}/${TRAIL}/audit_package`)) as {
+      status: number;
+      raw: Buffer;
+    };
+    expect(pkg.status).toBe(200);
+    const files = await untar(gunzipSync(pkg.raw));
+    const record = JSON.parse(files.get('trail.json')!.toString('utf8'));
+    expect(record.events).toEqual(all);
+    expect(record.events_total).toBe(all.length);
+    expect((await cli.get(`/api/v2/trails/${ORG}/${FLOW}/no-such-trail/events`)).status).toBe(404);
+    expect((await cli.get(`/api/v2/trails/${ORG}/${FLOW}/${TRAIL}/events?per_page=0`)).status).toBe(400);
+    expect((await cli.get(`/api/v2/trails/${ORG}/${FLOW}/${TRAIL}/events?per_page=1001`)).status).toBe(400);
   });
 });

@@ -109,6 +109,11 @@ export const TrailEvent = z
   })
   .meta({ id: 'TrailEvent' });
 
+/** `GET /trails/{org}/{flow}/{trail}/events`: a page of a trail's whole event log, oldest first. */
+export const TrailEventsPage = z
+  .object({ data: z.array(TrailEvent), pagination: Pagination })
+  .meta({ id: 'TrailEventsPage' });
+
 /** A trail as `GET /trails/{org}/{flow}/{trail}` returns it. */
 export const Trail = z
   .object({
@@ -126,7 +131,10 @@ export const Trail = z
     template: TemplateRecord,
     compliance_state: z.enum(['COMPLIANT', 'NON-COMPLIANT', 'INCOMPLETE']),
     is_compliant: z.boolean(),
+    /** Its first event and its 100 most recent, oldest first (all of them when it has no more than 101). */
     events: z.array(TrailEvent),
+    /** The events of the trail in all, shown or not (`GET /trails/{org}/{flow}/{trail}/events` pages them). */
+    events_total: z.number().int(),
     created_by: z.string(),
     flow: z.object({ name: z.string(), tags: Tags }),
     external_urls: z.record(z.string(), z.unknown()).nullable(),

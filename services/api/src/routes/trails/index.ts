@@ -7,13 +7,20 @@ import {
   CreateTrail,
   CreateTrailForm,
   Trail,
+  TrailEventsPage,
   TrailListQuery,
   TrailPage,
 } from '../../../../shared/contract/trails.js';
 import { readMultipartForm } from '../../plugins/multipart.js';
 import { transact } from '../../usecases/scope/org-scope.js';
 import { resolveFlow, templateFromYaml } from '../../usecases/evidence/flows.js';
-import { beginTrail, listFlowTrails, listTrails, readTrail } from '../../usecases/evidence/trails.js';
+import {
+  beginTrail,
+  listFlowTrails,
+  listTrails,
+  readTrail,
+  trailEventsPage,
+} from '../../usecases/evidence/trails.js';
 import { pagination, paging } from '../paging.js';
 import { FlowParams, TrailParams } from '../params.js';
 import { orgScope, parseJsonBody, parseJsonPart } from '../request-context.js';
@@ -132,6 +139,31 @@ const routes: FastifyPluginAsync = async (fastify) => {
     },
     async (request) => {
       return readTrail(orgScope(app, request), request.params.flow, request.params.trail);
+    },
+  );
+
+  app.get(
+    '/trails/:org/:flow/:trail/events',
+    {
+      config: { auth: { permission: 'read' } },
+      schema: {
+        operationId: 'getTrailEvents',
+        summary:
+          "A page of a trail's whole event log, oldest first (its answer carries the first and latest events)",
+        tags,
+        params: TrailParams,
+        querystring: z.strictObject({
+          page: QueryInt(1, 100_000).optional().default(1),
+          per_page: QueryInt(1, 1000).optional().default(100),
+        }),
+        response: { 200: TrailEventsPage, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const { flow, trail } = request.params;
+      const page = await trailEventsPage(orgScope(app, request), flow, trail, paging(q.page, q.per_page));
+      return { data: page.data, pagination: pagination(page.total, q.page, q.per_page) };
     },
   );
 };

@@ -114,6 +114,52 @@ export const trailEventsRepository = {
       .execute();
   },
 
+  /**
+   * What a trail's answer shows of its events: its first and its HISTORY_RECENT most recent, in
+   * order (all of them when it has no more), and how many it has. Each part reads the key
+   * (org_id, trail_id, seq) for what it shows, and the count its entries only, so a trail of
+   * forty thousand attestations answers with 101 events, not forty thousand.
+   */
+  async trailView(
+    db: Db,
+    orgId: string,
+    trailId: string,
+  ): Promise<{ events: TrailEventRow[]; total: number }> {
+    const key = sql`e.org_id = ${orgId} and e.trail_id = ${trailId}`;
+    const [events, total] = await Promise.all([
+      sql<TrailEventRow>`select distinct on (u.seq) u.* from (
+          (select e.* from trail_events e where ${key} order by e.seq limit 1)
+          union all
+          (select e.* from trail_events e where ${key} order by e.seq desc limit ${HISTORY_RECENT})
+        ) u order by u.seq`.execute(db),
+      sql<{ n: number }>`select count(*)::int as n from trail_events e where ${key}`.execute(db),
+    ]);
+    return { events: events.rows, total: total.rows[0]?.n ?? 0 };
+  },
+
+  /** A page of a trail's events, oldest first, and how many it has. */
+  async trailPage(
+    db: Db,
+    orgId: string,
+    trailId: string,
+    page: { limit: number; offset: number },
+  ): Promise<{ events: TrailEventRow[]; total: number }> {
+    const [events, total] = await Promise.all([
+      db
+        .selectFrom('trail_events')
+        .selectAll()
+        .where('org_id', '=', orgId)
+        .where('trail_id', '=', trailId)
+        .orderBy('seq')
+        .limit(page.limit)
+        .offset(page.offset)
+        .execute(),
+      sql<{ n: number }>`select count(*)::int as n from trail_events
+        where org_id = ${orgId} and trail_id = ${trailId}`.execute(db),
+    ]);
+    return { events, total: total.rows[0]?.n ?? 0 };
+  },
+
   async listForTrail(db: Db, orgId: string, trailId: string): Promise<TrailEventRow[]> {
     return db
       .selectFrom('trail_events')

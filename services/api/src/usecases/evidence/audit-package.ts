@@ -176,7 +176,7 @@ export async function artifactAuditPackage(ctx: OrgScope, artifact: ArtifactRowW
 /** The audit package of a trail: its record with events, compliance, artifacts and attestations. */
 export async function trailAuditPackage(ctx: OrgScope, flow: FlowRow, trail: TrailRow): Promise<Readable> {
   const { store } = ctx.services;
-  const record = await presentTrail(ctx, flow, trail);
+  const record = await presentTrail(ctx, flow, trail, { events: 'all' });
   const artifacts = await artifactsRepository.listForTrail(ctx.db, ctx.org.id, trail.id);
   const records = await presentArtifacts(
     ctx,

@@ -9,7 +9,7 @@ import { newId } from '../../ids.js';
 import { epochSeconds } from '../../time.js';
 import { flowsRepository, type FlowRow } from '../../storage/repositories/flows.js';
 import { toJson } from '../../storage/repositories/json.js';
-import { trailEventsRepository } from '../../storage/repositories/trail-events.js';
+import { trailEventsRepository, type TrailEventRow } from '../../storage/repositories/trail-events.js';
 import { trailsRepository, type TrailListFilter, type TrailRow } from '../../storage/repositories/trails.js';
 import { storedCompliance, trailTemplate } from '../../domain/trail-evaluation.js';
 import { reevaluateTrail } from './evaluation.js';
@@ -156,10 +156,29 @@ export async function ensureTrail(scope: OrgScope, flow: FlowRow, name: string):
   return (await trailsRepository.findForUpdate(scope.db, scope.org.id, flow.id, trail.name)) ?? trail;
 }
 
-/** The wire form of a trail with its event log. */
-export async function presentTrail(scope: OrgScope, flow: FlowRow, trail: TrailRow): Promise<Trail> {
-  const [events, logIndex] = await Promise.all([
-    trailEventsRepository.listForTrail(scope.db, scope.org.id, trail.id),
+/** A trail's event as its answer shows it. */
+const trailEvent = (e: TrailEventRow) => ({
+  ...e.data,
+  type: e.type,
+  timestamp: epochSeconds(e.occurred_at),
+});
+
+/**
+ * The wire form of a trail with its event log: its first and most recent events (`trailView`),
+ * or with `events: 'all'` every one of them (an audit package holds the whole log).
+ */
+export async function presentTrail(
+  scope: OrgScope,
+  flow: FlowRow,
+  trail: TrailRow,
+  opts: { events: 'recent' | 'all' } = { events: 'recent' },
+): Promise<Trail> {
+  const [view, logIndex] = await Promise.all([
+    opts.events === 'all'
+      ? trailEventsRepository
+          .listForTrail(scope.db, scope.org.id, trail.id)
+          .then((events) => ({ events, total: events.length }))
+      : trailEventsRepository.trailView(scope.db, scope.org.id, trail.id),
     logIndexes(scope.db, scope.org.id, 'trail', [trail.id]),
   ]);
   const template = trailTemplate(trail, flow);
@@ -181,7 +200,8 @@ export async function presentTrail(scope: OrgScope, flow: FlowRow, trail: TrailR
     },
     compliance_state: trail.compliance_state,
     is_compliant: trail.compliance_state === 'COMPLIANT',
-    events: events.map((e) => ({ ...e.data, type: e.type, timestamp: epochSeconds(e.occurred_at) })),
+    events: view.events.map(trailEvent),
+    events_total: view.total,
     created_by: trail.created_by,
     flow: { name: flow.name, tags: flow.tags },
     external_urls: trail.external_urls,
@@ -249,12 +269,30 @@ export async function listFlowTrails(
   return trailItems(scope, { flowId: flow.id }, page);
 }
 
-/** A trail of a flow (found by its name or an old name) as the API shows it; 404 otherwise. */
-export async function readTrail(scope: OrgScope, flowName: string, trailName: string): Promise<Trail> {
+/** A trail of a flow found by its name (the flow by its name or an old name); 404 otherwise. */
+async function findTrail(scope: OrgScope, flowName: string, trailName: string) {
   const flow = await resolveFlow(scope, flowName);
   const trail = await trailsRepository.find(scope.db, scope.org.id, flow.id, trailName);
   if (!trail) {
     throw trailNotFound(trailName, flow.name, scope.org.name);
   }
+  return { flow, trail };
+}
+
+/** A trail of a flow (found by its name or an old name) as the API shows it; 404 otherwise. */
+export async function readTrail(scope: OrgScope, flowName: string, trailName: string): Promise<Trail> {
+  const { flow, trail } = await findTrail(scope, flowName, trailName);
   return presentTrail(scope, flow, trail);
+}
+
+/** A page of a trail's whole event log, oldest first, with its events in all; 404 as readTrail. */
+export async function trailEventsPage(
+  scope: OrgScope,
+  flowName: string,
+  trailName: string,
+  page: { limit: number; offset: number },
+): Promise<{ data: Trail['events']; total: number }> {
+  const { trail } = await findTrail(scope, flowName, trailName);
+  const { events, total } = await trailEventsRepository.trailPage(scope.db, scope.org.id, trail.id, page);
+  return { data: events.map(trailEvent), total };
 }
