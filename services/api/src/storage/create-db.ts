@@ -17,6 +17,7 @@ import {
   EMBEDDED_UPDATE_ROWS,
   runtimeWrites,
 } from './repositories/runtime.js';
+import { evidenceBytes } from './repositories/evidence-files.js';
 import pg from 'pg';
 import { setImmediate as turn } from 'node:timers/promises';
 import { listenPglite, listenPostgres, type ChangeHandlers, type ChangeListener } from './change-listener.js';
@@ -303,6 +304,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     });
     const db = new Kysely<Database>({ dialect: new PGliteDialect(yieldingEachStatement(client)) });
     Object.assign(runtimeWrites, EMBEDDED_BOUNDS);
+    evidenceBytes.asHex = true;
     return {
       db,
       dialect: 'pglite',

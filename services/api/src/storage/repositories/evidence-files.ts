@@ -6,15 +6,34 @@ import { sql } from 'kysely';
 import type { Db } from '../database.js';
 
 /**
- * A file's bytes go to and come from the database as hex text, decoded and encoded by the server:
- * the embedded database converts a binary parameter or column on the API's thread about ten times
- * slower than hex (a 2.2 MiB \`evidence.tgz\` held every other request for 330 to 440 ms as
- * binary, 38 to 51 ms as hex; read back, 138 against 12 ms). PostgreSQL's driver sends a Buffer
- * as hex text anyway.
+ * How a file's bytes travel to and from the database. The embedded database converts a binary
+ * parameter or column on the API's thread about ten times slower than hex text that the server
+ * decodes (a 2.2 MiB `evidence.tgz` held every other request for 330 to 440 ms as binary, 38 to
+ * 51 ms as hex; read back, 138 against 12 ms), so there (`asHex`, set when it is opened) a file
+ * of up to `hexMaxBytes` goes as hex; a larger one's hex would pass V8's longest string.
+ * PostgreSQL's driver sends and reads a Buffer as binary, which stays.
  */
+export const evidenceBytes = { asHex: false, hexMaxBytes: 64 * 1024 * 1024 };
+
 const bytesIn = (content: Buffer | null) =>
-  content === null ? null : sql<Buffer>`decode(${content.toString('hex')}, 'hex')`;
-const HEX_CONTENT = sql<string | null>`encode(content, 'hex')`.as('content_hex');
+  content !== null && evidenceBytes.asHex && content.length <= evidenceBytes.hexMaxBytes
+    ? sql<Buffer>`decode(${content.toString('hex')}, 'hex')`
+    : content;
+
+/** A row's bytes, as hex text when `evidenceBytes.asHex` and small enough, else binary. */
+const contentColumns = () =>
+  evidenceBytes.asHex
+    ? [
+        sql<
+          string | null
+        >`case when octet_length(content) <= ${evidenceBytes.hexMaxBytes} then encode(content, 'hex') end`.as(
+          'content_hex',
+        ),
+        sql<Buffer | null>`case when octet_length(content) > ${evidenceBytes.hexMaxBytes} then content end`.as(
+          'content',
+        ),
+      ]
+    : [sql<string | null>`null::text`.as('content_hex'), sql<Buffer | null>`content`.as('content')];
 
 /** A file stored again later than this after it was stored counts as new (`created_at` moves). */
 const TOUCH_AFTER_MS = 600_000;
@@ -120,16 +139,20 @@ export const evidenceFilesRepository = {
   ): Promise<{ content: Buffer | null; size: number } | undefined> {
     const row = await db
       .selectFrom('evidence_files')
-      .select([HEX_CONTENT, 'size'])
+      .select([...contentColumns(), 'size'])
       .where('org_id', '=', orgId)
       .where('sha256', '=', sha256)
       .executeTakeFirst();
-    return row
-      ? {
-          content: row.content_hex === null ? null : Buffer.from(row.content_hex, 'hex'),
-          size: Number(row.size),
-        }
-      : undefined;
+    if (!row) {
+      return undefined;
+    }
+    const bytes =
+      row.content_hex !== null
+        ? Buffer.from(row.content_hex, 'hex')
+        : row.content
+          ? Buffer.from(row.content)
+          : null;
+    return { content: bytes, size: Number(row.size) };
   },
 
   async stat(db: Db, orgId: string, sha256: string): Promise<{ size: number } | undefined> {
