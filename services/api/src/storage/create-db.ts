@@ -17,7 +17,6 @@ import {
   EMBEDDED_UPDATE_ROWS,
   runtimeWrites,
 } from './repositories/runtime.js';
-import { evidenceBytes } from './repositories/evidence-files.js';
 import pg from 'pg';
 import { setImmediate as turn } from 'node:timers/promises';
 import { listenPglite, listenPostgres, type ChangeHandlers, type ChangeListener } from './change-listener.js';
@@ -232,6 +231,31 @@ const EMBEDDED_BOUNDS: typeof runtimeWrites = {
   readPageRows: EMBEDDED_READ_PAGE_ROWS,
 };
 
+/**
+ * Binary values (evidence files, log hashes and keys) to and from the embedded database's text
+ * form (`\x` and hex), with Node's native hex codec: PGlite's own converts byte by byte in
+ * JavaScript, on the API's thread, about ten times slower. Storing a 2.2 MiB `evidence.tgz`
+ * held every other request for 330 to 440 ms (40 to 46 ms this way), reading it back 138 ms (12
+ * to 14 ms).
+ */
+const byteaToText = (v: Uint8Array): string => {
+  if (!(v instanceof Uint8Array)) {
+    throw new TypeError('a bytea parameter must be a Buffer or Uint8Array');
+  }
+  return `\\x${Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex')}`;
+};
+const byteaFromText = (v: string): Buffer => Buffer.from(v.slice(2), 'hex');
+
+/** How the embedded database's values are read and written: counts as numbers, bytea as above. */
+const EMBEDDED_TYPES = {
+  parsers: {
+    [pgliteTypes.INT8]: (v: string) => Number(v),
+    [NUMERIC_OID]: (v: string) => Number(v),
+    [pgliteTypes.BYTEA]: byteaFromText,
+  },
+  serializers: { [pgliteTypes.BYTEA]: byteaToText },
+};
+
 const EMBEDDED_START_PARAMS = [
   ...PGlite.defaultStartParams,
   ...['-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
@@ -300,11 +324,10 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
       // Trigram indexes of the name search (migration 0415).
       extensions: { pg_trgm },
       startParams: EMBEDDED_START_PARAMS,
-      parsers: { [pgliteTypes.INT8]: (v: string) => Number(v), [NUMERIC_OID]: (v: string) => Number(v) },
+      ...EMBEDDED_TYPES,
     });
     const db = new Kysely<Database>({ dialect: new PGliteDialect(yieldingEachStatement(client)) });
     Object.assign(runtimeWrites, EMBEDDED_BOUNDS);
-    evidenceBytes.asHex = true;
     return {
       db,
       dialect: 'pglite',

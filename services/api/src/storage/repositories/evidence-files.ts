@@ -5,36 +5,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../database.js';
 
-/**
- * How a file's bytes travel to and from the database. The embedded database converts a binary
- * parameter or column on the API's thread about ten times slower than hex text that the server
- * decodes (a 2.2 MiB `evidence.tgz` held every other request for 330 to 440 ms as binary, 38 to
- * 51 ms as hex; read back, 138 against 12 ms), so there (`asHex`, set when it is opened) a file
- * of up to `hexMaxBytes` goes as hex; a larger one's hex would pass V8's longest string.
- * PostgreSQL's driver sends and reads a Buffer as binary, which stays.
- */
-export const evidenceBytes = { asHex: false, hexMaxBytes: 64 * 1024 * 1024 };
-
-const bytesIn = (content: Buffer | null) =>
-  content !== null && evidenceBytes.asHex && content.length <= evidenceBytes.hexMaxBytes
-    ? sql<Buffer>`decode(${content.toString('hex')}, 'hex')`
-    : content;
-
-/** A row's bytes, as hex text when `evidenceBytes.asHex` and small enough, else binary. */
-const contentColumns = () =>
-  evidenceBytes.asHex
-    ? [
-        sql<
-          string | null
-        >`case when octet_length(content) <= ${evidenceBytes.hexMaxBytes} then encode(content, 'hex') end`.as(
-          'content_hex',
-        ),
-        sql<Buffer | null>`case when octet_length(content) > ${evidenceBytes.hexMaxBytes} then content end`.as(
-          'content',
-        ),
-      ]
-    : [sql<string | null>`null::text`.as('content_hex'), sql<Buffer | null>`content`.as('content')];
-
 /** A file stored again later than this after it was stored counts as new (`created_at` moves). */
 const TOUCH_AFTER_MS = 600_000;
 
@@ -64,7 +34,7 @@ export const evidenceFilesRepository = {
         org_id: orgId,
         sha256: file.sha256,
         size: file.size,
-        content: bytesIn(file.content),
+        content: file.content,
         created_at: file.now,
       })
       // A file stored again is young again, so `deleteOrphans` cannot take it from under the
@@ -139,20 +109,13 @@ export const evidenceFilesRepository = {
   ): Promise<{ content: Buffer | null; size: number } | undefined> {
     const row = await db
       .selectFrom('evidence_files')
-      .select([...contentColumns(), 'size'])
+      .select(['content', 'size'])
       .where('org_id', '=', orgId)
       .where('sha256', '=', sha256)
       .executeTakeFirst();
-    if (!row) {
-      return undefined;
-    }
-    const bytes =
-      row.content_hex !== null
-        ? Buffer.from(row.content_hex, 'hex')
-        : row.content
-          ? Buffer.from(row.content)
-          : null;
-    return { content: bytes, size: Number(row.size) };
+    return row
+      ? { content: row.content ? Buffer.from(row.content) : null, size: Number(row.size) }
+      : undefined;
   },
 
   async stat(db: Db, orgId: string, sha256: string): Promise<{ size: number } | undefined> {
@@ -208,7 +171,7 @@ export const evidenceFilesRepository = {
   async setContent(db: Db, orgId: string, sha256: string, content: Buffer | null): Promise<boolean> {
     const result = await db
       .updateTable('evidence_files')
-      .set({ content: bytesIn(content) })
+      .set({ content })
       .where('org_id', '=', orgId)
       .where('sha256', '=', sha256)
       .where('content', content === null ? 'is not' : 'is', null)
