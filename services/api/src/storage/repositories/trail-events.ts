@@ -103,6 +103,12 @@ export function fromHistoryColumns(row: HistoryColumns): ArtifactHistoryRows {
   };
 }
 
+/** How many trail events (as `e`) match `key`: index entries only, one per event. */
+async function countEvents(db: Db, key: RawBuilder<unknown>): Promise<number> {
+  const r = await sql<{ n: number }>`select count(*)::int as n from trail_events e where ${key}`.execute(db);
+  return r.rows[0]?.n ?? 0;
+}
+
 export const trailEventsRepository = {
   async insert(db: Db, rows: ReadonlyArray<Insertable<TrailEventsTable>>): Promise<void> {
     if (rows.length === 0) {
@@ -132,9 +138,9 @@ export const trailEventsRepository = {
           union all
           (select e.* from trail_events e where ${key} order by e.seq desc limit ${HISTORY_RECENT})
         ) u order by u.seq`.execute(db),
-      sql<{ n: number }>`select count(*)::int as n from trail_events e where ${key}`.execute(db),
+      countEvents(db, key),
     ]);
-    return { events: events.rows, total: total.rows[0]?.n ?? 0 };
+    return { events: events.rows, total };
   },
 
   /** A page of a trail's events, oldest first, and how many it has. */
@@ -154,10 +160,9 @@ export const trailEventsRepository = {
         .limit(page.limit)
         .offset(page.offset)
         .execute(),
-      sql<{ n: number }>`select count(*)::int as n from trail_events
-        where org_id = ${orgId} and trail_id = ${trailId}`.execute(db),
+      countEvents(db, sql`e.org_id = ${orgId} and e.trail_id = ${trailId}`),
     ]);
-    return { events, total: total.rows[0]?.n ?? 0 };
+    return { events, total };
   },
 
   async listForTrail(db: Db, orgId: string, trailId: string): Promise<TrailEventRow[]> {
@@ -210,8 +215,8 @@ export const trailEventsRepository = {
       sql<HistoryEventRow>`select e.seq, e.type, e.occurred_at, ${historyData('e')} as data
         from trail_events e where ${key}
         order by e.seq limit ${page.limit} offset ${page.offset}`.execute(db),
-      sql<{ n: number }>`select count(*)::int as n from trail_events e where ${key}`.execute(db),
+      countEvents(db, key),
     ]);
-    return { events: events.rows, total: total.rows[0]?.n ?? 0 };
+    return { events: events.rows, total };
   },
 };
