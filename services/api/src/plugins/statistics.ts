@@ -1,11 +1,11 @@
 /**
  * With the background workers (`VERITY_NOTIFIER_ENABLED`) and where no autovacuum runs (the
- * embedded database, a server with autovacuum off): a loop that keeps table statistics up to date,
- * every minute, as autovacuum would (storage/statistics.ts).
+ * embedded database, a server with autovacuum off): a loop that keeps table statistics up to date
+ * and the queues vacuumed, every minute, as autovacuum would (storage/statistics.ts).
  */
 import fp from 'fastify-plugin';
 import { Loop } from '../notify/loop.js';
-import { analyzeChangedTables, autovacuumRuns } from '../storage/statistics.js';
+import { analyzeChangedTables, autovacuumRuns, vacuumQueues } from '../storage/statistics.js';
 
 /** Autovacuum's default naptime. */
 const ANALYZE_INTERVAL_MS = 60_000;
@@ -23,9 +23,10 @@ export default fp(
         return;
       }
       const tables = await analyzeChangedTables(app.db);
-      if (tables.length > 0) {
-        // Debug: busy tables (the evidence change log) qualify every minute.
-        app.log.debug({ tables }, 'table statistics updated');
+      const vacuumed = await vacuumQueues(app.db);
+      if (tables.length > 0 || vacuumed.length > 0) {
+        // Debug: busy tables (the evidence change log, the log's queue) qualify every minute.
+        app.log.debug({ tables, vacuumed }, 'table statistics updated, queues vacuumed');
       }
     };
     const loop = new Loop('table-statistics', analyze, ANALYZE_INTERVAL_MS, app.log);
