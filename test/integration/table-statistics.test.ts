@@ -69,6 +69,14 @@ describe('table statistics without autovacuum', () => {
     expect((await lastAnalyzed())!.getTime()).toBeGreaterThan(analyzed!.getTime());
   });
 
+  it('gathers none for the log’s record documents and leaf hashes, which no query filters on', async () => {
+    await t.app.transparencyLog.sequence();
+    await sql`analyze log_entries`.execute(t.db.db);
+    const columns = await sql<{ name: string }>`select attname as name from pg_stats
+      where schemaname = current_schema() and tablename = 'log_entries' order by attname`.execute(t.db.db);
+    expect(columns.rows.map((r) => r.name)).toEqual(['index', 'kind', 'org_id', 'record_id']);
+  });
+
   it('knows where autovacuum keeps them instead', async () => {
     const expected =
       t.db.dialect === 'pglite'

@@ -41,6 +41,7 @@ import * as m0430 from './0430_log_leaves_and_tiles.js';
 import * as m0431 from './0431_log_queue_one_index.js';
 import * as m0432 from './0432_deployments_deferred.js';
 import * as m0433 from './0433_live_in_current_states.js';
+import * as m0434 from './0434_log_columns_without_statistics.js';
 
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
@@ -79,4 +80,5 @@ export const migrations: Record<string, Migration> = {
   '0431_log_queue_one_index': m0431,
   '0432_deployments_deferred': m0432,
   '0433_live_in_current_states': m0433,
+  '0434_log_columns_without_statistics': m0434,
 };
