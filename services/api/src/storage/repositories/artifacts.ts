@@ -290,18 +290,26 @@ export const artifactsRepository = {
     filter: { flowId?: string | undefined; repoId?: string | undefined },
     page: { limit: number; offset: number },
   ): Promise<ArtifactRowWithNames[]> {
-    let q = withNames(db).where('a.org_id', '=', orgId);
+    // The page's ids first, from the artifacts alone; its trail and flow names then for those
+    // rows only. Joined before the offset, every artifact of the earlier pages was joined too:
+    // page 1,000 of 100 in a flow of 100,000 took 494 ms on the embedded database, 111 ms so.
+    let ids = db.selectFrom('artifacts as p').select('p.id').where('p.org_id', '=', orgId);
     if (filter.flowId) {
-      q = q.where('a.flow_id', '=', filter.flowId);
+      ids = ids.where('p.flow_id', '=', filter.flowId);
     }
     if (filter.repoId) {
-      q = q.where('a.repo_id', '=', filter.repoId);
+      ids = ids.where('p.repo_id', '=', filter.repoId);
     }
-    return q
+    const pageIds = ids
+      .orderBy('p.created_at', 'desc')
+      .orderBy('p.seq', 'desc')
+      .limit(page.limit)
+      .offset(page.offset);
+    return withNames(db)
+      .where('a.org_id', '=', orgId)
+      .where('a.id', 'in', pageIds)
       .orderBy('a.created_at', 'desc')
       .orderBy('a.seq', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
       .execute();
   },
 

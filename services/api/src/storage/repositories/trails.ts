@@ -97,13 +97,23 @@ export const trailsRepository = {
       );
     }
     const total = await countRows(q);
-    const rows = await q
-      .selectAll('t')
-      .select('f.name as flow_name')
+    // The page's ids first, then the whole rows of those alone (as artifacts' list does): the
+    // offset then passes over ids, not over every earlier trail's row.
+    const pageIds = q
+      .select('t.id')
       .orderBy('t.created_at', 'desc')
       .orderBy('t.name')
       .limit(page.limit)
-      .offset(page.offset)
+      .offset(page.offset);
+    const rows = await db
+      .selectFrom('trails as t')
+      .innerJoin('flows as f', (j) => j.onRef('f.org_id', '=', 't.org_id').onRef('f.id', '=', 't.flow_id'))
+      .selectAll('t')
+      .select('f.name as flow_name')
+      .where('t.org_id', '=', orgId)
+      .where('t.id', 'in', pageIds)
+      .orderBy('t.created_at', 'desc')
+      .orderBy('t.name')
       .execute();
     return { rows, total };
   },
