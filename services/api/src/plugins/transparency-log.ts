@@ -7,11 +7,13 @@
  * (`verity_log_self_check_failures_total`). Off with `VERITY_TRANSPARENCY_LOG=off`.
  */
 import type { FastifyInstance } from 'fastify';
+import { setTimeout as sleep } from 'node:timers/promises';
 import fp from 'fastify-plugin';
 import { Counter } from 'prom-client';
 import { Loop } from '../notify/loop.js';
 import { transparencyLogRepository } from '../storage/repositories/transparency-log.js';
 import {
+  EMBEDDED_SEQUENCE_BATCH,
   leavesHere,
   LOG_KEYS,
   sequenceOrg,
@@ -59,10 +61,31 @@ export function workerLeaves(
 /** Organizations sequenced per round at most; the next round takes the rest. */
 const ORGS_PER_ROUND = 100;
 
+/** How the sequencer takes a backlog: rows per transaction, and the pause after each full one. */
+interface Pace {
+  batch: number;
+  /** After a full batch, a pause of this share of the time it took (0: none). */
+  rest: number;
+}
+
+/**
+ * On PostgreSQL the sequencer's transaction holds one connection of the pool and its own
+ * statements run on the server: it takes a backlog at full speed. On the embedded database a
+ * round holds the only connection, on the API's thread; taken at full speed, a backlog of 100,000
+ * records had every request wait for rounds back to back. There it takes smaller batches and
+ * rests as long as each took, so that requests run between them.
+ */
+export function paceFor(dialect: string): Pace {
+  return dialect === 'pglite'
+    ? { batch: EMBEDDED_SEQUENCE_BATCH, rest: 1 }
+    : { batch: SEQUENCE_BATCH, rest: 0 };
+}
+
 async function sequenceAll(
   app: FastifyInstance,
   settings: LogSettings,
   hashLeaves: LeafHasher,
+  pace: Pace = paceFor(app.dialect),
 ): Promise<void> {
   const orgIds = await transparencyLogRepository.queuedOrgs(app.db, ORGS_PER_ROUND);
   for (const orgId of orgIds) {
@@ -75,16 +98,21 @@ async function sequenceAll(
       await app.db.deleteFrom('log_queue').where('org_id', '=', orgId).execute();
       continue;
     }
+    // Bounded by the organization's queue: each round takes up to a batch of it.
     for (;;) {
-      const done = await sequenceOrg(app.db, org, settings, app.clock(), hashLeaves);
+      const started = performance.now();
+      const done = await sequenceOrg(app.db, org, settings, app.clock(), hashLeaves, pace.batch);
       if (done && done.appended > 0) {
         const enqueued = await announceCheckpoint(app.db, org, done, app.clock());
         if (enqueued > 0) {
           app.domainEvents.committed([{ type: 'notifications.enqueued', count: enqueued }]);
         }
       }
-      if (!done || done.appended < SEQUENCE_BATCH) {
+      if (!done || done.appended < pace.batch) {
         break;
+      }
+      if (pace.rest > 0) {
+        await sleep((performance.now() - started) * pace.rest);
       }
     }
   }

@@ -35,6 +35,11 @@ import { logLeaves } from '../../workers/log-leaves.mjs';
 /** Queued rows one transaction integrates at most. */
 export const SEQUENCE_BATCH = 2_000;
 /**
+ * The same on the embedded database, where the round's transaction holds the one connection and
+ * its statements run on the API's thread: every request's queries wait for the round to end.
+ */
+export const EMBEDDED_SEQUENCE_BATCH = 500;
+/**
  * Records hashed between two turns of the event loop (about 2 ms of canonical JSON and SHA-256):
  * a round of a busy organization is not one block that every request waits behind.
  */
@@ -146,10 +151,11 @@ export async function sequenceOrg(
   settings: LogSettings,
   now: Date,
   hashLeaves: LeafHasher = leavesHere,
+  batch = SEQUENCE_BATCH,
 ): Promise<Sequenced | undefined> {
   return db.transaction().execute(async (trx) => {
     const head = await repo.lockHead(trx, org.id, now);
-    const queued = await repo.queued(trx, org.id, SEQUENCE_BATCH);
+    const queued = await repo.queued(trx, org.id, batch);
     if (queued.length === 0 && head.checkpoint) {
       return undefined;
     }
