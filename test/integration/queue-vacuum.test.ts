@@ -93,11 +93,15 @@ describe('the queues, where no autovacuum runs', () => {
     await flushed(() => Promise.resolve());
     const stats = await queueStats();
     expect(stats.vacuumed).not.toBeNull();
-    expect(stats.dead).toBe(0);
-    const vacuumed = await blocksOfQueueRead();
     // 3,040 removed entries fill a dozen index pages, walked by every read until the vacuum.
     expect(unvacuumed).toBeGreaterThanOrEqual(10);
-    expect(vacuumed).toBeLessThanOrEqual(3);
+    if (t.db.dialect !== 'pglite') {
+      // On a server, a vacuum keeps what another session's open snapshot may still see (the other
+      // test files' transactions): what it removes here is not this test's to know.
+      return;
+    }
+    expect(stats.dead).toBe(0);
+    expect(await blocksOfQueueRead()).toBeLessThanOrEqual(3);
   });
 
   it('is done by the background workers', async (ctx) => {
