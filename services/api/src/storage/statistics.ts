@@ -1,6 +1,6 @@
 /**
  * Table upkeep where no autovacuum does it: the embedded database (PGlite runs no background
- * workers) and a server with autovacuum off. Statistics first: without them the planner guesses. Without statistics the planner guesses,
+ * workers) and a server with autovacuum off. Statistics first: without them the planner guesses,
  * and its guesses go wrong as tables grow: the trigger that checks each attestation's and trail
  * event's trail (migration 0305) looked trails up by the (org_id, flow_id, created_at) index with
  * org_id alone, reading the organization's trails for every row checked (a 5,000-pod report's 500
@@ -32,10 +32,6 @@ export async function autovacuumRuns(db: Db, dialect: DialectName): Promise<bool
   return r.rows[0]?.enabled === true;
 }
 
-/**
- * Analyzes this schema's tables changed enough since their last analysis; returns their names.
- * A table this role does not own is skipped by PostgreSQL with a warning.
- */
 /** Tables of work in passing: their live rows are few, their removed ones many. */
 export const QUEUE_TABLES = [
   'log_queue',
@@ -64,6 +60,10 @@ export async function vacuumQueues(db: Db): Promise<string[]> {
   return names;
 }
 
+/**
+ * Analyzes this schema's tables changed enough since their last analysis; returns their names.
+ * A table this role does not own is skipped by PostgreSQL with a warning.
+ */
 export async function analyzeChangedTables(db: Db): Promise<string[]> {
   const changed = await sql<{ name: string }>`
     select relname as name from pg_stat_user_tables
