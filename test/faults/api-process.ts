@@ -22,13 +22,33 @@ export interface ApiProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts the API on `databaseUrl` and waits until it answers `/readyz`. */
+/**
+ * Starts the API on `databaseUrl` and waits until it answers `/readyz`. The port is free when
+ * chosen, but another test's process may take it before the API listens: then the API exits with
+ * EADDRINUSE and starts again on another port (three times at most).
+ */
 export async function startApi(databaseUrl: string, env: Record<string, string> = {}): Promise<ApiProcess> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(databaseUrl, env);
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt === 3) {
+        throw err;
+      }
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startOnce(databaseUrl: string, env: Record<string, string>): Promise<ApiProcess> {
   const api = await spawnApi(databaseUrl, env);
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (!api.alive()) {
-      throw new Error(`The API exited on start:\n${api.output()}`);
+      const output = api.output();
+      const Failure = /EADDRINUSE/.test(output) ? PortTaken : Error;
+      throw new Failure(`The API exited on start:\n${output}`);
     }
     if (Date.now() > deadline) {
       await api.kill('SIGKILL');
