@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { artifactsRepository } from '../../services/api/src/storage/repositories/artifacts.js';
+import { rowsRead } from '../helpers/table-reads.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 
@@ -18,17 +19,6 @@ const OLDER = 3_000;
 
 let t: TestApp;
 let cli: ReturnType<typeof cliClient>;
-
-/** Rows of attestations read so far by index and by sequential scans (flushed first). */
-async function attestationReads(c: Parameters<typeof artifactsRepository.readWithEvidence>[0]) {
-  await sql`select pg_stat_force_next_flush()`.execute(c);
-  const r = await sql<{ n: number }>`select
-      (select coalesce(sum(idx_tup_read), 0) from pg_stat_user_indexes
-        where schemaname = current_schema() and relname = 'attestations')::int
-      + (select coalesce(sum(seq_tup_read), 0) from pg_stat_user_tables
-        where schemaname = current_schema() and relname = 'attestations')::int as n`.execute(c);
-  return r.rows[0]!.n;
-}
 
 beforeAll(async () => {
   t = await createTestApp();
@@ -81,9 +71,9 @@ describe("an artifact's evidence on a large trail", () => {
     const orgId = (await sql<{ id: string }>`select id from orgs where name = 'acme'`.execute(t.db.db))
       .rows[0]!.id;
     const { read, answer } = await t.db.db.connection().execute(async (c) => {
-      const before = await attestationReads(c);
+      const before = await rowsRead(c, 'attestations');
       const found = await artifactsRepository.readWithEvidence(c, orgId, FLOW, FP, undefined);
-      return { read: (await attestationReads(c)) - before, answer: found };
+      return { read: (await rowsRead(c, 'attestations')) - before, answer: found };
     });
     expect(answer?.attestations.map((a) => a.id).filter((id) => id.startsWith('older-'))).toEqual([]);
     expect(answer?.attestations).toHaveLength(NAMES.length);

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import { rowsRead } from '../helpers/table-reads.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 
@@ -16,18 +17,8 @@ const PER_PAGE = 100;
 let t: TestApp;
 let cli: ReturnType<typeof cliClient>;
 
-/** Rows of trails read so far, by index and by sequential scans (this session's counts flushed). */
-async function trailReads(): Promise<number> {
-  return t.db.db.connection().execute(async (c) => {
-    await sql`select pg_stat_force_next_flush()`.execute(c);
-    const r = await sql<{ n: number }>`select
-        (select coalesce(sum(idx_tup_read), 0) from pg_stat_user_indexes
-          where schemaname = current_schema() and relname = 'trails')::int
-        + (select coalesce(sum(seq_tup_read), 0) from pg_stat_user_tables
-          where schemaname = current_schema() and relname = 'trails')::int as n`.execute(c);
-    return r.rows[0]!.n;
-  });
-}
+/** Rows of trails read so far, on a connection of the test's own. */
+const trailReads = () => t.db.db.connection().execute((c) => rowsRead(c, 'trails'));
 
 beforeAll(async () => {
   t = await createTestApp();

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import { rowsRead } from '../helpers/table-reads.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { cliClient } from '../helpers/cli.js';
 import { analyzeChangedTables } from '../../services/api/src/storage/statistics.js';
@@ -119,21 +120,6 @@ describe('references from evidence to its trail', () => {
   });
 
   /**
-   * Rows of the trails table read so far, by index and by sequential scans (flushed first: a
-   * session's own counts wait).
-   */
-  const trailReads = async (c: typeof t.db.db) => {
-    await sql`select pg_stat_force_next_flush()`.execute(c);
-    return (
-      await sql<{ n: number }>`select
-          (select coalesce(sum(idx_tup_read), 0) from pg_stat_user_indexes
-            where schemaname = current_schema() and relname = 'trails')::int
-          + (select coalesce(sum(seq_tup_read), 0) from pg_stat_user_tables
-            where schemaname = current_schema() and relname = 'trails')::int as n`.execute(c)
-    ).rows[0]!.n;
-  };
-
-  /**
    * Rows of trails read to check `events` trail events to trails `<prefix>-1..events`, after this
    * session checked a row while the organization held a few trails, analyzed as such, and the
    * organization then grew by 3,000; `analyze` says whether the table is analyzed again after.
@@ -152,11 +138,11 @@ describe('references from evidence to its trail', () => {
       if (analyze) {
         expect(await analyzeChangedTables(c)).toContain('trails');
       }
-      const before = await trailReads(c);
+      const before = await rowsRead(c, 'trails');
       await sql`insert into trail_events (org_id, trail_id, type, occurred_at, data)
         select ${ids.org}, ${prefix} || '-' || i, 'test_event', now(), '{}'::jsonb
         from generate_series(1, ${events}::int) i`.execute(c);
-      return (await trailReads(c)) - before;
+      return (await rowsRead(c, 'trails')) - before;
     });
   }
 
