@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import fp from 'fastify-plugin';
 import { Counter } from 'prom-client';
 import { Loop } from '../notify/loop.js';
+import type { DialectName } from '../storage/create-db.js';
 import { transparencyLogRepository } from '../storage/repositories/transparency-log.js';
 import {
   EMBEDDED_SEQUENCE_BATCH,
@@ -75,7 +76,7 @@ interface Pace {
  * records had every request wait for rounds back to back. There it takes smaller batches and
  * rests as long as each took, so that requests run between them.
  */
-export function paceFor(dialect: string): Pace {
+function paceFor(dialect: DialectName): Pace {
   return dialect === 'pglite'
     ? { batch: EMBEDDED_SEQUENCE_BATCH, rest: 1 }
     : { batch: SEQUENCE_BATCH, rest: 0 };
